@@ -1,0 +1,184 @@
+"""The verdict: the one record every evaluation ends in.
+
+The agent, the bench, the reports and the error->fix data set all read this record and nothing
+else, so it is defined once, here. It is plain pydantic and round-trips through JSON.
+
+A verdict walks the stages in order and stops at the first that fails:
+
+    static -> compile -> call -> correct_standard -> correct_outlier
+           -> deterministic -> no_fallback -> perf
+
+`stage_reached` is the last stage that passed (None when even the static check failed);
+`error_class` names why the next one failed, from a fixed taxonomy (`ErrorClass`).
+"""
+
+from __future__ import annotations
+
+from enum import Enum
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+
+class Stage(str, Enum):
+    STATIC = "static"
+    COMPILE = "compile"
+    CALL = "call"
+    CORRECT_STANDARD = "correct_standard"
+    CORRECT_OUTLIER = "correct_outlier"
+    DETERMINISTIC = "deterministic"
+    NO_FALLBACK = "no_fallback"
+    PERF = "perf"
+
+
+STAGE_ORDER: tuple[Stage, ...] = tuple(Stage)
+
+
+class ErrorClass(str, Enum):
+    NONE = "none"
+    # static
+    SYNTAX_ERROR = "syntax_error"
+    MISSING_ENTRY_POINT = "missing_entry_point"
+    SIGNATURE_MISMATCH = "signature_mismatch"
+    NO_TRITON_KERNEL = "no_triton_kernel"
+    FORBIDDEN_API = "forbidden_api"
+    # compile / call (in the child process)
+    IMPORT_ERROR = "import_error"
+    COMPILE_ERROR = "compile_error"
+    RUNTIME_ERROR = "runtime_error"
+    TIMEOUT = "timeout"
+    CRASH = "crash"
+    EARLY_EXIT = "early_exit"
+    # correctness
+    WRONG_OUTPUT_TYPE = "wrong_output_type"
+    SHAPE_MISMATCH = "shape_mismatch"
+    DTYPE_MISMATCH = "dtype_mismatch"
+    NUMERICAL_MISMATCH = "numerical_mismatch"
+    NAN_INF_MISMATCH = "nan_inf_mismatch"
+    INPUT_MUTATED = "input_mutated"
+    NONDETERMINISTIC = "nondeterministic"
+    # fallback / perf
+    FALLBACK = "fallback"
+    IMPOSSIBLE_TIME = "impossible_time"
+    # ours, not the candidate's
+    HARNESS_ERROR = "harness_error"
+
+
+# Which stage an error class stops. Used to fill `stage_reached` consistently.
+FAILS_STAGE: dict[ErrorClass, Stage] = {
+    ErrorClass.SYNTAX_ERROR: Stage.STATIC,
+    ErrorClass.MISSING_ENTRY_POINT: Stage.STATIC,
+    ErrorClass.SIGNATURE_MISMATCH: Stage.STATIC,
+    ErrorClass.NO_TRITON_KERNEL: Stage.STATIC,
+    ErrorClass.FORBIDDEN_API: Stage.STATIC,
+    ErrorClass.IMPORT_ERROR: Stage.COMPILE,
+    ErrorClass.COMPILE_ERROR: Stage.COMPILE,
+    ErrorClass.RUNTIME_ERROR: Stage.CALL,
+    ErrorClass.TIMEOUT: Stage.CALL,
+    ErrorClass.CRASH: Stage.CALL,
+    ErrorClass.EARLY_EXIT: Stage.CALL,
+    ErrorClass.WRONG_OUTPUT_TYPE: Stage.CORRECT_STANDARD,
+    ErrorClass.SHAPE_MISMATCH: Stage.CORRECT_STANDARD,
+    ErrorClass.DTYPE_MISMATCH: Stage.CORRECT_STANDARD,
+    ErrorClass.NUMERICAL_MISMATCH: Stage.CORRECT_STANDARD,
+    ErrorClass.NAN_INF_MISMATCH: Stage.CORRECT_STANDARD,
+    ErrorClass.INPUT_MUTATED: Stage.CORRECT_STANDARD,
+    ErrorClass.NONDETERMINISTIC: Stage.DETERMINISTIC,
+    ErrorClass.FALLBACK: Stage.NO_FALLBACK,
+    ErrorClass.IMPOSSIBLE_TIME: Stage.PERF,
+}
+
+
+class Mismatch(BaseModel):
+    """Where and how far an output left its tolerance."""
+
+    output_index: int = 0
+    max_abs_err: float | None = None
+    max_rel_err: float | None = None
+    first_bad_index: list[int] | None = None
+    expected: float | None = None
+    got: float | None = None
+    # quantization contracts
+    cosine: float | None = None
+    rel_l1: float | None = None
+    rmse: float | None = None
+    detail: str = ""
+
+
+class ShapeResult(BaseModel):
+    """Numbers for one shape of one task at one dtype."""
+
+    shape: str
+    dims: dict[str, int]
+    dtype: str
+    weight: float = 1.0
+    phase: str = "prefill"
+    # correctness (worst over trials and modes)
+    max_abs_err: float | None = None
+    max_rel_err: float | None = None
+    cosine: float | None = None
+    rel_l1: float | None = None
+    rmse: float | None = None
+    # timing, microseconds (None = not measured)
+    candidate_us: float | None = None
+    eager_us: float | None = None
+    compile_us: float | None = None
+    speedup_eager: float | None = None
+    speedup_compile: float | None = None
+    # roofline
+    flops: float | None = None
+    bytes: float | None = None
+    roofline_us: float | None = None
+    attainment: float | None = None
+    iou: float | None = None
+    mfu: float | None = None
+    launch_bound: bool | None = None
+    triton_ratio: float | None = None
+    timing_method: str | None = None
+    notes: list[str] = Field(default_factory=list)
+
+
+class Verdict(BaseModel):
+    """One evaluation of one candidate on one task."""
+
+    task_id: str
+    candidate: str = ""  # path or label
+    candidate_sha256: str = ""
+    device: str = "cpu"  # "cpu" (Triton interpreter) or "cuda"
+    passed: bool = False  # every correctness stage passed (perf may be "not measured")
+    stage_reached: Stage | None = None
+    error_class: ErrorClass = ErrorClass.NONE
+    message: str = ""
+    mismatch: Mismatch | None = None
+    shapes: list[ShapeResult] = Field(default_factory=list)
+    skipped: list[str] = Field(default_factory=list)  # checks not made here, with the reason
+    perf_status: str = "not measured"
+    geomean_speedup_eager: float | None = None
+    geomean_speedup_compile: float | None = None
+    score: float | None = None  # per-task S: median roofline attainment over shapes
+    fallback_ops: list[str] = Field(default_factory=list)
+    aten_ops: dict[str, int] = Field(default_factory=dict)
+    triton_launches: dict[str, int] = Field(default_factory=dict)
+    triton_ratio: float | None = None
+    flags: list[str] = Field(default_factory=list)  # e.g. "side_stream", "impossible_time"
+    stage_seconds: dict[str, float] = Field(default_factory=dict)
+    fingerprint: dict[str, Any] = Field(default_factory=dict)
+    trials: int = 0
+    seed: int = 0
+
+    def failed_at(self) -> Stage | None:
+        """The stage that failed, or None when the candidate passed everything it was asked."""
+        if self.error_class == ErrorClass.NONE:
+            return None
+        return FAILS_STAGE.get(self.error_class)
+
+    def summary_line(self) -> str:
+        status = "PASS" if self.passed else f"FAIL ({self.error_class.value})"
+        reached = self.stage_reached.value if self.stage_reached else "nothing"
+        return f"{self.task_id}: {status}; reached {reached}. {self.message}".strip()
+
+
+def stage_before(stage: Stage) -> Stage | None:
+    """The stage that must have passed for `stage` to be attempted."""
+    i = STAGE_ORDER.index(stage)
+    return STAGE_ORDER[i - 1] if i > 0 else None
