@@ -1,0 +1,166 @@
+"""The `kernforge` command line. Each command is a thin layer over a public Python API."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, help="kernforge: agentic Triton kernel optimizer and honest benchmark.")
+tasks_app = typer.Typer(no_args_is_help=True, help="List, show and self-check benchmark tasks.")
+app.add_typer(tasks_app, name="tasks")
+console = Console()
+err_console = Console(stderr=True)
+
+DEFAULT_DEMO_TASK = "softmax_fp32"
+
+
+def _die(message: str, code: int = 2) -> None:
+    err_console.print(f"[bold red]error:[/] {message}")
+    raise typer.Exit(code)
+
+
+def _load_task(ref: str):  # noqa: ANN202 - returns benchmarks.task.Task
+    from benchmarks.task import TaskError, get_task
+
+    try:
+        return get_task(ref)
+    except TaskError as exc:
+        _die(str(exc))
+    except KeyError as exc:
+        _die(str(exc.args[0]))
+
+
+@tasks_app.command("list")
+def tasks_list(category: str = typer.Option(None, help="only this category")) -> None:
+    """One line per task: id, category, shapes."""
+    from benchmarks.task import TaskError, load_all
+
+    try:
+        tasks = load_all()
+    except TaskError as exc:
+        _die(str(exc))
+    table = Table(show_header=True, header_style="bold")
+    for col in ("id", "category", "dtype", "GPU shapes", "CPU shapes"):
+        table.add_column(col)
+    shown = 0
+    for task in tasks.values():
+        if category and task.category != category:
+            continue
+        shown += 1
+        table.add_row(task.id, task.category, task.dtype, str(len(task.shapes)), str(len(task.cpu_shapes)))
+    console.print(table)
+    console.print(f"{shown} tasks")
+
+
+@tasks_app.command("show")
+def tasks_show(task_id: str) -> None:
+    """Everything a task declares."""
+    task = _load_task(task_id)
+    console.print(f"[bold]{task.id}[/]  ({task.category}, {task.dtype})  {task.path}")
+    console.print(task.description)
+    params = ", ".join(task.signature().parameters)
+    console.print(f"\nentry point: [bold]{task.entry_point}({params})[/]")
+    tol = task.tolerance
+    if tol.is_quant:
+        console.print(f"tolerance: cosine ≥ {tol.cosine}, relative L1 ≤ {tol.rel_l1}, RMSE ≤ {tol.rmse}  ({tol.why})")
+    else:
+        console.print(f"tolerance: atol {tol.atol}, rtol {tol.rtol}")
+    console.print(f"modes: {', '.join(task.modes)}")
+    console.print(f"forbidden (besides the global list): {', '.join(task.forbidden) or '—'}")
+    table = Table(show_header=True, header_style="bold")
+    for col in ("shape", "dims", "phase", "weight", "GFLOP", "MB moved", "source"):
+        table.add_column(col)
+    for s in task.shapes:
+        table.add_row(s.name, str(s.dims), s.phase, f"{s.weight:g}", f"{task.flops(s.dims) / 1e9:.3g}", f"{task.min_bytes(s.dims) / 1e6:.3g}", s.source)
+    for s in task.cpu_shapes:
+        table.add_row(s.name, str(s.dims), "cpu", "—", f"{task.flops(s.dims) / 1e9:.3g}", f"{task.min_bytes(s.dims) / 1e6:.3g}", "CPU interpreter shape")
+    console.print(table)
+
+
+@app.command("eval")
+def eval_cmd(
+    task: str = typer.Option(..., "--task", help="task id (see `kernforge tasks list`) or a task file"),
+    candidate: Path = typer.Option(..., "--candidate", help="Python file defining the entry point with Triton kernels"),
+    device: str = typer.Option("auto", help="cuda, cpu (Triton interpreter) or auto"),
+    trials: int = typer.Option(5, help="correctness trials per input mode"),
+    seed: int = typer.Option(0, help="base seed; every trial derives its own"),
+    timeout: float = typer.Option(300.0, help="seconds before the candidate process is killed"),
+    no_perf: bool = typer.Option(False, "--no-perf", help="skip timing"),
+    as_json: bool = typer.Option(False, "--json", help="print the full verdict record as JSON"),
+) -> None:
+    """Judge one candidate kernel. Exits 1 when it fails."""
+    from benchmarks.judge import JudgeConfig, evaluate
+
+    t = _load_task(task)
+    if not candidate.is_file():
+        _die(f"candidate file {candidate} does not exist")
+    try:
+        verdict = evaluate(t, candidate, JudgeConfig(device=device, trials=trials, seed=seed, timeout_s=timeout, perf=not no_perf))
+    except (RuntimeError, ValueError) as exc:
+        _die(str(exc))
+    if as_json:
+        print(verdict.model_dump_json(indent=2))
+    else:
+        from agents.report_verdict import print_verdict
+
+        print_verdict(verdict, console)
+    raise typer.Exit(0 if verdict.passed else 1)
+
+
+@app.command("doctor")
+def doctor(as_json: bool = typer.Option(False, "--json")) -> None:
+    """What this machine has: GPU and driver, torch/triton versions, ncu, sandbox, API keys."""
+    from agents.doctor import collect
+
+    info = collect()
+    if as_json:
+        print(json.dumps(info, indent=2, default=str))
+        return
+    table = Table(show_header=False)
+    table.add_column("item", style="bold")
+    table.add_column("value")
+    for key, value in info.items():
+        table.add_row(key, str(value))
+    console.print(table)
+
+
+@app.command("demo")
+def demo(task: str = typer.Option(DEFAULT_DEMO_TASK, help="task to run the demo on")) -> None:
+    """The main job on its default: judge the reference Triton solution of a task end to end."""
+    from agents.report_verdict import print_verdict
+    from benchmarks.judge import JudgeConfig, evaluate, resolve_device
+    from benchmarks.task import solution_path
+
+    t = _load_task(task)
+    path = solution_path(t.name)
+    device = resolve_device("auto")
+    console.print(f"[bold]kernforge demo[/]: judging the reference solution {path} on task {t.id} ({device}).")
+    if device == "cpu":
+        console.print("No GPU here: correctness runs through Triton's CPU interpreter on the CPU shapes; performance is not measured.")
+    verdict = evaluate(t, path, JudgeConfig(device=device))
+    print_verdict(verdict, console)
+    raise typer.Exit(0 if verdict.passed else 1)
+
+
+def _mount_optional() -> None:
+    """Sub-apps from packages that may be absent in a minimal install (e.g. the GPU machine)."""
+    try:
+        from knowledge_base.cli import kb_app
+    except ImportError:
+        return
+    app.add_typer(kb_app, name="kb", help="Build and search the knowledge base.")
+
+
+def main() -> None:
+    os.environ.setdefault("PYTHONUNBUFFERED", "1")
+    _mount_optional()
+    app()
+
+
+if __name__ == "__main__":
+    main()

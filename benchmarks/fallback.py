@@ -1,0 +1,163 @@
+"""Fallback detection: did the candidate compute with Triton, or did PyTorch do the work?
+
+Two tracers run around one candidate call inside the worker process:
+
+- `AtenRecorder`, a `TorchDispatchMode`, records every aten op that PyTorch dispatches. Ops that
+  allocate, view, copy or describe tensors are fine (a Triton wrapper needs them); anything else
+  is compute done by PyTorch, and the candidate fails as `fallback`, naming the ops.
+- `TritonLaunchCounter` wraps the launch path of every `@triton.jit` function (compiled and
+  interpreted) and counts launches by kernel name. Ops dispatched *inside* a Triton launch (the
+  interpreter copies tensors to and from host memory) are not the candidate's and are ignored.
+
+Both are installed by the worker before the candidate module is imported.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import torch
+from torch.utils._python_dispatch import TorchDispatchMode
+
+# aten ops a Triton wrapper may run: allocation, views and reshapes, copies and casts, metadata.
+# Everything else is compute done by PyTorch.
+ALLOWED_ATEN_OPS: frozenset[str] = frozenset(
+    {
+        # allocation and fills used to initialise buffers
+        "empty", "empty_like", "empty_strided", "empty_permuted", "new_empty", "new_empty_strided",
+        "zeros", "zeros_like", "new_zeros", "ones", "ones_like", "new_ones", "full", "full_like",
+        "new_full", "fill_", "fill", "zero_", "scalar_tensor", "arange", "lift_fresh",
+        "lift_fresh_copy", "resize_", "set_",
+        # views and layout
+        "view", "_unsafe_view", "reshape", "as_strided", "as_strided_", "permute", "transpose",
+        "transpose_", "t", "t_", "expand", "expand_as", "unsqueeze", "unsqueeze_", "squeeze",
+        "squeeze_", "slice", "select", "narrow", "split", "split_with_sizes", "chunk", "unbind",
+        "unfold", "flatten", "unflatten", "movedim", "alias", "detach", "detach_", "view_as",
+        "view_as_real", "view_as_complex", "_reshape_alias", "diagonal", "contiguous",
+        "clone", "_to_copy", "copy_", "to", "_copy_from", "_copy_from_and_resize",
+        "set_requires_grad",
+        # metadata and host syncs
+        "sym_size", "sym_stride", "sym_numel", "sym_storage_offset", "size", "stride", "numel",
+        "dim", "is_contiguous", "is_same_size", "is_nonzero", "_local_scalar_dense", "item",
+        "record_stream", "_has_compatible_shallow_copy_type", "storage_offset",
+    }
+)
+
+
+def op_name(func: Any) -> str:
+    """'aten::softmax.int' -> 'softmax' (the overload packet name without namespace)."""
+    packet = getattr(func, "overloadpacket", None)
+    name = getattr(packet, "__name__", None) or str(func)
+    return name.split("::")[-1].split(".")[0]
+
+
+class _State(threading.local):
+    in_triton_launch: int = 0
+
+
+_state = _State()
+
+
+class AtenRecorder(TorchDispatchMode):
+    """Counts the aten ops dispatched while active, except inside Triton launches."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.ops: Counter[str] = Counter()
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):  # noqa: ANN001
+        if not _state.in_triton_launch:
+            self.ops[op_name(func)] += 1
+        return func(*args, **(kwargs or {}))
+
+    def compute_ops(self) -> dict[str, int]:
+        return {name: n for name, n in sorted(self.ops.items()) if name not in ALLOWED_ATEN_OPS}
+
+
+class TritonLaunchCounter:
+    """Wraps `run` of Triton's JIT and interpreter function classes to count kernel launches."""
+
+    def __init__(self) -> None:
+        self.launches: Counter[str] = Counter()
+        self._installed: list[tuple[type, Any]] = []
+
+    def install(self) -> None:
+        classes: list[type] = []
+        from triton.runtime.jit import JITFunction
+
+        classes.append(JITFunction)
+        try:
+            from triton.runtime.interpreter import InterpretedFunction
+
+            classes.append(InterpretedFunction)
+        except ImportError:  # pragma: no cover - every triton we support has the interpreter
+            pass
+        for cls in classes:
+            original = cls.run
+            self._installed.append((cls, original))
+            cls.run = self._wrap(original)  # type: ignore[method-assign]
+
+    def uninstall(self) -> None:
+        for cls, original in self._installed:
+            cls.run = original  # type: ignore[method-assign]
+        self._installed.clear()
+
+    def _wrap(self, original: Any) -> Any:
+        counter = self
+
+        def run(fn_self: Any, *args: Any, **kwargs: Any) -> Any:
+            if not kwargs.get("warmup", False):
+                inner = getattr(fn_self, "fn", None)
+                counter.launches[getattr(inner, "__name__", repr(fn_self))] += 1
+            _state.in_triton_launch += 1
+            try:
+                return original(fn_self, *args, **kwargs)
+            finally:
+                _state.in_triton_launch -= 1
+
+        return run
+
+    def snapshot(self) -> Counter[str]:
+        return Counter(self.launches)
+
+
+@contextmanager
+def trace_call(counter: TritonLaunchCounter) -> Iterator[tuple[AtenRecorder, Counter[str]]]:
+    """Record aten ops and the Triton launches made during the block.
+
+    Yields (recorder, launches); `launches` is filled in when the block exits."""
+    before = counter.snapshot()
+    launches: Counter[str] = Counter()
+    recorder = AtenRecorder()
+    with recorder:
+        yield recorder, launches
+    launches.update(counter.snapshot() - before)
+
+
+def verdict_for(compute_ops: dict[str, int], launches: dict[str, int]) -> str | None:
+    """A failure message, or None when the call computed with Triton alone."""
+    if compute_ops:
+        listed = ", ".join(f"{k} x{v}" for k, v in compute_ops.items())
+        return f"PyTorch computed part of the result: aten ops {listed}"
+    if not launches:
+        return "no Triton kernel ran during the call"
+    return None
+
+
+def allowed(name: str) -> bool:
+    return name in ALLOWED_ATEN_OPS
+
+
+__all__ = [
+    "ALLOWED_ATEN_OPS",
+    "AtenRecorder",
+    "TritonLaunchCounter",
+    "allowed",
+    "op_name",
+    "trace_call",
+    "verdict_for",
+]

@@ -1,0 +1,139 @@
+"""The performance and roofline stages, filled in after a candidate passed correctness on a GPU.
+
+Baselines (the task's reference run eagerly and under `torch.compile`) and the device peaks are
+measured by a trusted worker process — never in the candidate's process — once per task and
+shape set per judging process, so a bench compares every method against the same numbers.
+"""
+
+from __future__ import annotations
+
+import math
+import shutil
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from benchmarks.child import Child
+from benchmarks.task import Shape, Task
+from benchmarks.verdict import ShapeResult, Verdict
+from profiling import roofline
+
+_BASELINES: dict[tuple, dict] = {}
+_FINGERPRINTS: dict[str, dict] = {}
+
+# Tasks whose work runs on tensor cores use the matmul peak of their dtype; everything else is
+# bounded by the vector (CUDA-core fp32) rate. A task file may say so with PEAK = "matmul".
+MATMUL_CATEGORIES = ("matmul", "attention", "convolution")
+
+
+def fingerprint(device: str) -> dict:
+    if device not in _FINGERPRINTS:
+        from profiling.fingerprint import device_fingerprint
+
+        _FINGERPRINTS[device] = device_fingerprint(device)
+    return _FINGERPRINTS[device]
+
+
+def run_baseline(task: Task, shapes: list[Shape], seed: int, timeout_s: float = 900.0, work_root: Path | None = None) -> dict:
+    """Eager and torch.compile times for each shape, plus the device peaks (cached per process)."""
+    key = (task.id, tuple(s.name for s in shapes), seed)
+    if key in _BASELINES:
+        return _BASELINES[key]
+    folder = Path(tempfile.mkdtemp(prefix="kf-baseline-", dir=work_root))
+    try:
+        request = {
+            "job": "baseline",
+            "task_path": str(task.path),
+            "dtype": task.dtype,
+            "device": "cuda",
+            "shapes": [{"name": s.name, "dims": s.dims} for s in shapes],
+            "seed": seed,
+        }
+        child = Child(folder, request, "cuda")
+        deadline = time.perf_counter() + timeout_s
+        while child.proc.poll() is None and time.perf_counter() < deadline:
+            time.sleep(0.05)
+        if child.proc.poll() is None:
+            child.kill()
+            result = {"status": "error", "message": f"baseline timing took longer than {timeout_s:.0f} s"}
+        else:
+            result = child.result() or {"status": "error", "message": f"baseline worker died: {child.stderr_tail()}"}
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+    _BASELINES[key] = result
+    return result
+
+
+def peak_flops_for(task: Task, peaks: dict) -> tuple[float | None, str]:
+    """The compute ceiling that applies to this task: (FLOP/s, which one)."""
+    kind = getattr(task.module, "PEAK", None) or ("matmul" if task.category in MATMUL_CATEGORIES else "vector")
+    dtype = getattr(task.module, "ROOFLINE_DTYPE", None) or task.dtype
+    if kind == "matmul":
+        value = (peaks.get("matmul_flops") or {}).get(dtype)
+        if value:
+            return float(value), f"measured {dtype} matmul"
+        sheet = (peaks.get("datasheet_flops") or {}).get(dtype)
+        return (float(sheet), f"datasheet {dtype} dense") if sheet else (None, "unknown")
+    vector = peaks.get("vector_flops") or (peaks.get("datasheet_flops") or {}).get("fp32")
+    return (float(vector), "fp32 vector (datasheet)") if vector else (None, "unknown")
+
+
+def fill_perf(verdict: Verdict, task: Task, shapes: list[Shape], cand: dict, config: Any) -> None:
+    """Speedups, roofline attainment, IOU, MFU and flags from the candidate's timings."""
+    base = run_baseline(task, shapes, config.seed, work_root=getattr(config, "work_root", None))
+    if base.get("status") != "ok":
+        verdict.perf_status = f"candidate timed, baselines failed: {base.get('message', '')}"
+    peaks = base.get("peaks", {})
+    bandwidth = peaks.get("bandwidth")
+    peak_flops, peak_source = peak_flops_for(task, peaks)
+    floor = cand.get("launch_floor_us") or base.get("launch_floor_us")
+    by_name = {s.name: s for s in verdict.shapes}
+    for shape in shapes:
+        sr: ShapeResult = by_name[shape.name]
+        c = cand.get(shape.name) or {}
+        b = (base.get("shapes") or {}).get(shape.name, {})
+        sr.candidate_us = c.get("candidate_us")
+        sr.timing_method = c.get("method")
+        sr.triton_ratio = (c.get("profile") or {}).get("triton_ratio")
+        if c.get("side_stream"):
+            sr.notes.append("kernels ran on a side stream: timed with whole-device synchronisation")
+            if "side_stream" not in verdict.flags:
+                verdict.flags.append("side_stream")
+        sr.eager_us, sr.compile_us = b.get("eager_us"), b.get("compile_us")
+        if b.get("compile_error"):
+            sr.notes.append(f"torch.compile failed: {b['compile_error']}")
+        if sr.candidate_us:
+            if sr.eager_us:
+                sr.speedup_eager = sr.eager_us / sr.candidate_us
+            if sr.compile_us:
+                sr.speedup_compile = sr.compile_us / sr.candidate_us
+        sr.flops, sr.bytes = task.flops(shape.dims), task.min_bytes(shape.dims)
+        if sr.candidate_us and bandwidth and peak_flops:
+            t_meas = sr.candidate_us * 1e-6
+            t_roof = roofline.roofline_time_s(sr.flops, sr.bytes, peak_flops, bandwidth)
+            sr.roofline_us = t_roof * 1e6
+            sr.attainment = roofline.attainment(t_roof, t_meas)
+            sr.iou = roofline.iou(sr.bytes, t_meas, bandwidth)
+            sr.mfu = roofline.mfu(sr.flops, t_meas, peak_flops)
+            if roofline.is_impossible(t_meas, t_roof):
+                sr.notes.append(f"measured {sr.candidate_us:.2f} µs is below the roofline {sr.roofline_us:.2f} µs: a timing bug or a cheat")
+                if "impossible_time" not in verdict.flags:
+                    verdict.flags.append("impossible_time")
+            if floor:
+                sr.launch_bound = roofline.launch_bound(sr.candidate_us, floor)
+                if sr.launch_bound:
+                    sr.notes.append(f"at the launch floor ({floor:.1f} µs per launch): read attainment with that in mind")
+    ratios = [s.triton_ratio for s in verdict.shapes if s.triton_ratio is not None]
+    verdict.triton_ratio = min(ratios) if ratios else None
+    eager = [s.speedup_eager for s in verdict.shapes if s.speedup_eager]
+    comp = [s.speedup_compile for s in verdict.shapes if s.speedup_compile]
+    verdict.geomean_speedup_eager = roofline.geomean(eager) if eager else None
+    verdict.geomean_speedup_compile = roofline.geomean(comp) if comp else None
+    att = [s.attainment for s in verdict.shapes if s.attainment is not None]
+    verdict.score = roofline.task_score(att) if att else None
+    if base.get("status") == "ok":
+        src = "calibrated" if peaks.get("measured") else "datasheet"
+        verdict.perf_status = f"measured ({src} peaks; compute ceiling: {peak_source})"
+    if verdict.score is not None and math.isnan(verdict.score):
+        verdict.score = None

@@ -1,0 +1,358 @@
+"""The child process that runs an untrusted candidate (or a trusted baseline) for the judge.
+
+    python -m benchmarks.worker <request.json>
+
+The judge (`benchmarks/judge.py`) writes the request, starts this process in its own process
+group, and reads what it writes into the request's folder:
+
+    progress.jsonl   one JSON line per step; the judge reads it while we run
+    trial_<n>.pt     the candidate's outputs for trial n (tensors on the CPU)
+    result.json      written last; its absence means the process died or exited early
+
+Protocol for a candidate job: run every correctness trial and write its file, then write a
+"correctness_done" line and wait for the judge to create `go_perf` (it does so only when every
+trial passed) or `stop`. The judge compares outputs in its own process; nothing here decides
+correctness except that inputs were left unchanged (checked against a private copy).
+
+This module imports only torch, triton and our `benchmarks` / `profiling` packages: it must run on
+the GPU machine, which has none of our other dependencies.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sys
+import time
+import traceback
+from pathlib import Path
+from typing import Any
+
+# Bind the clock and the synchronisation before any candidate code exists in this process.
+_perf_counter = time.perf_counter
+_sleep = time.sleep
+
+PROTOCOL_VERSION = 1
+
+
+def trial_seed(base: int, shape: str, mode: str, trial: int) -> int:
+    """A stable seed per (base seed, shape, mode, trial); the judge derives the same one."""
+    digest = hashlib.sha256(f"{base}|{shape}|{mode}|{trial}".encode()).digest()
+    return int.from_bytes(digest[:4], "little") & 0x7FFFFFFF
+
+
+def trial_plan(shapes: list[dict], modes: list[str], trials: int, base_seed: int) -> list[dict]:
+    """Every (shape, mode, trial) the correctness stage runs, in order, numbered."""
+    plan = []
+    # mode-major, so every shape passes "standard" before any "outlier" trial runs and the
+    # stage a failure is reported at is the earliest one that fails
+    for mode in modes:
+        for shape in shapes:
+            for t in range(trials):
+                plan.append(
+                    {
+                        "n": len(plan),
+                        "shape": shape["name"],
+                        "dims": shape["dims"],
+                        "mode": mode,
+                        "trial": t,
+                        "seed": trial_seed(base_seed, shape["name"], mode, t),
+                        # trace ops and repeat the call on the first standard trial of each shape
+                        "first": mode == "standard" and t == 0,
+                    }
+                )
+    return plan
+
+
+class _Progress:
+    def __init__(self, folder: Path) -> None:
+        self._f = open(folder / "progress.jsonl", "a", buffering=1)  # noqa: SIM115
+
+    def __call__(self, event: str, **fields: Any) -> None:
+        self._f.write(json.dumps({"event": event, "t": round(_perf_counter(), 4), **fields}) + "\n")
+        self._f.flush()
+        os.fsync(self._f.fileno())
+
+
+def _classify(exc: BaseException, calls_done: int) -> str:
+    name = type(exc).__name__
+    text = f"{name}: {exc}"
+    if isinstance(exc, SystemExit):
+        return "early_exit"
+    if "CompilationError" in name or "CompileError" in name or (calls_done == 0 and "triton" in type(exc).__module__):
+        return "compile_error"
+    if "illegal memory access" in text or "CUDA error" in text or "misaligned address" in text:
+        return "crash"
+    return "runtime_error"
+
+
+def _short_tb(exc: BaseException, limit: int = 4000) -> str:
+    text = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+    return text[-limit:]
+
+
+def _load_module(path: str, name: str) -> Any:
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot import {path}")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def _to_cpu(value: Any) -> Any:
+    import torch
+
+    if isinstance(value, tuple | list):
+        return [_to_cpu(v) for v in value]
+    if type(value) is torch.Tensor:
+        return value.detach().to("cpu").clone()
+    if isinstance(value, torch.Tensor):  # a subclass: record what it claims to be, not its data
+        return {"__not_a_plain_tensor__": type(value).__name__}
+    if isinstance(value, int | float | bool) or value is None:
+        return value
+    return {"__unserialisable__": type(value).__name__}
+
+
+def _same(a: Any, b: Any) -> bool:
+    import torch
+
+    if a.shape != b.shape or a.dtype != b.dtype:
+        return False
+    if a.is_floating_point():
+        return bool(((a == b) | (torch.isnan(a) & torch.isnan(b))).all())
+    return torch.equal(a, b)
+
+
+def _wait_for(folder: Path, names: tuple[str, ...], timeout_s: float) -> str | None:
+    deadline = _perf_counter() + timeout_s
+    while _perf_counter() < deadline:
+        for name in names:
+            if (folder / name).exists():
+                return name
+        _sleep(0.01)
+    return None
+
+
+# ------------------------------------------------------------------------------------------
+# candidate job
+# ------------------------------------------------------------------------------------------
+
+
+def run_candidate(req: dict, folder: Path, progress: _Progress) -> dict:
+    import torch
+
+    from benchmarks.fallback import TritonLaunchCounter, trace_call
+    from benchmarks.task import load_task_file, torch_dtype
+
+    device = req["device"]
+    counter = TritonLaunchCounter()
+    counter.install()
+    task = next(t for t in load_task_file(req["task_path"]) if t.dtype == req["dtype"])
+    result: dict[str, Any] = {"status": "ok", "trials": [], "fallback": {}, "perf": {}}
+
+    progress("import")
+    try:
+        cand = _load_module(req["candidate_path"], "kernforge_candidate")
+        fn = getattr(cand, task.entry_point)
+    except BaseException as exc:  # noqa: BLE001 - any failure of untrusted code is a verdict
+        cls = "early_exit" if isinstance(exc, SystemExit) else "import_error"
+        return {"status": "error", "error_class": cls, "message": f"importing the candidate failed: {type(exc).__name__}: {exc}", "traceback": _short_tb(exc)}
+
+    gen = torch.Generator(device=device)
+    calls = 0
+    sync = torch.cuda.synchronize if device == "cuda" else (lambda: None)
+    det = torch.utils.deterministic
+    for item in trial_plan(req["shapes"], req["modes"], req["trials"], req["seed"]):
+        progress("call", n=item["n"], shape=item["shape"], mode=item["mode"], trial=item["trial"])
+        gen.manual_seed(item["seed"])
+        args = task.make_inputs(item["dims"], item["mode"], gen)
+        private = [a.clone() if isinstance(a, torch.Tensor) else a for a in args]
+        entry: dict[str, Any] = {"file": f"trial_{item['n']}.pt"}
+        # Poison fresh allocations: torch.empty & co. come back filled with NaN (ints: max),
+        # so a kernel that leaves its output unwritten fails instead of passing on stale zeros.
+        old_fill = det.fill_uninitialized_memory
+        torch.use_deterministic_algorithms(True, warn_only=True)
+        det.fill_uninitialized_memory = True
+        try:
+            t0 = _perf_counter()
+            if item["first"]:
+                with trace_call(counter) as (recorder, launches):
+                    out = fn(*args)
+                    sync()
+                result["fallback"][item["shape"]] = {"compute_ops": recorder.compute_ops(), "all_ops": dict(recorder.ops), "launches": dict(launches)}
+            else:
+                out = fn(*args)
+                sync()
+            entry["call_s"] = _perf_counter() - t0
+            calls += 1
+            repeat = None
+            if item["first"]:
+                repeat = fn(*[a.clone() if isinstance(a, torch.Tensor) else a for a in private])
+                sync()
+        except BaseException as exc:  # noqa: BLE001
+            cls = _classify(exc, calls)
+            where = f"shape {item['shape']} {item['dims']}, mode {item['mode']}, trial {item['trial']}"
+            return {**result, "status": "error", "error_class": cls, "message": f"the call raised on {where}: {type(exc).__name__}: {str(exc)[:1500]}", "traceback": _short_tb(exc), "where": item}
+        finally:
+            torch.use_deterministic_algorithms(False)
+            det.fill_uninitialized_memory = old_fill
+        changed = [i for i, (a, p) in enumerate(zip(args, private, strict=True)) if isinstance(p, torch.Tensor) and (type(a) is not torch.Tensor or not _same(a, p))]
+        payload = {"out": _to_cpu(out), "repeat": _to_cpu(repeat) if repeat is not None else None, "mutated": changed}
+        torch.save(payload, folder / entry["file"])
+        del out, repeat, args, private
+        progress("trial", n=item["n"], file=entry["file"], call_s=round(entry["call_s"], 6), fallback=result["fallback"].get(item["shape"]) if item["first"] else None)
+    result["launches_total"] = dict(counter.launches)
+    progress("correctness_done")
+
+    if not req.get("perf"):
+        return result
+    answer = _wait_for(folder, ("go_perf", "stop"), req.get("handshake_timeout_s", 600))
+    if answer != "go_perf":
+        result["perf_skipped"] = "judge did not ask for performance"
+        return result
+    try:
+        result["perf"] = _time_candidate(fn, task, req, gen, progress, counter)
+    except BaseException as exc:  # noqa: BLE001
+        return {**result, "status": "error", "error_class": _classify(exc, calls), "message": f"timing the candidate failed: {type(exc).__name__}: {str(exc)[:1500]}", "traceback": _short_tb(exc)}
+    _ = torch_dtype  # imported for symmetry with the baseline job
+    return result
+
+
+def _profile_streams(fn: Any, args: tuple, launched: set[str]) -> dict[str, Any]:
+    """One call under torch.profiler: device time per kernel, and the streams they ran on."""
+    import torch
+    from torch.profiler import ProfilerActivity, profile
+
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        fn(*args)
+        torch.cuda.synchronize()
+    total = triton_time = 0.0
+    streams: set[int] = set()
+    names: dict[str, float] = {}
+    for evt in prof.events():
+        if getattr(evt, "device_type", None) != torch.autograd.DeviceType.CUDA:
+            continue
+        dur = float(getattr(evt, "device_time_total", 0.0) or getattr(evt, "cuda_time_total", 0.0) or 0.0)
+        if dur <= 0:
+            continue
+        kname = evt.name
+        if kname.startswith(("Memcpy", "Memset")):
+            total += dur
+            names[kname] = names.get(kname, 0.0) + dur
+            continue
+        total += dur
+        names[kname] = names.get(kname, 0.0) + dur
+        stream = getattr(evt, "device_resource_id", None)
+        if stream is not None:
+            streams.add(int(stream))
+        if any(kname == n or kname.startswith(n) for n in launched):
+            triton_time += dur
+    default_stream = torch.cuda.current_stream().stream_id
+    return {
+        "kernel_us": names,
+        "total_us": total,
+        "triton_us": triton_time,
+        "triton_ratio": (triton_time / total) if total > 0 else None,
+        "streams": sorted(streams),
+        "default_stream": default_stream,
+    }
+
+
+def _time_candidate(fn: Any, task: Any, req: dict, gen: Any, progress: _Progress, counter: Any) -> dict:
+    from profiling.timing import launch_floor_us, time_cuda
+
+    out: dict[str, Any] = {"launch_floor_us": launch_floor_us()}
+    launched = set(counter.launches)
+    for shape in req["shapes"]:
+        progress("perf", shape=shape["name"])
+        gen.manual_seed(trial_seed(req["seed"], shape["name"], "perf", 0))
+        args = task.make_inputs(shape["dims"], "standard", gen)
+        fn(*args)  # compile / autotune outside the clock
+        prof = _profile_streams(fn, args, launched)
+        side_stream = len(prof["streams"]) > 1
+        timing = time_cuda(lambda a=args: fn(*a), device_wide=side_stream)
+        out[shape["name"]] = {
+            "candidate_us": timing.median_us,
+            "p20_us": timing.p20_us,
+            "p80_us": timing.p80_us,
+            "reps": timing.reps,
+            "method": timing.method,
+            "side_stream": side_stream,
+            "profile": prof,
+        }
+        del args
+    return out
+
+
+# ------------------------------------------------------------------------------------------
+# baseline job (trusted: the task's own reference, eager and torch.compile)
+# ------------------------------------------------------------------------------------------
+
+
+def run_baseline(req: dict, folder: Path, progress: _Progress) -> dict:
+    import torch
+
+    from benchmarks.task import load_task_file
+    from profiling.peaks import get_peaks
+    from profiling.timing import launch_floor_us, time_cuda
+
+    task = next(t for t in load_task_file(req["task_path"]) if t.dtype == req["dtype"])
+    result: dict[str, Any] = {"status": "ok", "shapes": {}}
+    progress("peaks")
+    peaks = get_peaks("cuda")
+    result["peaks"] = peaks.to_dict() if hasattr(peaks, "to_dict") else dict(peaks.__dict__)
+    result["launch_floor_us"] = launch_floor_us()
+    gen = torch.Generator(device="cuda")
+    compiled = torch.compile(task.reference, dynamic=False)
+    for shape in req["shapes"]:
+        progress("baseline", shape=shape["name"])
+        gen.manual_seed(trial_seed(req["seed"], shape["name"], "perf", 0))
+        args = task.make_inputs(shape["dims"], "standard", gen)
+        entry: dict[str, Any] = {}
+        entry["eager_us"] = time_cuda(lambda a=args: task.reference(*a)).median_us
+        try:
+            compiled(*args)
+            entry["compile_us"] = time_cuda(lambda a=args: compiled(*a)).median_us
+        except Exception as exc:  # noqa: BLE001 - a compile failure is reported, not fatal
+            entry["compile_us"] = None
+            entry["compile_error"] = f"{type(exc).__name__}: {str(exc)[:300]}"
+        result["shapes"][shape["name"]] = entry
+        del args
+        torch.cuda.empty_cache()
+    return result
+
+
+def main(argv: list[str]) -> int:
+    req_path = Path(argv[1])
+    req = json.loads(req_path.read_text())
+    folder = req_path.parent
+    progress = _Progress(folder)
+    progress("start", pid=os.getpid(), protocol=PROTOCOL_VERSION)
+    try:
+        if req["job"] == "candidate":
+            result = run_candidate(req, folder, progress)
+        elif req["job"] == "baseline":
+            result = run_baseline(req, folder, progress)
+        else:
+            result = {"status": "error", "error_class": "harness_error", "message": f"unknown job {req['job']!r}"}
+    except BaseException as exc:  # noqa: BLE001 - report, never die silently
+        result = {"status": "error", "error_class": "harness_error", "message": f"worker failed: {type(exc).__name__}: {exc}", "traceback": _short_tb(exc)}
+    tmp = folder / "result.json.tmp"
+    tmp.write_text(json.dumps(result, default=str))
+    tmp.replace(folder / "result.json")
+    progress("done")
+    return 0
+
+
+if __name__ == "__main__":
+    # exit without running candidate-registered atexit hooks or finalisers
+    code = main(sys.argv)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)

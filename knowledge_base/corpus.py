@@ -1,0 +1,376 @@
+"""What the knowledge base indexes: optimization docs, reference kernels and hardware sheets.
+
+Every indexed thing is a `Source` (one file, or one generated hardware sheet) cut into `Chunk`s.
+A source carries a content hash; the store re-embeds a source only when that hash changes.
+
+Docs: Markdown under `docs/<topic>/<name>.md`, opening with a front matter block
+
+    ---
+    title: Masks and tails
+    tier: promising            # proven | promising | cautionary
+    tags: [mask, tail, boundary]
+    applies_to: [elementwise, reduce, matmul]
+    evidence: ...              # required for tier "proven": the measurement that backs it
+    derived_from_task: ...     # optional: the task whose solution this doc was written from
+    ---
+
+and are chunked at `## ` headings (long sections again at paragraph breaks).
+
+Kernels: `kernels/*.py`, one per task (named by the task NAME) plus templates `kernels/tpl_*.py`.
+Each has a header docstring and a literal `KB_META` dict (read with `ast.literal_eval`, never
+imported). A kernel is one chunk: its docstring and metadata are embedded, its full source is the
+stored text.
+
+Every source has `derived_from_task` metadata ("" when derived from no task), which is what the
+hidden-provenance mode filters on.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import json
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from knowledge_base.embedding import EMBEDDING_NAME
+
+# Bump when chunking or metadata layout changes: every source is then re-embedded once.
+SCHEMA_VERSION = "3"
+
+KB_ROOT = Path(__file__).resolve().parent
+REPO_ROOT = KB_ROOT.parent
+
+TIERS: tuple[str, ...] = ("proven", "promising", "cautionary")
+KINDS: tuple[str, ...] = ("kernel", "doc")
+KERNEL_META_KEYS: tuple[str, ...] = (
+    "op_family",
+    "category",
+    "dtypes",
+    "techniques",
+    "tunables",
+    "verified_on",
+    "attainment",
+)
+# Metadata fields that hold lists; chroma stores them as ",a,b," strings (see `encode_list`).
+LIST_FIELDS: tuple[str, ...] = ("dtypes", "techniques", "verified_on", "tags", "applies_to")
+# Metadata fields stored as JSON strings.
+JSON_FIELDS: tuple[str, ...] = ("tunables", "attainment")
+
+MAX_CHUNK_CHARS = 1400
+
+
+class CorpusError(ValueError):
+    """A knowledge-base file that cannot be indexed, naming the file and the field."""
+
+    def __init__(self, path: Path | str, field_name: str, problem: str) -> None:
+        self.path = str(path)
+        self.field = field_name
+        super().__init__(f"{path}: {field_name}: {problem}")
+
+
+@dataclass
+class Chunk:
+    """One embedded piece of a source: `embed_text` is embedded, `text` is stored and returned."""
+
+    embed_text: str
+    text: str
+    section: str = ""
+
+
+@dataclass
+class Source:
+    source_id: str
+    kind: str
+    title: str
+    path: str  # relative to the repository root where possible
+    tier: str
+    metadata: dict[str, Any]
+    chunks: list[Chunk]
+    content_hash: str = ""
+    warnings: list[str] = field(default_factory=list)
+
+
+def encode_list(values: Iterable[Any]) -> str:
+    """Lists become ",a,b," so that membership is a substring test on ",a,"."""
+    items = [str(v).strip().lower() for v in values if str(v).strip()]
+    return "," + ",".join(items) + "," if items else ""
+
+
+def decode_list(value: Any) -> list[str]:
+    if not isinstance(value, str) or not value:
+        return []
+    return [v for v in value.strip(",").split(",") if v]
+
+
+def _hash(*parts: str) -> str:
+    h = hashlib.sha256()
+    for part in (SCHEMA_VERSION, EMBEDDING_NAME, *parts):
+        h.update(part.encode("utf-8"))
+        h.update(b"\x00")
+    return h.hexdigest()[:32]
+
+
+def _rel(path: Path) -> str:
+    try:
+        return str(path.resolve().relative_to(REPO_ROOT))
+    except ValueError:
+        return str(path)
+
+
+# ------------------------------------------------------------------------------------------
+# Docs
+# ------------------------------------------------------------------------------------------
+
+
+def parse_front_matter(text: str, path: Path) -> tuple[dict[str, Any], str]:
+    """Split `---`-delimited front matter (key: value, lists as [a, b]) from the body."""
+    lines = text.splitlines()
+    if not lines or lines[0].strip() != "---":
+        raise CorpusError(path, "front matter", "the file must open with a '---' front matter block")
+    try:
+        end = next(i for i in range(1, len(lines)) if lines[i].strip() == "---")
+    except StopIteration:
+        raise CorpusError(path, "front matter", "no closing '---' line") from None
+    meta: dict[str, Any] = {}
+    for n, line in enumerate(lines[1:end], start=2):
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        key, sep, value = line.partition(":")
+        if not sep:
+            raise CorpusError(path, f"front matter line {n}", f"expected 'key: value', got {line!r}")
+        value = value.split(" #", 1)[0].strip()
+        if value.startswith("[") and value.endswith("]"):
+            meta[key.strip()] = [v.strip().strip("'\"") for v in value[1:-1].split(",") if v.strip()]
+        else:
+            meta[key.strip()] = value.strip("'\"")
+    return meta, "\n".join(lines[end + 1 :]).strip()
+
+
+def _split_long(body: str, limit: int) -> list[str]:
+    if len(body) <= limit:
+        return [body]
+    parts, cur = [], ""
+    for para in re.split(r"\n\s*\n", body):
+        if cur and len(cur) + len(para) + 2 > limit:
+            parts.append(cur)
+            cur = para
+        else:
+            cur = f"{cur}\n\n{para}" if cur else para
+    if cur:
+        parts.append(cur)
+    return parts
+
+
+def chunk_markdown(title: str, body: str, limit: int = MAX_CHUNK_CHARS) -> list[Chunk]:
+    """One chunk per `## ` section (the intro joins the first); long sections split by paragraph."""
+    sections: list[tuple[str, str]] = []
+    head, buf = "", []
+    for line in body.splitlines():
+        if line.startswith("## "):
+            if "\n".join(buf).strip():
+                sections.append((head, "\n".join(buf).strip()))
+            head, buf = line[3:].strip(), []
+        else:
+            buf.append(line)
+    if "\n".join(buf).strip():
+        sections.append((head, "\n".join(buf).strip()))
+    if len(sections) >= 2 and not sections[0][0] and len(sections[0][1]) < 400:
+        intro = sections.pop(0)[1]
+        sections[0] = (sections[0][0], f"{intro}\n\n{sections[0][1]}")
+    chunks = []
+    for head, text in sections:
+        for piece in _split_long(text, limit):
+            label = f"{title} — {head}" if head else title
+            chunks.append(Chunk(embed_text=f"{label}\n{piece}", text=piece, section=head))
+    return chunks
+
+
+def load_doc(path: Path, docs_root: Path) -> Source:
+    raw = path.read_text(encoding="utf-8")
+    meta, body = parse_front_matter(raw, path)
+    title = meta.get("title")
+    if not isinstance(title, str) or not title:
+        raise CorpusError(path, "title", "missing")
+    tier = meta.get("tier", "")
+    if tier not in TIERS:
+        raise CorpusError(path, "tier", f"must be one of {', '.join(TIERS)}, got {tier!r}")
+    if tier == "proven" and not str(meta.get("evidence", "")).strip():
+        raise CorpusError(path, "evidence", "tier 'proven' needs the measurement that backs it")
+    for key in ("tags", "applies_to"):
+        if not isinstance(meta.get(key, []), list):
+            raise CorpusError(path, key, "must be a list like [a, b]")
+    if not body:
+        raise CorpusError(path, "body", "empty document")
+    rel = path.relative_to(docs_root)
+    topic = rel.parts[0] if len(rel.parts) > 1 else "general"
+    chunks = chunk_markdown(title, body)
+    metadata = {
+        "topic": topic,
+        "tags": encode_list(meta.get("tags", [])),
+        "applies_to": encode_list(meta.get("applies_to", [])),
+        "derived_from_task": str(meta.get("derived_from_task", "")).strip(),
+        "evidence": str(meta.get("evidence", "")),
+        "hardware": str(meta.get("hardware", "")).lower(),
+    }
+    return Source(
+        source_id=f"doc:{rel.with_suffix('').as_posix()}",
+        kind="doc",
+        title=title,
+        path=_rel(path),
+        tier=tier,
+        metadata=metadata,
+        chunks=chunks,
+        content_hash=_hash(raw),
+    )
+
+
+# ------------------------------------------------------------------------------------------
+# Kernels
+# ------------------------------------------------------------------------------------------
+
+
+def read_kb_meta(path: Path) -> tuple[str, dict[str, Any] | None]:
+    """The module docstring and the literal KB_META dict of a kernel file, without importing it."""
+    src = path.read_text(encoding="utf-8")
+    try:
+        tree = ast.parse(src, filename=str(path))
+    except SyntaxError as exc:
+        raise CorpusError(path, "<file>", f"syntax error at line {exc.lineno}: {exc.msg}") from exc
+    doc = ast.get_docstring(tree) or ""
+    for node in tree.body:
+        targets = []
+        if isinstance(node, ast.Assign):
+            targets = [t.id for t in node.targets if isinstance(t, ast.Name)]
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            targets = [node.target.id]
+        if "KB_META" in targets and node.value is not None:
+            try:
+                meta = ast.literal_eval(node.value)
+            except ValueError as exc:
+                raise CorpusError(path, "KB_META", f"must be a literal dict: {exc}") from exc
+            if not isinstance(meta, dict):
+                raise CorpusError(path, "KB_META", "must be a dict")
+            return doc, meta
+    return doc, None
+
+
+def _as_list(value: Any) -> list[Any]:
+    if value is None:
+        return []
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return list(value)
+    return list(value)
+
+
+def _task_categories() -> dict[str, str]:
+    """Task NAME -> category, for kernels whose KB_META is missing."""
+    try:
+        from benchmarks.task import load_all
+
+        return {t.name: t.category for t in load_all().values()}
+    except Exception:  # a broken task file elsewhere must not stop the KB build
+        return {}
+
+
+def load_kernel(path: Path, task_categories: dict[str, str] | None = None) -> Source:
+    src = path.read_text(encoding="utf-8")
+    doc, meta = read_kb_meta(path)
+    warnings: list[str] = []
+    is_template = path.stem.startswith("tpl_")
+    if meta is None:
+        if is_template:
+            raise CorpusError(path, "KB_META", "a template must declare KB_META")
+        cats = task_categories if task_categories is not None else _task_categories()
+        warnings.append(f"{_rel(path)} has no KB_META; indexed with op_family={path.stem!r}")
+        meta = {"op_family": path.stem, "category": cats.get(path.stem, ""), "dtypes": [],
+                "techniques": [], "tunables": {}, "verified_on": [], "attainment": {}}
+    else:
+        missing = [k for k in KERNEL_META_KEYS if k not in meta]
+        if missing:
+            raise CorpusError(path, "KB_META", f"missing keys {missing}")
+    if is_template and meta.get("template") is not True:
+        raise CorpusError(path, "KB_META.template", "tpl_*.py files must set 'template': True")
+    if not doc.strip():
+        raise CorpusError(path, "docstring", "a kernel must open with a header docstring (op, traffic, tiling, tunables)")
+    verified = _as_list(meta.get("verified_on"))
+    tier = "proven" if verified else "promising"
+    derived = "" if is_template else str(meta.get("derived_from_task", path.stem))
+    title = doc.strip().splitlines()[0].rstrip(".")
+    techniques = _as_list(meta.get("techniques"))
+    dtypes = _as_list(meta.get("dtypes"))
+    tunables = meta.get("tunables", {})
+    summary = (
+        f"op family: {meta.get('op_family', '')}; category: {meta.get('category', '')}; "
+        f"dtypes: {', '.join(map(str, dtypes))}; techniques: {', '.join(map(str, techniques))}; "
+        f"tunables: {', '.join(map(str, _as_list(tunables)))}"
+    )
+    kind_word = "template kernel" if is_template else "reference kernel"
+    embed = f"{path.stem.replace('_', ' ')} {kind_word}: {title}\n{summary}\n{doc}"
+    metadata = {
+        "op_family": str(meta.get("op_family", "")).lower(),
+        "category": str(meta.get("category", "")).lower(),
+        "dtypes": encode_list(dtypes),
+        "techniques": encode_list(techniques),
+        "tunables": json.dumps(tunables, sort_keys=True, default=str),
+        "verified_on": encode_list(verified),
+        "attainment": json.dumps(meta.get("attainment", {}), sort_keys=True, default=str),
+        "template": is_template,
+        "derived_from_task": derived,
+        "topic": "kernels",
+    }
+    return Source(
+        source_id=f"kernel:{path.stem}",
+        kind="kernel",
+        title=title,
+        path=_rel(path),
+        tier=tier,
+        metadata=metadata,
+        chunks=[Chunk(embed_text=embed, text=src, section="")],
+        content_hash=_hash(src),
+        warnings=warnings,
+    )
+
+
+# ------------------------------------------------------------------------------------------
+# Hardware sheets
+# ------------------------------------------------------------------------------------------
+
+
+def hardware_sources() -> list[Source]:
+    """Docs generated from `profiling.hardware` sheets, when that module is present."""
+    from knowledge_base.hardware_docs import hardware_sources as _generated
+
+    return _generated()
+
+
+# ------------------------------------------------------------------------------------------
+# Everything
+# ------------------------------------------------------------------------------------------
+
+
+def collect(content_root: Path = KB_ROOT, include_hardware: bool = True) -> list[Source]:
+    """Every source under `content_root` (docs/ and kernels/), plus generated hardware sheets."""
+    sources: list[Source] = []
+    docs_root = content_root / "docs"
+    if docs_root.is_dir():
+        sources += [load_doc(p, docs_root) for p in sorted(docs_root.rglob("*.md"))]
+    kernels_root = content_root / "kernels"
+    if kernels_root.is_dir():
+        cats = _task_categories()
+        sources += [
+            load_kernel(p, cats) for p in sorted(kernels_root.glob("*.py")) if not p.name.startswith("_")
+        ]
+    if include_hardware:
+        sources += hardware_sources()
+    seen: dict[str, str] = {}
+    for s in sources:
+        if s.source_id in seen:
+            raise CorpusError(s.path, "id", f"duplicates {seen[s.source_id]} ({s.source_id})")
+        seen[s.source_id] = s.path
+    return sources
