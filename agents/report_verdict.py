@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from benchmarks.verdict import Verdict
@@ -21,24 +22,29 @@ def print_verdict(verdict: Verdict, console: Console | None = None) -> None:
     reached = verdict.stage_reached.value if verdict.stage_reached else "nothing"
     console.print(f"[bold {colour}]{head}[/]  task [bold]{verdict.task_id}[/] on {verdict.device}; stage reached: [bold]{reached}[/]")
     if verdict.message:
-        console.print(f"  {verdict.message}")
+        console.print(f"  {escape(verdict.message)}")
     for note in verdict.skipped:
-        console.print(f"  [yellow]skipped:[/] {note}")
+        console.print(f"  [yellow]skipped:[/] {escape(note)}")
     if verdict.fallback_ops:
         console.print(f"  [red]PyTorch compute ops:[/] {', '.join(verdict.fallback_ops)}")
     if verdict.triton_launches:
         launches = ", ".join(f"{k} x{v}" for k, v in verdict.triton_launches.items())
         console.print(f"  Triton launches: {launches}")
     if verdict.shapes:
+        timed = any(s.candidate_us is not None for s in verdict.shapes)
+        cols = ["shape", "phase", "max abs err", "max rel err"]
+        if timed:
+            cols += ["time µs", "eager µs", "compile µs", "× eager", "× compile", "roofline µs", "attain.", "IOU", "MFU"]
         table = Table(show_header=True, header_style="bold")
-        for col in ("shape", "phase", "max abs err", "max rel err", "time µs", "eager µs", "compile µs", "× eager", "× compile", "roofline µs", "attain.", "IOU", "MFU"):
+        for col in cols:
             table.add_column(col, justify="right" if col not in ("shape", "phase") else "left")
         for s in verdict.shapes:
+            row = [s.shape, s.phase, _fmt(s.max_abs_err), _fmt(s.max_rel_err)]
+            if not timed:
+                table.add_row(*row)
+                continue
             table.add_row(
-                s.shape,
-                s.phase,
-                _fmt(s.max_abs_err),
-                _fmt(s.max_rel_err),
+                *row,
                 _fmt(s.candidate_us, ".1f"),
                 _fmt(s.eager_us, ".1f"),
                 _fmt(s.compile_us, ".1f"),
@@ -50,7 +56,7 @@ def print_verdict(verdict: Verdict, console: Console | None = None) -> None:
                 _fmt(s.mfu, ".2f"),
             )
         console.print(table)
-    console.print(f"  performance: {verdict.perf_status}")
+    console.print(f"  performance: {escape(verdict.perf_status)}")
     if verdict.geomean_speedup_eager is not None:
         console.print(
             f"  geomean speedup: {_fmt(verdict.geomean_speedup_eager, '.2f')}× eager, "

@@ -152,15 +152,6 @@ def _same_bits(x: torch.Tensor, y: torch.Tensor) -> bool:
     return torch.equal(x, y)
 
 
-def inputs_unchanged(before: list[object], after: list[object]) -> str | None:
-    """None when every tensor input is bit-identical after the call; otherwise which one changed."""
-    for i, (b, a) in enumerate(zip(before, after, strict=True)):
-        if isinstance(b, torch.Tensor):
-            if type(a) is not torch.Tensor or not _same_bits(b, a):
-                return f"input {i} was modified by the candidate (inputs are read-only)"
-    return None
-
-
 def bitwise_equal(a: object, b: object) -> bool:
     """True when two results hold the same tensors bit for bit (NaN equal to NaN)."""
     la, lb = as_outputs(a), as_outputs(b)

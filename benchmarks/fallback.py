@@ -20,7 +20,6 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
 # aten ops a Triton wrapper may run: allocation, views and reshapes, copies and casts, metadata.

@@ -38,8 +38,10 @@ def amplify_outliers(x: torch.Tensor, gen: torch.Generator, fraction: float = OU
         return x
     flat = x.detach().to(torch.float32).reshape(-1).clone()
     count = max(1, int(flat.numel() * fraction))
-    idx = torch.randint(0, flat.numel(), (count,), generator=gen, device=gen.device)
-    factor = torch.rand((count,), generator=gen, device=gen.device) * (scale[1] - scale[0]) + scale[0]
+    # unique indices: a scatter with repeated indices is nondeterministic on CUDA, and the judge
+    # regenerates inputs in another process, so both must come out bit-identical
+    idx = torch.unique(torch.randint(0, flat.numel(), (count,), generator=gen, device=gen.device))
+    factor = torch.rand((idx.numel(),), generator=gen, device=gen.device) * (scale[1] - scale[0]) + scale[0]
     # an outlier is big in magnitude: push small picks away from zero before scaling
     base = flat[idx]
     base = torch.where(base.abs() < 0.5, torch.sign(base) + (base == 0).float(), base)

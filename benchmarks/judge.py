@@ -13,13 +13,9 @@ and the next evaluation starts a fresh child.
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import re
 import shutil
-import signal
-import subprocess
-import sys
 import tempfile
 import time
 from dataclasses import dataclass, field
@@ -29,11 +25,11 @@ from typing import Any
 import torch
 
 from benchmarks import perf as perf_stage
+from benchmarks.child import Child, signal_name
 from benchmarks.compare import bitwise_equal, compare_outputs
 from benchmarks.static_check import check_source
 from benchmarks.task import Task
-from benchmarks.verdict import ErrorClass, ShapeResult, Stage, Verdict, stage_before
-from benchmarks.child import Child, signal_name
+from benchmarks.verdict import ErrorClass, Mismatch, ShapeResult, Stage, Verdict, stage_before
 from benchmarks.worker import trial_plan
 
 BF16_DOT_SKIP = "numerical comparison skipped on CPU: bf16 tl.dot is wrong in the Triton interpreter"
@@ -199,7 +195,9 @@ def _run_candidate(verdict: Verdict, task: Task, folder: Path, request: dict, de
     verdict.stage_seconds["child"] = time.perf_counter() - t0
 
     if state.failure:
-        error, message, stage = state.failure
+        error, message, stage, mismatch = state.failure
+        verdict.mismatch = mismatch
+        verdict.shapes = list(by_shape.values())
         return _fail(verdict, error, message, stage)
     compared, pending_nondet, fallback = state.compared, state.pending_nondet, state.fallback
 
@@ -261,7 +259,7 @@ def _run_candidate(verdict: Verdict, task: Task, folder: Path, request: dict, de
 
 @dataclass
 class _TrialState:
-    failure: tuple[ErrorClass, str, Stage] | None = None
+    failure: tuple[ErrorClass, str, Stage, Mismatch | None] | None = None
     compared: int = 0
     pending_nondet: str | None = None
     nondet_note: str | None = None
@@ -278,18 +276,18 @@ def _fallback_failure(fallback: dict[str, dict]) -> str | None:
     return None
 
 
-def _check_trial(task: Task, path: Path, item: dict, gen: torch.Generator, shape_result: ShapeResult, skip_numeric: bool) -> tuple[tuple[ErrorClass, str, Stage] | None, str | None]:
+def _check_trial(task: Task, path: Path, item: dict, gen: torch.Generator, shape_result: ShapeResult, skip_numeric: bool) -> tuple[tuple[ErrorClass, str, Stage, Mismatch | None] | None, str | None]:
     """Compare one trial's outputs with the reference. Returns (failure, nondeterminism)."""
     stage = _correctness_stage(item["mode"])
     where = f"shape {item['shape']} {item['dims']}, mode {item['mode']}, trial {item['trial']} (seed {item['seed']})"
     try:
         payload = torch.load(path, weights_only=True)
     except Exception as exc:  # noqa: BLE001 - unreadable output is the candidate's fault
-        return (ErrorClass.WRONG_OUTPUT_TYPE, f"outputs on {where} could not be read back: {type(exc).__name__}: {exc}", stage), None
+        return (ErrorClass.WRONG_OUTPUT_TYPE, f"outputs on {where} could not be read back: {type(exc).__name__}: {exc}", stage, None), None
     finally:
         path.unlink(missing_ok=True)
     if payload.get("mutated"):
-        return (ErrorClass.INPUT_MUTATED, f"the candidate modified input(s) {payload['mutated']} on {where}; inputs are read-only", stage), None
+        return (ErrorClass.INPUT_MUTATED, f"the candidate modified input(s) {payload['mutated']} on {where}; inputs are read-only", stage, None), None
     gen.manual_seed(item["seed"])
     args = task.make_inputs(item["dims"], item["mode"], gen)
     with torch.no_grad():
@@ -298,7 +296,8 @@ def _check_trial(task: Task, path: Path, item: dict, gen: torch.Generator, shape
     tol = task.tolerance
     cmp = compare_outputs(got, want, tol)
     if not cmp.ok and not (skip_numeric and cmp.error_class in (ErrorClass.NUMERICAL_MISMATCH, ErrorClass.NAN_INF_MISMATCH)):
-        return (cmp.error_class, f"{cmp.message} [{where}]", stage), None
+        shape_result.notes.append(f"first failure at {where}")
+        return (cmp.error_class, f"{cmp.message} [{where}]", stage, cmp.mismatch), None
     if cmp.ok:
         shape_result.max_abs_err = max(shape_result.max_abs_err or 0.0, cmp.max_abs_err)
         shape_result.max_rel_err = max(shape_result.max_rel_err or 0.0, cmp.max_rel_err)

@@ -14,13 +14,13 @@ A verdict walks the stages in order and stops at the first that fails:
 
 from __future__ import annotations
 
-from enum import Enum
+from enum import StrEnum
 from typing import Any
 
 from pydantic import BaseModel, Field
 
 
-class Stage(str, Enum):
+class Stage(StrEnum):
     STATIC = "static"
     COMPILE = "compile"
     CALL = "call"
@@ -34,7 +34,7 @@ class Stage(str, Enum):
 STAGE_ORDER: tuple[Stage, ...] = tuple(Stage)
 
 
-class ErrorClass(str, Enum):
+class ErrorClass(StrEnum):
     NONE = "none"
     # static
     SYNTAX_ERROR = "syntax_error"

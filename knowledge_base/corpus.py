@@ -323,6 +323,7 @@ def load_kernel(path: Path, task_categories: dict[str, str] | None = None) -> So
         "template": is_template,
         "derived_from_task": derived,
         "topic": "kernels",
+        "summary": doc.strip()[:1500],
     }
     return Source(
         source_id=f"kernel:{path.stem}",

@@ -15,7 +15,6 @@ import platform
 import shutil
 import socket
 import subprocess
-import sys
 from functools import lru_cache
 from typing import Any
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Any
 
 DTYPE_KEYS: tuple[str, ...] = ("fp64", "fp32", "tf32", "fp16", "bf16", "fp8_e4m3", "int8")
 
@@ -89,7 +90,7 @@ class HardwareSheet:
         tflops = self.peak_tflops.get(dtype_key(dtype))
         return None if tflops is None else tflops * 1e12
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {
             "name": self.name,
             "vendor": self.vendor,
@@ -267,7 +268,8 @@ MI300X = HardwareSheet(
 )
 
 SHEETS: dict[str, HardwareSheet] = {
-    sheet.name: sheet for sheet in (H100_SXM, H200_SXM, A100_SXM_80GB, L40S, RTX_4090, RTX_5090, MI300X)
+    sheet.name: sheet
+    for sheet in (H100_SXM, H200_SXM, A100_SXM_80GB, L40S, RTX_4090, RTX_5090, MI300X)
 }
 
 # (pattern that must match, pattern that must not match, sheet). The device names come from

@@ -13,8 +13,8 @@ impossible, one that is too high hides a slow kernel. So we measure:
 The datasheet figures (`profiling.hardware`) travel beside the measured ones, and every lookup
 says which it returned. Results are cached as JSON per device fingerprint key under
 `$KERNFORGE_CACHE_DIR` (default `~/.cache/kernforge`), in `peaks/<key>.json`; a new GPU, driver,
-CUDA, torch or triton gets a new key and a fresh calibration. Calibrate on an idle GPU: the
-whole calibration takes roughly 10 s on an H200.
+CUDA, torch or triton gets a new key and a fresh calibration. Calibrate on an idle GPU; the
+whole calibration is sized to finish well under 20 s on an H200.
 
 Without a GPU nothing is measured: `get_peaks` returns `Peaks(measured=False)` with no numbers
 at all, and callers must report "not measured".

@@ -155,7 +155,9 @@ def time_cuda(
     "not measured", never a number.
     """
     if not _cuda_available():
-        raise RuntimeError("time_cuda needs a CUDA device; without one, performance is not measured")
+        raise RuntimeError(
+            "time_cuda needs a CUDA device; without one, performance is not measured"
+        )
     if min_reps < 1 or max_reps < min_reps:
         raise ValueError(f"need 1 <= min_reps <= max_reps, got {min_reps} and {max_reps}")
     if warmup_ms < 0 or rep_ms <= 0:
@@ -169,17 +171,27 @@ def time_cuda(
     fn()  # compile, autotune, allocate: never timed
     _sync()
 
-    estimate_us = max(percentile(_timed_calls(fn, _ESTIMATE_REPS, stream, flush_buffer, device_wide), 50.0), 1e-3)
+    estimate_us = max(
+        percentile(_timed_calls(fn, _ESTIMATE_REPS, stream, flush_buffer, device_wide), 50.0), 1e-3
+    )
     n_warmup = max(1, math.ceil(warmup_ms * 1000.0 / estimate_us)) if warmup_ms > 0 else 0
     n_reps = min(max_reps, max(min_reps, math.ceil(rep_ms * 1000.0 / estimate_us)))
 
-    for _ in range(n_warmup):
+    # Stop warming up at whichever comes first: n_warmup calls (GPU time) or warmup_ms of host
+    # time (a tiny kernel's launches are host-bound, and thousands of them warm nothing more).
+    warmup_start = _perf_counter()
+    for i in range(n_warmup):
         fn()
+        if i > 0 and (_perf_counter() - warmup_start) * 1000.0 > warmup_ms:
+            n_warmup = i + 1
+            break
     _sync()
     samples = _timed_calls(fn, n_reps, stream, flush_buffer, device_wide)
 
     method = "cuda events around each call; " + (
-        f"{n_flush // _MIB} MiB written before each call to flush L2; " if flush else "no L2 flush; "
+        f"{n_flush // _MIB} MiB written before each call to flush L2; "
+        if flush
+        else "no L2 flush; "
     )
     method += (
         "end event recorded after a device-wide synchronize; "

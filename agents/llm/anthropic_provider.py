@@ -97,9 +97,7 @@ class AnthropicProvider(Provider):
         check_messages(messages)
         request = self._request(messages, system, max_tokens, stop)
         started = time.monotonic()
-        response, attempts = call_with_retries(
-            lambda: self._send(request), self.retry, who=self._who
-        )
+        response, attempts = call_with_retries(lambda: self._send(request), self.retry)
         latency_s = time.monotonic() - started
         return self._completion(response, latency_s, attempts)
 
@@ -115,7 +113,11 @@ class AnthropicProvider(Provider):
         turns = [{"role": m.role, "content": m.content} for m in messages if m.role != "system"]
         if not turns:
             raise LLMFatalError(f"{self._who}: the conversation has no user message to answer")
-        request: dict[str, Any] = {"model": self._model, "max_tokens": max_tokens, "messages": turns}
+        request: dict[str, Any] = {
+            "model": self._model,
+            "max_tokens": max_tokens,
+            "messages": turns,
+        }
         if system_parts:
             request["system"] = "\n\n".join(system_parts)
         if stop:
@@ -161,7 +163,9 @@ class AnthropicProvider(Provider):
             cost = cost_usd("anthropic", model, input_tokens, usage.output_tokens)
         return Completion(
             text=text,
-            usage=Usage(input_tokens=input_tokens, output_tokens=usage.output_tokens, cost_usd=cost),
+            usage=Usage(
+                input_tokens=input_tokens, output_tokens=usage.output_tokens, cost_usd=cost
+            ),
             model=model,
             provider=self.name,
             latency_s=latency_s,

@@ -20,6 +20,7 @@ it back to the model as a recoverable error.
 
 from __future__ import annotations
 
+import math
 from abc import ABC, abstractmethod
 from typing import Literal
 
@@ -151,6 +152,11 @@ class Provider(ABC):
     def describe(self) -> str:
         """`provider:model`, as written in logs and run manifests."""
         return f"{self.name}:{self.model}"
+
+
+def estimate_tokens(text: str) -> int:
+    """A rough token count for when no server counted: one token per four characters, rounded up."""
+    return math.ceil(len(text) / 4)
 
 
 def check_messages(messages: list[Message]) -> None:

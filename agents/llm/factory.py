@@ -40,7 +40,18 @@ ACCEPTED_SPECS = (
 )
 
 # Options that only network providers take; the replay provider talks to no network.
-NETWORK_OPTIONS = frozenset({"api_key", "timeout_s", "retry", "limiter", "env", "send_temperature"})
+NETWORK_OPTIONS = frozenset(
+    {
+        "api_key",
+        "base_url",
+        "timeout_s",
+        "retry",
+        "limiter",
+        "env",
+        "send_temperature",
+        "compatible",
+    }
+)
 
 
 def _bad(spec: str, why: str) -> ValueError:

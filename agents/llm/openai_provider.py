@@ -24,7 +24,6 @@ Request details:
 from __future__ import annotations
 
 import contextlib
-import math
 import os
 import re
 import time
@@ -41,6 +40,7 @@ from agents.llm.base import (
     Provider,
     Usage,
     check_messages,
+    estimate_tokens,
 )
 from agents.llm.concurrency import RateLimiter
 from agents.llm.pricing import cost_usd
@@ -66,13 +66,16 @@ class OpenAIProvider(Provider):
         retry: RetryPolicy | None = None,
         limiter: RateLimiter | None = None,
         send_temperature: bool | None = None,
+        compatible: bool | None = None,
         env: Mapping[str, str] | None = None,
     ) -> None:
+        """`compatible`: whether `base_url` is an OpenAI-compatible server rather than OpenAI
+        itself or a proxy in front of it; by default, True exactly when `base_url` is given."""
         if not model:
             raise ValueError("OpenAIProvider needs a model name, e.g. 'gpt-5.5'")
         env = os.environ if env is None else env
         self._model = model
-        self.compatible = base_url is not None
+        self.compatible = base_url is not None if compatible is None else compatible
         self.name = "openai-compatible" if self.compatible else "openai"
         self.base_url = base_url
         self.timeout_s = timeout_s
@@ -94,7 +97,7 @@ class OpenAIProvider(Provider):
                     "openai-compatible:URL#MODEL for a self-hosted server"
                 )
             self._key_env = KEY_ENV
-            self._who = f"openai {model}"
+            self._who = f"openai {model}" + (f" at {base_url}" if base_url else "")
         self._client = openai.OpenAI(
             api_key=key, base_url=base_url, timeout=timeout_s, max_retries=0
         )
@@ -119,9 +122,7 @@ class OpenAIProvider(Provider):
         check_messages(messages)
         request = self._request(messages, system, max_tokens, temperature, stop)
         started = time.monotonic()
-        response, attempts = call_with_retries(
-            lambda: self._send(request), self.retry, who=self._who
-        )
+        response, attempts = call_with_retries(lambda: self._send(request), self.retry)
         latency_s = time.monotonic() - started
         return self._completion(response, request, latency_s, attempts)
 
@@ -189,21 +190,25 @@ class OpenAIProvider(Provider):
         text = choice.message.content or choice.message.refusal or ""
         reported = response.usage
         if reported is not None:
-            usage_in, usage_out, estimated = reported.prompt_tokens, reported.completion_tokens, False
-        else:  # some compatible servers omit usage; estimate at ~4 characters per token
-            prompt_chars = sum(len(m["content"]) for m in request["messages"])
-            usage_in, usage_out, estimated = math.ceil(prompt_chars / 4), math.ceil(len(text) / 4), True
+            usage = Usage(
+                input_tokens=reported.prompt_tokens, output_tokens=reported.completion_tokens
+            )
+        else:  # some compatible servers omit usage: estimate it, and say so
+            prompt = "".join(m["content"] for m in request["messages"])
+            usage = Usage(
+                input_tokens=estimate_tokens(prompt),
+                output_tokens=estimate_tokens(text),
+                estimated=True,
+            )
         model = response.model or self._model
-        cost = None
         if not self.compatible:  # a self-hosted server costs GPU time, not a token price
-            cost = cost_usd("openai", self._model, usage_in, usage_out)
-            if cost is None:
-                cost = cost_usd("openai", model, usage_in, usage_out)
+            tokens = (usage.input_tokens, usage.output_tokens)
+            usage.cost_usd = cost_usd("openai", self._model, *tokens)
+            if usage.cost_usd is None:
+                usage.cost_usd = cost_usd("openai", model, *tokens)
         return Completion(
             text=text,
-            usage=Usage(
-                input_tokens=usage_in, output_tokens=usage_out, cost_usd=cost, estimated=estimated
-            ),
+            usage=usage,
             model=model,
             provider=self.name,
             latency_s=latency_s,

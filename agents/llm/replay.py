@@ -23,12 +23,19 @@ usage estimated at len/4 tokens (`Usage.estimated=True`) and cost 0.
 from __future__ import annotations
 
 import json
-import math
 import threading
 from dataclasses import dataclass
 from pathlib import Path
 
-from agents.llm.base import Completion, LLMFatalError, Message, Provider, Usage, check_messages
+from agents.llm.base import (
+    Completion,
+    LLMFatalError,
+    Message,
+    Provider,
+    Usage,
+    check_messages,
+    estimate_tokens,
+)
 
 _ENTRY_KEYS = {"text", "match", "node"}
 
@@ -59,7 +66,9 @@ def load_script(path: str | Path) -> list[ReplayEntry]:
             try:
                 items.append(json.loads(line))
             except json.JSONDecodeError as exc:
-                raise LLMFatalError(f"replay script {path}, line {number}: not JSON: {exc}") from exc
+                raise LLMFatalError(
+                    f"replay script {path}, line {number}: not JSON: {exc}"
+                ) from exc
     else:
         try:
             items = json.loads(raw)
@@ -80,18 +89,15 @@ def _entry(item: object, index: int, path: Path) -> ReplayEntry:
         raise LLMFatalError(f"{where}: expected an object or a string, got {type(item).__name__}")
     unknown = set(item) - _ENTRY_KEYS
     if unknown:
-        raise LLMFatalError(f"{where}: unknown field(s) {sorted(unknown)}; allowed: text, match, node")
+        raise LLMFatalError(
+            f"{where}: unknown field(s) {sorted(unknown)}; allowed: text, match, node"
+        )
     if not isinstance(item.get("text"), str):
         raise LLMFatalError(f"{where}: field 'text' is required and must be a string")
     for key in ("match", "node"):
         if item.get(key) is not None and not isinstance(item[key], str):
             raise LLMFatalError(f"{where}: field '{key}' must be a string")
     return ReplayEntry(text=item["text"], match=item.get("match"), node=item.get("node"))
-
-
-def estimate_tokens(text: str) -> int:
-    """A rough token count: one token per four characters, rounded up."""
-    return math.ceil(len(text) / 4)
 
 
 class ReplayProvider(Provider):
@@ -130,11 +136,11 @@ class ReplayProvider(Provider):
             index = self._pick(last_user, system or "", node)
             self.served.append(index)
         text = self.entries[index].text
-        prompt_chars = len(system or "") + sum(len(m.content) for m in messages)
+        prompt = (system or "") + "".join(m.content for m in messages)
         return Completion(
             text=text,
             usage=Usage(
-                input_tokens=math.ceil(prompt_chars / 4),
+                input_tokens=estimate_tokens(prompt),
                 output_tokens=estimate_tokens(text),
                 cost_usd=0.0,
                 estimated=True,

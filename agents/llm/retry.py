@@ -135,15 +135,15 @@ def error_for_status(
         400: "the request was rejected; check the model's limits (max_tokens, stop) and the prompt",
         401: f"authentication failed: {key_hint}",
         403: "the key has no access to this model or endpoint; use another model or key",
-        404: "not found: check the model name (for an OpenAI-compatible server: the id it lists "
-        "at GET /v1/models) and the base URL",
+        404: "not found: check the model name and the base URL (an OpenAI-compatible server "
+        "lists its model ids at GET /v1/models)",
         413: "the prompt is too large for this model; shorten the history or retrieved context",
         422: "the request was rejected as invalid; check the model's parameters",
     }.get(status, "the request was refused")
     return LLMFatalError(f"{who}: HTTP {status}: {advice}. Server said: {detail}", status=status)
 
 
-def call_with_retries(attempt: Callable[[], T], policy: RetryPolicy, *, who: str) -> tuple[T, int]:
+def call_with_retries(attempt: Callable[[], T], policy: RetryPolicy) -> tuple[T, int]:
     """Run `attempt` until it returns, raises a non-retryable error, or attempts run out.
 
     Returns (result, number of attempts made). When attempts run out the last
@@ -181,7 +181,7 @@ def call_with_retries(attempt: Callable[[], T], policy: RetryPolicy, *, who: str
         if policy.attempts == 1:
             raise
         raise LLMRetryableError(
-            f"gave up after {attempts_made} attempts: {exc}",
+            f"gave up after {attempts_made} attempts; last error: {exc}",
             status=exc.status,
             retry_after_s=exc.retry_after_s,
         ) from exc

@@ -15,6 +15,17 @@ import torch
 import triton
 import triton.language as tl
 
+KB_META = {
+    "op_family": "row_normalization",
+    "category": "normalization",
+    "dtypes": ["fp32", "fp16", "bf16"],
+    "techniques": ["one_program_per_row", "chunked_row_loop", "tail_mask", "online_softmax",
+                   "fp32_accumulation", "int64_offsets"],
+    "tunables": {"BLOCK_N": [1024, 2048, 4096, 8192], "num_warps": [4, 8, 16]},
+    "verified_on": [],
+    "attainment": None,
+}
+
 
 @triton.jit
 def _softmax_kernel(x_ptr, y_ptr, stride_x, stride_y, N, BLOCK_N: tl.constexpr):

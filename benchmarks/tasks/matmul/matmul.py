@@ -1,0 +1,64 @@
+"""Dense GEMM C = A @ B, the projections of every transformer layer."""
+
+import torch
+
+from benchmarks.inputs import elem_size, maybe_outliers, randn
+
+NAME = "matmul"
+CATEGORY = "matmul"
+DESCRIPTION = """
+Dense matrix product of row-major A[M, K] and B[K, N] (both contiguous, same dtype):
+    C[i, j] = sum_k A[i, k] * B[k, j]
+C is [M, N] in the inputs' dtype. Accumulate in fp32. fp32 means IEEE fp32 products: TF32
+tensor-core math (10-bit mantissa) is not allowed, and the tolerance rejects it. B is scaled by
+1/sqrt(K) so C is O(1); "outlier" mode puts rare 10-1000x values in A and B.
+On the CPU (Triton interpreter) bf16 tl.dot is computed wrongly, so bf16 is checked on GPU only.
+"""
+ENTRY_POINT = "matmul"
+DTYPES = ("fp32", "fp16", "bf16")
+SHAPES = [
+    {"name": "llama3_8b_up_prefill", "dims": {"M": 8192, "N": 14336, "K": 4096}, "weight": 0.4, "phase": "prefill",
+     "source": "Llama-3-8B MLP up/gate projection (4096 -> 14336), 8192-token prefill; compute-bound"},
+    {"name": "llama3_8b_up_decode", "dims": {"M": 32, "N": 14336, "K": 4096}, "weight": 0.2, "phase": "decode",
+     "source": "Llama-3-8B MLP up/gate projection, batch-32 decode; bandwidth-bound on B"},
+    {"name": "llama3_70b_down_prefill", "dims": {"M": 4096, "N": 8192, "K": 28672}, "weight": 0.2, "phase": "prefill",
+     "source": "Llama-3-70B MLP down projection (28672 -> 8192), 4096-token prefill"},
+    {"name": "qwen2_7b_down_decode_tail", "dims": {"M": 13, "N": 3584, "K": 18944}, "weight": 0.2, "phase": "decode",
+     "source": "Qwen2-7B MLP down projection (18944 -> 3584), batch 13 decode (tail size)"},
+]
+CPU_SHAPES = [
+    {"name": "small", "dims": {"M": 64, "N": 48, "K": 40}},
+    {"name": "tail", "dims": {"M": 33, "N": 17, "K": 50}},
+]
+# C is O(1). fp32: reduction order changes results by ~1e-6, while TF32 inputs (unit roundoff
+# 2^-11) leave errors of ~5e-4, which these bounds reject. fp16/bf16: the output rounds once
+# (2^-11 / 2^-8 relative) after an fp32 accumulation whose order may differ (split-K, tiles).
+TOLERANCE = {
+    "fp32": {"atol": 1e-4, "rtol": 1e-4},
+    "fp16": {"atol": 5e-3, "rtol": 5e-3},
+    "bf16": {"atol": 2e-2, "rtol": 2e-2},
+}
+FORBIDDEN = ("torch.matmul", "torch.mm", "torch.bmm", "torch.addmm", "torch.baddbmm", "torch.einsum",
+             "torch.tensordot", "torch.inner", "torch.nn.functional.linear", "torch.Tensor.matmul",
+             "torch.Tensor.mm", "torch._scaled_mm")
+
+
+def matmul(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    return torch.matmul(a, b)
+
+
+def make_inputs(dims, dtype, mode, gen):
+    M, N, K = dims["M"], dims["N"], dims["K"]
+    a = maybe_outliers(randn((M, K), dtype, gen), mode, gen)
+    # outliers are drawn at unit scale, then scaled: they stay 10-1000x a typical element of B
+    b = maybe_outliers(randn((K, N), torch.float32, gen), mode, gen) * K ** -0.5
+    return (a, b.to(dtype))
+
+
+def flops(dims, dtype):
+    return 2.0 * dims["M"] * dims["N"] * dims["K"]
+
+
+def min_bytes(dims, dtype):
+    M, N, K = dims["M"], dims["N"], dims["K"]
+    return (M * K + K * N + M * N) * float(elem_size(dtype))

@@ -1,0 +1,140 @@
+"""`kernforge kb ...`: build, search and inspect the knowledge base. Mounted by agents/cli.py.
+
+    kernforge kb build [--force] [--kb-url URL]
+    kernforge kb search "query" [--task ID] [--k N] [--hidden] [--kind kernel] [--json] [--kb-url URL]
+    kernforge kb stats [--kb-url URL]
+
+Without --kb-url the embedded store in <repo>/.kb/ ($KERNFORGE_KB_DIR) is used; $KERNFORGE_KB_URL
+sets a default server.
+"""
+
+from __future__ import annotations
+
+import json
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+kb_app = typer.Typer(no_args_is_help=True, help="Build, search and inspect the knowledge base.")
+console = Console()
+err_console = Console(stderr=True)
+
+KB_URL_HELP = "chroma server URL (e.g. http://127.0.0.1:8000); default: embedded store in .kb/"
+
+
+def _die(message: str, code: int = 2) -> None:
+    err_console.print(f"[bold red]error:[/] {message}")
+    raise typer.Exit(code)
+
+
+def _kb(kb_url: str | None, auto_build: bool = True):  # noqa: ANN202 - returns KnowledgeBase
+    from knowledge_base.retrieve import KnowledgeBase
+    from knowledge_base.store import default_kb_url
+
+    url = kb_url or default_kb_url()
+    try:
+        return KnowledgeBase(url=url, auto_build=auto_build)
+    except Exception as exc:  # connection refused, bad URL, unreadable store: say which
+        where = url or "the embedded store"
+        _die(f"cannot open the knowledge base at {where}: {type(exc).__name__}: {exc}")
+
+
+@kb_app.command("build")
+def build(
+    force: bool = typer.Option(False, "--force", help="re-embed everything, not only what changed"),
+    kb_url: str = typer.Option(None, "--kb-url", help=KB_URL_HELP),
+) -> None:
+    """Index docs, kernels and hardware sheets; only changed sources are embedded."""
+    from knowledge_base.corpus import CorpusError
+
+    kb = _kb(kb_url)
+    try:
+        report = kb.build(force=force)
+    except CorpusError as exc:
+        _die(str(exc))
+    for w in report.warnings:
+        err_console.print(f"[yellow]warning:[/] {w}")
+    console.print(
+        f"[bold]{report.location}[/]: {report.sources_total} sources, {report.chunks_total} chunks; "
+        f"[green]{len(report.added)} added[/], [cyan]{len(report.updated)} updated[/], "
+        f"[red]{len(report.removed)} removed[/], {report.unchanged} unchanged; "
+        f"{report.embedded} chunks embedded in {report.seconds:.1f} s"
+    )
+    for label, ids in (("added", report.added), ("updated", report.updated), ("removed", report.removed)):
+        if ids and len(ids) <= 12:
+            console.print(f"  {label}: {', '.join(ids)}")
+
+
+@kb_app.command("search")
+def search_cmd(
+    query: str = typer.Argument("", help="what to look for (may be empty when --task is given)"),
+    task: str = typer.Option(None, "--task", help="task id (e.g. softmax_fp16) to query by"),
+    k: int = typer.Option(5, "--k", min=1, max=50, help="number of results"),
+    hidden: bool = typer.Option(False, "--hidden", help="hide the task's own solution and anything derived from it"),
+    kind: list[str] = typer.Option(None, "--kind", help="kernel and/or doc (repeatable)"),
+    hardware: str = typer.Option(None, "--hardware", help="prefer items verified on this GPU (e.g. h200)"),
+    as_json: bool = typer.Option(False, "--json", help="print hits as JSON lines"),
+    kb_url: str = typer.Option(None, "--kb-url", help=KB_URL_HELP),
+) -> None:
+    """Search by text and/or task; --hidden applies benchmark-mode provenance hiding."""
+    if hidden and not task:
+        _die("--hidden needs --task (it hides that task's own solution)")
+    kb = _kb(kb_url)
+    try:
+        hits = kb.search(
+            query,
+            k=k,
+            task=task,
+            hidden_task=task if hidden else None,
+            kinds=tuple(kind) if kind else ("kernel", "doc"),
+            hardware=hardware,
+        )
+    except (KeyError, ValueError) as exc:
+        _die(str(exc.args[0]) if exc.args else str(exc))
+    if as_json:
+        for h in hits:
+            print(json.dumps(h.to_dict()))
+        return
+    table = Table(show_header=True, header_style="bold", show_lines=True)
+    for col in ("#", "score", "tier", "kind", "id", "title / snippet"):
+        table.add_column(col, overflow="fold")
+    tier_style = {"proven": "green", "promising": "cyan", "cautionary": "yellow"}
+    for i, h in enumerate(hits, 1):
+        snippet = h.snippet.replace("\n", " ")
+        snippet = snippet if len(snippet) < 240 else snippet[:239] + "…"
+        section = f" — {h.section}" if h.section else ""
+        table.add_row(
+            str(i),
+            f"{h.score:.3f}",
+            f"[{tier_style.get(h.tier, 'white')}]{h.tier}[/]",
+            h.kind,
+            h.id,
+            f"[bold]{h.title}{section}[/]\n{h.path}\n{snippet}",
+        )
+    console.print(table)
+    if not hits:
+        console.print("no results")
+
+
+@kb_app.command("stats")
+def stats(kb_url: str = typer.Option(None, "--kb-url", help=KB_URL_HELP)) -> None:
+    """What is indexed: sources and chunks by kind, tier and topic."""
+    kb = _kb(kb_url, auto_build=False)
+    s = kb.stats()
+    console.print(f"[bold]{s['location']}[/] (collection {s['collection']}, {s['embedding']})")
+    console.print(f"{s['sources']} sources, {s['chunks']} chunks")
+    table = Table(show_header=True, header_style="bold")
+    table.add_column("group")
+    table.add_column("counts")
+    for key in ("by_kind", "by_tier", "by_topic"):
+        table.add_row(key.removeprefix("by_"), ", ".join(f"{k}: {v}" for k, v in sorted(s[key].items())))
+    table.add_row("templates", ", ".join(x.removeprefix("kernel:") for x in s["templates"]) or "-")
+    table.add_row("task kernels", ", ".join(x.removeprefix("kernel:") for x in s["task_kernels"]) or "-")
+    console.print(table)
+    if s["chunks"] == 0:
+        console.print("[yellow]empty: run `kernforge kb build`[/]")
+
+
+if __name__ == "__main__":
+    kb_app()

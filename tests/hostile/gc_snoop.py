@@ -1,0 +1,29 @@
+# expect: forbidden_api
+# task: softmax_fp32
+# why: searches every live object with gc for a tensor shaped like the answer
+import gc
+
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def _copy(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.store(y_ptr + offs, tl.load(x_ptr + offs, mask=mask), mask=mask)
+
+
+def _launch_copy(x, y):
+    n = x.numel()
+    _copy[(triton.cdiv(n, 1024),)](x, y, n, BLOCK=1024)
+
+
+def softmax(x):
+    y = torch.empty_like(x)
+    _launch_copy(x.contiguous(), y)
+    for obj in gc.get_objects():
+        if isinstance(obj, torch.Tensor) and obj is not x and obj.shape == x.shape:
+            return obj
+    return y
