@@ -51,22 +51,30 @@ in PyTorch is a fallback". Statically that becomes:
   own trusted libraries (never the candidate) to look.
 - **Dynamic access and snooping** are refused outright: ``eval``, ``exec``, ``compile``,
   ``__import__``, ``globals``, ``locals``, ``vars``, ``dir``, ``open``, ``breakpoint``, ``input``,
-  ``exit``/``quit``; ``getattr``/``setattr``/``delattr`` with a computed name, on a module, or
-  used as a value; every dunder attribute except ``__name__``, ``__qualname__``, ``__doc__``,
-  ``__init__``, ``__version__`` (so ``__dict__``, ``__class__``, ``__subclasses__``,
-  ``__globals__``, ``__matmul__``... are out) and dunder names such as ``__builtins__``.
-- **Monkeypatching**: assigning to or deleting an attribute of anything reached from an import
-  (``torch.cuda.synchronize = ...``, ``triton.testing.do_bench = ...``), subclassing a torch type
-  and defining ``__torch_function__``/``__torch_dispatch__`` are refused.
+  ``exit``/``quit`` (a function parameter of the same name is not the builtin);
+  ``getattr``/``setattr``/``delattr`` with a computed name, on a module, or used as a value;
+  every dunder attribute except ``__name__``, ``__qualname__``, ``__doc__``, ``__init__``,
+  ``__version__`` (so ``__dict__``, ``__class__``, ``__subclasses__``, ``__globals__``,
+  ``__matmul__``... are out), dunder names such as ``__builtins__``, and the frame and code
+  attributes (``gi_frame``, ``f_back``, ``f_locals``, ``tb_frame``...) through which a generator
+  or traceback reaches the judge's frames without ``sys`` or ``inspect``.
+- **Monkeypatching and hooks**: assigning to or deleting an attribute of anything reached from an
+  import (``torch.cuda.synchronize = ...``, ``triton.testing.do_bench = ...``), subclassing a
+  torch type, defining or naming ``__torch_function__``/``__torch_dispatch__``, and building
+  classes with three-argument ``type(...)`` are refused.
+- **Triton** is open except where it leaves Triton: ``triton.compile``/``compiler``/``tools``/
+  ``backends``, ``triton.runtime.build`` (compiles C source), ``triton.runtime.cache``, loading
+  prebuilt binaries, and ``triton.testing.set_gpu_clock``.
 
 What is left to the dynamic stage
 ---------------------------------
-Arithmetic operators on tensors (``+ - * / ** < ==``, ``abs(t)``, ``round(t)``, indexing with
-masks...) cannot be told apart from arithmetic on Python ints without types, so they are
-allowed here; the dynamic fallback detector (a TorchDispatchMode in the child process) sees the
-aten ops they dispatch to. Raising ``SystemExit`` is an ordinary exception and is also left to the
-child runner, which reports it as EARLY_EXIT. Pure-Python compute over ``.item()`` values is the
-same story.
+Arithmetic operators on tensors (``+ - * / ** < ==``, indexing with masks...) and the builtins
+that apply them (``abs(t)``, ``round(t)``, ``sum(t)``, ``max(t)``, ``sorted(t)``) cannot be told
+apart from arithmetic on Python numbers without types, so they are allowed here; the dynamic
+fallback detector (a TorchDispatchMode in the child process) sees the aten ops they dispatch to.
+So is pure-Python compute over ``.item()`` values, and, under the CPU interpreter only, Python
+run inside a ``@triton.jit`` body on objects smuggled in as non-tensor arguments. Raising
+``SystemExit`` is an ordinary exception, left to the child runner, which reports EARLY_EXIT.
 """
 
 from __future__ import annotations
@@ -79,6 +87,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from benchmarks.task import Task
 from benchmarks.verdict import ErrorClass
 
 # --------------------------------------------------------------------------------------------
@@ -156,10 +165,11 @@ _FORBIDDEN_GROUPS: dict[str, tuple[str, ...]] = {
     ),
     "bypasses the Triton compiler (compiler internals or prebuilt binaries)": _words(
         """
-        triton.compile triton.compiler triton.tools triton.backends
-        triton.runtime.driver.active.utils.load_binary
+        triton.compile triton.compiler triton.tools triton.backends triton.runtime.build
+        triton.runtime.cache triton.runtime.driver.active.utils.load_binary
         """
     ),
+    "changes the machine's state (GPU clocks)": _words("triton.testing.set_gpu_clock"),
 }
 
 GLOBAL_FORBIDDEN: tuple[str, ...] = tuple(
@@ -259,6 +269,17 @@ _DUNDER_NAMES_ALLOWED: frozenset[str] = frozenset(
     _words("__name__ __qualname__ __doc__ __file__ __debug__ __module__")
 )
 _FORBIDDEN_METHOD_DEFS: frozenset[str] = frozenset(_words("__torch_function__ __torch_dispatch__"))
+
+# Attributes that reach interpreter frames and code objects without sys or inspect
+# (a generator's gi_frame.f_back is its caller's frame, the judge's included).
+_FRAME_ATTRS: frozenset[str] = frozenset(
+    _words(
+        """
+        gi_frame gi_code gi_yieldfrom cr_frame cr_code cr_await ag_frame ag_code f_back f_locals
+        f_globals f_builtins f_code f_trace tb_frame tb_next co_code co_consts co_names
+        """
+    )
+)
 
 # Modules that must never be reached, whatever object they hang off (typing.sys, x.os, ...).
 _DANGEROUS_MODULE_NAMES: frozenset[str] = frozenset(
@@ -461,7 +482,17 @@ class _ModuleFacts:
                             self.module_names.add(n.id)
                     if isinstance(t, ast.Name) and isinstance(stmt.value, ast.Lambda):
                         self.functions[t.id] = stmt.value
+        # `m = torch` in a class body makes an attribute (C.m, self.m), not a name the alias
+        # table can follow, so it is not an alias: `torch` there is a module used as a value.
+        class_body = {
+            id(stmt)
+            for node in ast.walk(self.tree)
+            if isinstance(node, ast.ClassDef)
+            for stmt in node.body
+        }
         for node in ast.walk(self.tree):
+            if id(node) in class_body and isinstance(node, ast.Assign | ast.AnnAssign):
+                continue
             if isinstance(node, ast.Import):
                 for a in node.names:
                     if a.asname:
@@ -691,6 +722,9 @@ class _ForbiddenApiWalker(ast.NodeVisitor):
 
     # -- attributes on objects that are not modules -----------------------------------------
     def _check_attr_name(self, node: ast.AST, name: str, shown: str, tensor: bool = True) -> None:
+        if name in _FRAME_ATTRS:
+            self._flag(node, shown, "reaches interpreter frames or code objects")
+            return
         if _is_dunder(name):
             if name not in _DUNDER_ATTRS_ALLOWED:
                 self._flag(node, shown, f"dunder attribute {name} reaches interpreter internals")
@@ -836,8 +870,18 @@ class _ForbiddenApiWalker(ast.NodeVisitor):
             return
         self._check_dotted(node, dotteds, name)
 
+    def visit_Constant(self, node: ast.Constant) -> None:
+        if isinstance(node.value, str) and node.value in _FORBIDDEN_METHOD_DEFS:
+            self._flag(node, repr(node.value), "names a PyTorch dispatcher hook")
+
     def visit_Call(self, node: ast.Call) -> None:
         func = node.func
+        if isinstance(func, ast.Name) and func.id == "type" and len(node.args) == 3:
+            self._flag(
+                node,
+                "type(name, bases, namespace)",
+                "creates a class dynamically (around the subclass and dispatch-hook checks)",
+            )
         if isinstance(func, ast.Name) and not self._shadowed(func.id):
             if func.id in _DYNAMIC_ATTR_BUILTINS:
                 self.call_funcs.add(id(func))
@@ -1033,7 +1077,7 @@ def check_source(
         )
 
 
-def check_task_candidate(source: str, task: Any, filename: str = "<candidate>") -> StaticResult:
+def check_task_candidate(source: str, task: Task, filename: str = "<candidate>") -> StaticResult:
     """check_source with the entry point, parameters and forbidden list of a loaded Task."""
     params = [
         name

@@ -329,6 +329,42 @@ def run_baseline(req: dict, folder: Path, progress: _Progress) -> dict:
     return result
 
 
+# ------------------------------------------------------------------------------------------
+# remeasure job: two already-correct candidates, timed interleaved A B B A per round
+# ------------------------------------------------------------------------------------------
+
+
+def run_remeasure(req: dict, folder: Path, progress: _Progress) -> dict:
+    import torch
+
+    from benchmarks.task import load_task_file
+    from profiling.timing import time_cuda
+
+    task = next(t for t in load_task_file(req["task_path"]) if t.dtype == req["dtype"])
+    fns = {}
+    for label in ("incumbent", "candidate"):
+        progress("import", which=label)
+        try:
+            fns[label] = getattr(_load_module(req[f"{label}_path"], f"kernforge_{label}"), task.entry_point)
+        except BaseException as exc:  # noqa: BLE001
+            return {"status": "error", "error_class": "import_error", "message": f"importing the {label} failed: {type(exc).__name__}: {exc}"}
+    gen = torch.Generator(device="cuda")
+    times: dict[str, dict[str, list[float]]] = {"incumbent": {}, "candidate": {}}
+    for shape in req["shapes"]:
+        gen.manual_seed(trial_seed(req["seed"], shape["name"], "perf", 0))
+        args = task.make_inputs(shape["dims"], "standard", gen)
+        for fn in fns.values():
+            fn(*args)  # compile and autotune outside the clock
+        for r in range(req["rounds"]):
+            progress("perf", shape=shape["name"], round=r)
+            for label in ("incumbent", "candidate", "candidate", "incumbent"):
+                t = time_cuda(lambda f=fns[label], a=args: f(*a), device_wide=True).median_us
+                times[label].setdefault(shape["name"], []).append(t)
+        del args
+        torch.cuda.empty_cache()
+    return {"status": "ok", "times": times}
+
+
 def main(argv: list[str]) -> int:
     req_path = Path(argv[1])
     req = json.loads(req_path.read_text())
@@ -340,6 +376,8 @@ def main(argv: list[str]) -> int:
             result = run_candidate(req, folder, progress)
         elif req["job"] == "baseline":
             result = run_baseline(req, folder, progress)
+        elif req["job"] == "remeasure":
+            result = run_remeasure(req, folder, progress)
         else:
             result = {"status": "error", "error_class": "harness_error", "message": f"unknown job {req['job']!r}"}
     except BaseException as exc:  # noqa: BLE001 - report, never die silently

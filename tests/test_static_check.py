@@ -660,6 +660,13 @@ def test_task_can_forbid_a_triton_library_function() -> None:
         ("h = _helper(torch)", "module torch used as a value"),
         ("h = [tl][0]", "module triton.language used as a value"),
         ("m = y.os", ".os"),
+        ("f = (lambda: (yield))().gi_frame.f_back", "gi_frame"),
+        ("f = _helper(None).f_locals", "f_locals"),
+        ("C = type('C', (torch.Tensor,), {})", "type(name, bases, namespace)"),
+        ("h = {'__torch_function__': None}", "'__torch_function__'"),
+        ("m = triton.runtime.build.compile_module_from_src('int x;', 'm')", "triton.runtime.build"),
+        ("triton.testing.set_gpu_clock()", "triton.testing.set_gpu_clock"),
+        ("f = \uff45\uff56\uff41\uff4c('1')", "eval"),  # fullwidth letters normalise to eval
     ],
 )
 def test_dynamic_access_and_snooping_are_forbidden(body: str, api: str) -> None:
@@ -768,6 +775,11 @@ def test_torch_compile_and_jit_decorators_are_forbidden() -> None:
     assert_forbidden(
         check(candidate(extra="@torch.jit.script\ndef _f(t):\n    return t\n")), "torch.jit"
     )
+
+
+def test_a_module_stored_as_a_class_attribute_is_a_module_used_as_a_value() -> None:
+    src = candidate("m = _Holder.mod.einsum", extra="class _Holder:\n    mod = torch\n")
+    assert_forbidden(check(src), "module torch used as a value")
 
 
 def test_parameter_shadowing_does_not_hide_a_global_declaration() -> None:

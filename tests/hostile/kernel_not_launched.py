@@ -19,7 +19,7 @@ def _row_softmax(x_ptr, y_ptr, N, BLOCK: tl.constexpr):
 
 
 def softmax(x):
-    e = math.e ** x
+    e = math.e**x
     total = e[:, :1] * 0
     for j in range(x.shape[1]):
         total = total + e[:, j : j + 1]

@@ -1,11 +1,10 @@
 # expect: forbidden_api
 # task: softmax_fp32
 # why: replaces triton.testing.do_bench to report an impossible time
-import triton.testing
-
 import torch
 import triton
 import triton.language as tl
+import triton.testing
 
 
 @triton.jit

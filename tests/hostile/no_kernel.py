@@ -7,7 +7,7 @@ import torch
 
 
 def softmax(x):
-    e = math.e ** x
+    e = math.e**x
     total = e[:, :1] * 0
     for j in range(x.shape[1]):
         total = total + e[:, j : j + 1]

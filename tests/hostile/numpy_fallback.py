@@ -2,7 +2,6 @@
 # task: softmax_fp32
 # why: computes the softmax on the CPU with NumPy and copies it back
 import numpy as np
-
 import torch
 import triton
 import triton.language as tl

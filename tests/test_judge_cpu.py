@@ -1,0 +1,82 @@
+"""The judge end to end on the CPU (Triton interpreter): hostile candidates get the verdict their
+header names, known-bad starter kernels fail, reference solutions pass, and a crash or a hang
+never takes the next evaluation down with it."""
+
+from pathlib import Path
+
+import pytest
+from hostile_manifest import load_hostile
+
+from benchmarks.judge import JudgeConfig, evaluate
+from benchmarks.task import get_task, load_all, solution_path
+from benchmarks.verdict import ErrorClass, Stage
+
+TESTS = Path(__file__).resolve().parent
+DYNAMIC = [c for c in load_hostile() if not c.is_static and not c.gpu]
+CPU = JudgeConfig(device="cpu", trials=2, timeout_s=60)
+
+
+@pytest.mark.parametrize("case", DYNAMIC, ids=lambda c: c.name)
+def test_hostile_candidate_gets_its_verdict(case):
+    config = JudgeConfig(device="cpu", trials=2, timeout_s=20 if case.expect == ErrorClass.TIMEOUT else 60)
+    verdict = evaluate(get_task(case.task), case.path, config)
+    assert verdict.error_class == case.expect, verdict.message
+    assert verdict.passed == (case.expect == ErrorClass.NONE)
+    if case.stage_reached is not None:
+        assert verdict.stage_reached == case.stage_reached, verdict.message
+    if case.expect != ErrorClass.NONE:
+        assert verdict.message  # says what went wrong
+
+
+@pytest.mark.parametrize("case", [c for c in load_hostile() if c.is_static], ids=lambda c: c.name)
+def test_static_hostile_never_reaches_a_child(case, monkeypatch):
+    def no_child(*args, **kwargs):
+        raise AssertionError("a statically rejected candidate must not be executed")
+
+    monkeypatch.setattr("benchmarks.judge.Child", no_child)
+    verdict = evaluate(get_task(case.task), case.path, CPU)
+    assert verdict.error_class == case.expect
+    assert verdict.stage_reached is None
+
+
+def test_next_evaluation_works_after_a_crash_and_a_hang():
+    task = get_task("softmax_fp32")
+    crash = evaluate(task, TESTS / "hostile" / "segfault.py", CPU)
+    assert crash.error_class == ErrorClass.CRASH
+    hang = evaluate(task, TESTS / "hostile" / "infinite_loop.py", JudgeConfig(device="cpu", trials=1, timeout_s=15))
+    assert hang.error_class == ErrorClass.TIMEOUT and "killed" in hang.message
+    ok = evaluate(task, solution_path("softmax"), CPU)
+    assert ok.passed and ok.stage_reached == Stage.NO_FALLBACK
+    assert ok.perf_status == "not measured (no GPU)"
+    assert all(s.candidate_us is None for s in ok.shapes)
+
+
+STARTER = sorted({t.name: t for t in load_all().values()}.values(), key=lambda t: t.name)
+KNOWN_BAD = [t for t in STARTER if (TESTS / "known_bad" / f"{t.name}.py").is_file()]
+
+
+def _first_checkable(task_name: str):
+    """fp32 where the task has it (the interpreter checks it fully), else the first dtype."""
+    variants = [t for t in load_all().values() if t.name == task_name]
+    return next((t for t in variants if t.dtype == "fp32"), variants[0])
+
+
+@pytest.mark.parametrize("task", KNOWN_BAD, ids=lambda t: t.name)
+def test_known_bad_kernel_fails_and_reference_passes(task):
+    task = _first_checkable(task.name)
+    bad_path = TESTS / "known_bad" / f"{task.name}.py"
+    expect = next(line.split(":", 1)[1].strip() for line in bad_path.read_text().splitlines() if line.startswith("# expect:"))
+    bad = evaluate(task, bad_path, CPU)
+    assert not bad.passed
+    assert bad.error_class == ErrorClass(expect), bad.message
+    good = evaluate(task, solution_path(task.name), CPU)
+    assert good.passed, good.message
+
+
+def test_verdict_round_trips_through_json():
+    from benchmarks.verdict import Verdict
+
+    v = evaluate(get_task("softmax_fp32"), TESTS / "hostile" / "returns_input.py", CPU)
+    again = Verdict.model_validate_json(v.model_dump_json())
+    assert again == v
+    assert again.mismatch is not None and again.mismatch.first_bad_index is not None
