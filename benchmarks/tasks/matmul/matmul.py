@@ -11,7 +11,7 @@ Dense matrix product of row-major A[M, K] and B[K, N] (both contiguous, same dty
     C[i, j] = sum_k A[i, k] * B[k, j]
 C is [M, N] in the inputs' dtype. Accumulate in fp32. fp32 means IEEE fp32 products: TF32
 tensor-core math (10-bit mantissa) is not allowed, and the tolerance rejects it. B is scaled by
-1/sqrt(K) so C is O(1); "outlier" mode puts rare 10-1000x values in A and B.
+1/sqrt(K) so C is O(1); "outlier" mode puts rare 10-1000x values in A (the activations).
 On the CPU (Triton interpreter) bf16 tl.dot is computed wrongly, so bf16 is checked on GPU only.
 """
 ENTRY_POINT = "matmul"
@@ -30,11 +30,14 @@ CPU_SHAPES = [
     {"name": "small", "dims": {"M": 64, "N": 48, "K": 40}},
     {"name": "tail", "dims": {"M": 33, "N": 17, "K": 50}},
 ]
-# C is O(1). fp32: reduction order changes results by ~1e-6, while TF32 inputs (unit roundoff
-# 2^-11) leave errors of ~5e-4, which these bounds reject. fp16/bf16: the output rounds once
-# (2^-11 / 2^-8 relative) after an fp32 accumulation whose order may differ (split-K, tiles).
+# C is O(1) (up to ~200 in outlier rows). fp32: a legitimate change of accumulation order moves C
+# by up to ~6e-6 * sum_k |a_ik b_kj| (measured on H200: Triton ieee tiles vs cuBLAS, 1.2e-3 at
+# K = 28672 with outliers), while TF32 inputs (unit roundoff 2^-11) leave errors of std ~4e-4 on
+# O(1) outputs: atol 1.5e-3 admits the first and still fails TF32 on ~1e-4 of the elements of
+# every shape with 1e5+ outputs. fp16/bf16: the output rounds once (2^-11 / 2^-8 relative) after
+# an fp32 accumulation whose order may differ (split-K, tile shapes).
 TOLERANCE = {
-    "fp32": {"atol": 1e-4, "rtol": 1e-4},
+    "fp32": {"atol": 1.5e-3, "rtol": 1e-4},
     "fp16": {"atol": 5e-3, "rtol": 5e-3},
     "bf16": {"atol": 2e-2, "rtol": 2e-2},
 }
@@ -49,10 +52,12 @@ def matmul(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
 
 def make_inputs(dims, dtype, mode, gen):
     M, N, K = dims["M"], dims["N"], dims["K"]
+    # outliers go in A only: A plays the activations (which carry 10-1000x outlier channels), B the
+    # weights (which do not). An outlier in both at the same k makes a single 1e4 product, and the
+    # legitimate fp32 rounding of the sum around it would swamp any tolerance that rejects TF32.
     a = maybe_outliers(randn((M, K), dtype, gen), mode, gen)
-    # outliers are drawn at unit scale, then scaled: they stay 10-1000x a typical element of B
-    b = maybe_outliers(randn((K, N), torch.float32, gen), mode, gen) * K ** -0.5
-    return (a, b.to(dtype))
+    b = randn((K, N), dtype, gen, std=K ** -0.5)
+    return (a, b)
 
 
 def flops(dims, dtype):

@@ -1,0 +1,122 @@
+"""Judge every task's reference Triton solution and write the table of times and roofline numbers.
+
+    python -m benchmarks.solutions_table --device cuda [--tasks a,b | --suite lite] [--dtype fp16]
+        [--trials 5] [--out docs/results/solutions_h200.md]
+
+One row per (task, shape): the solution's verdict, its time, eager and torch.compile times, the
+speedups, the roofline time, attainment, IOU and MFU. The Markdown file opens with the device,
+date, versions and the command that produced it; a JSON file beside it holds every verdict.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import platform
+import sys
+import time
+from pathlib import Path
+
+from benchmarks.judge import JudgeConfig, evaluate, resolve_device
+from benchmarks.task import Task, load_all, solution_path
+from benchmarks.verdict import Verdict
+
+
+def _f(value: float | None, spec: str) -> str:
+    return "—" if value is None else format(value, spec)
+
+
+def select(tasks: dict[str, Task], ids: str, suite: str | None, dtype: str | None) -> list[Task]:
+    chosen = list(tasks.values())
+    if suite:
+        from benchmarks.suites import suite_tasks
+
+        chosen = suite_tasks(suite, tasks)
+    if ids:
+        wanted = [t.strip() for t in ids.split(",") if t.strip()]
+        unknown = [t for t in wanted if t not in tasks]
+        if unknown:
+            raise SystemExit(f"unknown task(s): {', '.join(unknown)}")
+        chosen = [tasks[t] for t in wanted]
+    if dtype:
+        # one variant per task file: the asked dtype where it exists, else the file's first
+        by_name: dict[str, Task] = {}
+        for t in chosen:
+            cur = by_name.get(t.name)
+            if cur is None or (t.dtype == dtype and cur.dtype != dtype):
+                by_name[t.name] = t
+        chosen = list(by_name.values())
+    return chosen
+
+
+def render(verdicts: list[Verdict], header: list[str]) -> str:
+    lines = header + [
+        "",
+        "| task | verdict | shape | phase | solution µs | eager µs | compile µs | × eager | × compile | roofline µs | attainment | IOU | MFU | notes |",
+        "|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|",
+    ]
+    for v in verdicts:
+        status = "pass" if v.passed else f"FAIL {v.error_class.value}"
+        if not v.shapes:
+            lines.append(f"| {v.task_id} | {status} | — | — | — | — | — | — | — | — | — | — | — | {v.message[:120]} |")
+        for s in v.shapes:
+            notes = "; ".join(s.notes)[:160]
+            lines.append(
+                f"| {v.task_id} | {status} | {s.shape} | {s.phase} | {_f(s.candidate_us, '.1f')} | {_f(s.eager_us, '.1f')} | "
+                f"{_f(s.compile_us, '.1f')} | {_f(s.speedup_eager, '.2f')} | {_f(s.speedup_compile, '.2f')} | "
+                f"{_f(s.roofline_us, '.2f')} | {_f(s.attainment, '.2f')} | {_f(s.iou, '.2f')} | {_f(s.mfu, '.3f')} | {notes} |"
+            )
+    passed = sum(v.passed for v in verdicts)
+    lines += ["", f"{passed} of {len(verdicts)} solutions passed."]
+    scored = [v for v in verdicts if v.score is not None]
+    if scored:
+        lines.append("")
+        lines.append("| task | S (median attainment) | geomean × eager | geomean × compile | perf |")
+        lines.append("|---|---:|---:|---:|---|")
+        for v in scored:
+            lines.append(f"| {v.task_id} | {v.score:.2f} | {_f(v.geomean_speedup_eager, '.2f')} | {_f(v.geomean_speedup_compile, '.2f')} | {v.perf_status} |")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.solutions_table")
+    parser.add_argument("--device", default="auto")
+    parser.add_argument("--tasks", default="")
+    parser.add_argument("--suite", default=None)
+    parser.add_argument("--dtype", default=None, help="one variant per task file, this dtype where present")
+    parser.add_argument("--trials", type=int, default=5)
+    parser.add_argument("--out", default=None)
+    args = parser.parse_args(argv)
+    device = resolve_device(args.device)
+    tasks = select(load_all(), args.tasks, args.suite, args.dtype)
+    verdicts: list[Verdict] = []
+    t0 = time.perf_counter()
+    for task in tasks:
+        v = evaluate(task, solution_path(task.name), JudgeConfig(device=device, trials=args.trials))
+        verdicts.append(v)
+        print(f"{v.summary_line()} [{v.stage_seconds.get('total', 0):.1f}s]", flush=True)
+    fp = verdicts[0].fingerprint if verdicts else {}
+    header = [
+        f"# Reference solutions judged on {fp.get('gpu_name') or device}",
+        "",
+        f"- command: `python -m benchmarks.solutions_table {' '.join(argv if argv is not None else sys.argv[1:])}`",
+        f"- date: {dt.datetime.now(dt.UTC).strftime('%Y-%m-%d %H:%M UTC')}",
+        f"- device: {fp.get('gpu_name', device)}, driver {fp.get('driver_version')}, CUDA {fp.get('cuda_version')}",
+        f"- versions: torch {fp.get('torch_version')}, triton {fp.get('triton_version')}, python {platform.python_version()}",
+        f"- trials per mode: {args.trials}; wall time {time.perf_counter() - t0:.0f} s",
+        "- times are medians over many runs with an L2 flush before each; roofline = max(FLOPs / peak, bytes / bandwidth)",
+        "  with peaks calibrated on this device (see each row's perf note); attainment = roofline / measured.",
+    ]
+    text = render(verdicts, header)
+    print(text)
+    if args.out:
+        out = Path(args.out)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(text)
+        out.with_suffix(".json").write_text(json.dumps([v.model_dump(mode="json") for v in verdicts], indent=1))
+    return 0 if all(v.passed for v in verdicts) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
