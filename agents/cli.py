@@ -36,14 +36,22 @@ def _load_task(ref: str):  # noqa: ANN202 - returns benchmarks.task.Task
 
 
 @tasks_app.command("list")
-def tasks_list(category: str = typer.Option(None, help="only this category")) -> None:
+def tasks_list(
+    category: str = typer.Option(None, help="only this category"),
+    suite: str = typer.Option(None, help="full, lite, quant or serving"),
+) -> None:
     """One line per task: id, category, shapes."""
+    from benchmarks.suites import suite_tasks
     from benchmarks.task import TaskError, load_all
 
     try:
         tasks = load_all()
+        if suite:
+            tasks = {t.id: t for t in suite_tasks(suite, tasks)}
     except TaskError as exc:
         _die(str(exc))
+    except KeyError as exc:
+        _die(str(exc.args[0]))
     table = Table(show_header=True, header_style="bold")
     for col in ("id", "category", "dtype", "GPU shapes", "CPU shapes"):
         table.add_column(col)
@@ -80,6 +88,31 @@ def tasks_show(task_id: str) -> None:
     for s in task.cpu_shapes:
         table.add_row(s.name, str(s.dims), "cpu", "—", f"{task.flops(s.dims) / 1e9:.3g}", f"{task.min_bytes(s.dims) / 1e6:.3g}", "CPU interpreter shape")
     console.print(table)
+
+
+@tasks_app.command("check")
+def tasks_check(
+    suite: str = typer.Option(None, help="full, lite, quant or serving"),
+    device: str = typer.Option("cpu", help="cpu (interpreter, CPU shapes) or cuda (GPU shapes)"),
+    tasks: str = typer.Option("", help="comma-separated task ids"),
+    as_json: bool = typer.Option(False, "--json"),
+) -> None:
+    """Self-check tasks: the reference runs, inputs are seeded, formulas are sane, outlier mode
+    changes inputs, the reference solution passes and a perturbed copy fails."""
+    import subprocess
+    import sys
+
+    args = [sys.executable, "-m", "benchmarks.selfcheck", "--device", device]
+    if suite:
+        args += ["--suite", suite]
+    if tasks:
+        args += ["--tasks", tasks]
+    if as_json:
+        args.append("--json")
+    env = dict(os.environ)
+    if device == "cpu":
+        env["TRITON_INTERPRET"] = "1"  # must be set before triton is imported
+    raise typer.Exit(subprocess.call(args, env=env))
 
 
 @app.command("eval")

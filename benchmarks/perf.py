@@ -97,7 +97,7 @@ def fill_perf(verdict: Verdict, task: Task, shapes: list[Shape], cand: dict, con
     loose_bw = max(filter(None, [bandwidth, peaks.datasheet_bandwidth_bytes_per_s if peaks else None]), default=None)
     loose_flops = max(filter(None, [peak_flops, sheet_flops]), default=None)
     floor = cand.get("launch_floor_us") or base.get("launch_floor_us")
-    by_name = {s.name: s for s in verdict.shapes}
+    by_name = {s.shape: s for s in verdict.shapes}
     for shape in shapes:
         sr: ShapeResult = by_name[shape.name]
         c = cand.get(shape.name) or {}

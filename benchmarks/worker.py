@@ -225,43 +225,48 @@ def run_candidate(req: dict, folder: Path, progress: _Progress) -> dict:
 
 
 def _profile_streams(fn: Any, args: tuple, launched: set[str]) -> dict[str, Any]:
-    """One call under torch.profiler: device time per kernel, and the streams they ran on."""
+    """One call under torch.profiler: device time per kernel, and whether any kernel ran on a
+    stream other than the current one.
+
+    A marker kernel (a fill on the current stream) is launched first; its stream is the
+    reference, and it is left out of the totals."""
     import torch
     from torch.profiler import ProfilerActivity, profile
 
+    marker = torch.empty(1, device="cuda")
     torch.cuda.synchronize()
     with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        marker.fill_(1.0)
+        torch.cuda.synchronize()
         fn(*args)
         torch.cuda.synchronize()
-    total = triton_time = 0.0
-    streams: set[int] = set()
-    names: dict[str, float] = {}
+    kernels = []
     for evt in prof.events():
         if getattr(evt, "device_type", None) != torch.autograd.DeviceType.CUDA:
             continue
-        dur = float(getattr(evt, "device_time_total", 0.0) or getattr(evt, "cuda_time_total", 0.0) or 0.0)
-        if dur <= 0:
-            continue
-        kname = evt.name
-        if kname.startswith(("Memcpy", "Memset")):
-            total += dur
-            names[kname] = names.get(kname, 0.0) + dur
-            continue
+        dur = float(getattr(evt, "device_time_total", 0.0) or 0.0)
+        start = float(getattr(getattr(evt, "time_range", None), "start", 0.0) or 0.0)
+        kernels.append((start, evt.name, dur, getattr(evt, "device_resource_id", None)))
+    kernels.sort()
+    if not kernels:
+        return {"kernel_us": {}, "total_us": 0.0, "triton_us": 0.0, "triton_ratio": None, "side_stream": False, "note": "profiler saw no kernels"}
+    _, _, _, ref_stream = kernels[0]
+    names: dict[str, float] = {}
+    total = triton_time = 0.0
+    side = False
+    for _, kname, dur, stream in kernels[1:]:
         total += dur
         names[kname] = names.get(kname, 0.0) + dur
-        stream = getattr(evt, "device_resource_id", None)
-        if stream is not None:
-            streams.add(int(stream))
+        if stream is not None and ref_stream is not None and stream != ref_stream:
+            side = True
         if any(kname == n or kname.startswith(n) for n in launched):
             triton_time += dur
-    default_stream = torch.cuda.current_stream().stream_id
     return {
         "kernel_us": names,
         "total_us": total,
         "triton_us": triton_time,
         "triton_ratio": (triton_time / total) if total > 0 else None,
-        "streams": sorted(streams),
-        "default_stream": default_stream,
+        "side_stream": side,
     }
 
 
@@ -276,7 +281,8 @@ def _time_candidate(fn: Any, task: Any, req: dict, gen: Any, progress: _Progress
         args = task.make_inputs(shape["dims"], "standard", gen)
         fn(*args)  # compile / autotune outside the clock
         prof = _profile_streams(fn, args, launched)
-        side_stream = len(prof["streams"]) > 1
+        # no profile (CUPTI unavailable) means we cannot rule out side streams: time device-wide
+        side_stream = bool(prof["side_stream"]) or "note" in prof
         timing = time_cuda(lambda a=args: fn(*a), device_wide=side_stream)
         out[shape["name"]] = {
             "candidate_us": timing.median_us,

@@ -12,8 +12,10 @@ collection persisted with it can be reopened.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +26,20 @@ EMBEDDING_NAME = "kernforge-minilm"
 EMBEDDING_DIM = 384
 
 _MODEL_LOCK = threading.Lock()
+_SMALL_BATCH = 4
 _MODELS: dict[str, Any] = {}
+
+
+@contextlib.contextmanager
+def _single_thread() -> Iterator[None]:
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
 
 
 def model_path() -> Path:
@@ -72,14 +87,23 @@ class MiniLMEmbedding(EmbeddingFunction[Documents]):
         if not texts:
             return []
         model = _load_model(self.path)
-        vecs = model.encode(
+        if len(texts) <= _SMALL_BATCH:
+            # A query or two is latency-bound: intra-op threads cost more than they give, and on a
+            # busy 2-core machine they made a 30 ms embedding take 100-500 ms.
+            with _single_thread():
+                vecs = self._encode(model, texts)
+        else:
+            vecs = self._encode(model, texts)
+        return [v.astype("float32") for v in vecs]
+
+    def _encode(self, model: Any, texts: list[str]) -> Any:
+        return model.encode(
             texts,
             batch_size=self.batch_size,
             normalize_embeddings=True,
             convert_to_numpy=True,
             show_progress_bar=False,
         )
-        return [v.astype("float32") for v in vecs]
 
     @staticmethod
     def name() -> str:

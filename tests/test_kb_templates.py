@@ -46,6 +46,8 @@ def test_every_template_is_tested_and_declares_metadata():
     tested = {
         "tpl_tiled_gemm", "tpl_splitk_gemm", "tpl_persistent_gemm", "tpl_online_softmax",
         "tpl_welford_layernorm", "tpl_gemm_epilogue", "tpl_w8a8_gemm", "tpl_paged_attention_decode",
+        "tpl_row_reduce", "tpl_logsumexp_zloss", "tpl_linear_recurrence_scan", "tpl_kv_cache_scatter",
+        "tpl_elementwise_unary", "tpl_fused_sgd_momentum",
     }
     assert set(TEMPLATES) == tested, "a new template needs an interpreter test here"
     for stem in TEMPLATES:
@@ -194,3 +196,95 @@ def test_paged_attention_decode(load, num_splits):
     out = mod.paged_attention_decode(q, k_cache, v_cache, block_tables, lens, num_splits=num_splits)
     ref = _paged_reference(q, k_cache, v_cache, block_tables, lens, D**-0.5)
     torch.testing.assert_close(out, ref, atol=1e-4, rtol=1e-4)
+
+
+@pytest.mark.parametrize("op", ["sum", "mean", "max", "absmax", "l2norm"])
+def test_row_reduce(load, op):
+    mod = load("tpl_row_reduce")
+    x = torch.randn(5, 3000, generator=_gen()) - 2.0  # all-negative-ish rows catch a 0 identity for max
+    out = mod.row_reduce(x, op, BLOCK_N=1024)
+    ref = {
+        "sum": x.sum(1), "mean": x.mean(1), "max": x.amax(1), "absmax": x.abs().amax(1),
+        "l2norm": x.norm(dim=1),
+    }[op]
+    torch.testing.assert_close(out, ref, atol=1e-3, rtol=1e-5)
+
+
+@pytest.mark.filterwarnings("ignore:divide by zero encountered in log")  # the all -inf row
+def test_logsumexp_zloss(load):
+    mod = load("tpl_logsumexp_zloss")
+    z = torch.randn(4, 5000, generator=_gen()) * 3
+    z[1, 7] = 500.0  # an outlier: naive exp overflows
+    z[3] = float("-inf")
+    lse, zl = mod.logsumexp_zloss(z, coef=1e-3, BLOCK_V=1024)
+    ref = torch.logsumexp(z.double(), dim=1)
+    torch.testing.assert_close(lse[:3].double(), ref[:3], atol=1e-4, rtol=1e-6)
+    assert lse[3] == float("-inf")
+    torch.testing.assert_close(zl[:3].double(), 1e-3 * ref[:3] ** 2, atol=1e-4, rtol=1e-5)
+
+
+def test_linear_recurrence_scan(load):
+    mod = load("tpl_linear_recurrence_scan")
+    g = _gen()
+    a = torch.rand(3, 700, generator=g) * 0.5 + 0.5
+    x = torch.randn(3, 700, generator=g)
+    h = mod.linear_recurrence_scan(a, x, BLOCK_T=256)
+    ref = torch.empty(3, 700, dtype=torch.float64)
+    state = torch.zeros(3, dtype=torch.float64)
+    for t in range(700):
+        state = a[:, t].double() * state + x[:, t].double()
+        ref[:, t] = state
+    torch.testing.assert_close(h.double(), ref, atol=1e-4, rtol=1e-4)
+    # a = 1 is cumsum
+    ones = torch.ones(2, 300)
+    torch.testing.assert_close(mod.linear_recurrence_scan(ones, x[:2, :300], BLOCK_T=128),
+                               x[:2, :300].cumsum(1), atol=1e-4, rtol=1e-4)
+
+
+def test_kv_cache_scatter(load):
+    mod = load("tpl_kv_cache_scatter")
+    g = _gen()
+    T, KVH, D, PAGE, pages = 6, 2, 16, 4, 5
+    k = torch.randn(T, KVH, D, generator=g)
+    v = torch.randn(T, KVH, D, generator=g)
+    kc = torch.zeros(pages, PAGE, KVH, D)
+    vc = torch.zeros(pages, PAGE, KVH, D)
+    slots = torch.tensor([0, 5, -1, 13, 19, 7], dtype=torch.int64)  # -1 is padding
+    mod.kv_cache_scatter(k, v, kc, vc, slots, BLOCK=16)
+    ref_k = torch.zeros_like(kc)
+    ref_v = torch.zeros_like(vc)
+    for t, s in enumerate(slots.tolist()):
+        if s >= 0:
+            ref_k[s // PAGE, s % PAGE] = k[t]
+            ref_v[s // PAGE, s % PAGE] = v[t]
+    assert torch.equal(kc, ref_k) and torch.equal(vc, ref_v)
+
+
+@pytest.mark.parametrize("op", ["log_sigmoid", "gelu_erf", "square"])
+def test_elementwise_unary(load, op):
+    mod = load("tpl_elementwise_unary")
+    x = torch.randn(7, 333, generator=_gen()) * 30  # |x| up to ~100: the naive forms overflow
+    y = mod.elementwise_unary(x, op, BLOCK=1024)
+    ref = {
+        "log_sigmoid": torch.nn.functional.logsigmoid(x.double()),
+        "gelu_erf": torch.nn.functional.gelu(x.double()),
+        "square": x.double() ** 2,
+    }[op]
+    torch.testing.assert_close(y.double(), ref, atol=1e-5, rtol=1e-5)
+
+
+def test_fused_sgd_momentum_matches_torch_optim(load):
+    mod = load("tpl_fused_sgd_momentum")
+    g = _gen()
+    p0 = torch.randn(1000, generator=g)
+    grads = [torch.randn(1000, generator=g) for _ in range(3)]
+    ref = p0.clone().requires_grad_(True)
+    opt = torch.optim.SGD([ref], lr=0.1, momentum=0.9, weight_decay=0.01)
+    p = p0.clone()
+    buf = torch.zeros(1000)
+    for step, grad in enumerate(grads):
+        ref.grad = grad.clone()
+        opt.step()
+        mod.sgd_momentum_step(p, grad, buf, lr=0.1, momentum=0.9, weight_decay=0.01,
+                              first_step=step == 0, BLOCK=256)
+    torch.testing.assert_close(p, ref.detach(), atol=1e-6, rtol=1e-6)

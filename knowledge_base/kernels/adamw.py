@@ -22,7 +22,13 @@ KB_META = {
     "op_family": "optimizer_step",
     "category": "optimizer",
     "dtypes": ["fp32"],
-    "techniques": ["flat_1d_grid", "tail_mask", "int64_offsets", "multi_tensor_fusion", "host_side_scalars"],
+    "techniques": [
+        "flat_1d_grid",
+        "tail_mask",
+        "int64_offsets",
+        "multi_tensor_fusion",
+        "host_side_scalars",
+    ],
     "tunables": {"BLOCK": [512, 1024, 2048, 4096], "num_warps": [4, 8]},
     "verified_on": [],
     "attainment": None,
@@ -32,8 +38,25 @@ LR, BETA1, BETA2, EPS, WEIGHT_DECAY, STEP = 1e-3, 0.9, 0.999, 1e-8, 1e-2, 10
 
 
 @triton.jit
-def _adamw_kernel(p_ptr, g_ptr, m_ptr, v_ptr, p_out, m_out, v_out, n, decay, beta1, one_minus_beta1, beta2,
-                  one_minus_beta2, step_size, inv_sqrt_bc2, eps, BLOCK: tl.constexpr):
+def _adamw_kernel(
+    p_ptr,
+    g_ptr,
+    m_ptr,
+    v_ptr,
+    p_out,
+    m_out,
+    v_out,
+    n,
+    decay,
+    beta1,
+    one_minus_beta1,
+    beta2,
+    one_minus_beta2,
+    step_size,
+    inv_sqrt_bc2,
+    eps,
+    BLOCK: tl.constexpr,
+):
     pid = tl.program_id(0)
     offs = pid.to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
     mask = offs < n
@@ -50,8 +73,14 @@ def _adamw_kernel(p_ptr, g_ptr, m_ptr, v_ptr, p_out, m_out, v_out, n, decay, bet
     tl.store(v_out + offs, v, mask=mask)
 
 
-def adamw(param: torch.Tensor, grad: torch.Tensor, exp_avg: torch.Tensor, exp_avg_sq: torch.Tensor,
-          BLOCK: int = 1024, num_warps: int = 4) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+def adamw(
+    param: torch.Tensor,
+    grad: torch.Tensor,
+    exp_avg: torch.Tensor,
+    exp_avg_sq: torch.Tensor,
+    BLOCK: int = 1024,
+    num_warps: int = 4,
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     param, grad = param.contiguous(), grad.contiguous()
     exp_avg, exp_avg_sq = exp_avg.contiguous(), exp_avg_sq.contiguous()
     n = param.numel()
@@ -61,7 +90,24 @@ def adamw(param: torch.Tensor, grad: torch.Tensor, exp_avg: torch.Tensor, exp_av
     decay = 1.0 - LR * WEIGHT_DECAY
     step_size = LR / (1.0 - BETA1**STEP)
     inv_sqrt_bc2 = 1.0 / math.sqrt(1.0 - BETA2**STEP)
-    _adamw_kernel[(triton.cdiv(n, BLOCK),)](param, grad, exp_avg, exp_avg_sq, p_out, m_out, v_out, n, decay,
-                                            BETA1, 1.0 - BETA1, BETA2, 1.0 - BETA2, step_size, inv_sqrt_bc2, EPS,
-                                            BLOCK=BLOCK, num_warps=num_warps)
+    _adamw_kernel[(triton.cdiv(n, BLOCK),)](
+        param,
+        grad,
+        exp_avg,
+        exp_avg_sq,
+        p_out,
+        m_out,
+        v_out,
+        n,
+        decay,
+        BETA1,
+        1.0 - BETA1,
+        BETA2,
+        1.0 - BETA2,
+        step_size,
+        inv_sqrt_bc2,
+        EPS,
+        BLOCK=BLOCK,
+        num_warps=num_warps,
+    )
     return p_out, m_out, v_out

@@ -19,8 +19,14 @@ KB_META = {
     "op_family": "fused_residual_norm",
     "category": "fusion",
     "dtypes": ["fp32", "fp16", "bf16"],
-    "techniques": ["one_program_per_row", "chunked_row_loop", "tail_mask", "fp32_accumulation",
-                   "fused_residual_add", "recompute_instead_of_reload"],
+    "techniques": [
+        "one_program_per_row",
+        "chunked_row_loop",
+        "tail_mask",
+        "fp32_accumulation",
+        "fused_residual_add",
+        "recompute_instead_of_reload",
+    ],
     "tunables": {"BLOCK_N": [1024, 2048, 4096, 8192], "num_warps": [4, 8, 16]},
     "verified_on": [],
     "attainment": None,
@@ -30,8 +36,20 @@ EPS = 1e-5
 
 
 @triton.jit
-def _add_rmsnorm_kernel(x_ptr, r_ptr, w_ptr, out_ptr, h_ptr, stride_x, stride_r, stride_o, stride_h, N, eps,
-                        BLOCK_N: tl.constexpr):
+def _add_rmsnorm_kernel(
+    x_ptr,
+    r_ptr,
+    w_ptr,
+    out_ptr,
+    h_ptr,
+    stride_x,
+    stride_r,
+    stride_o,
+    stride_h,
+    N,
+    eps,
+    BLOCK_N: tl.constexpr,
+):
     row = tl.program_id(0).to(tl.int64)
     x_row = x_ptr + row * stride_x
     r_row = r_ptr + row * stride_r
@@ -62,8 +80,13 @@ def _add_rmsnorm_kernel(x_ptr, r_ptr, w_ptr, out_ptr, h_ptr, stride_x, stride_r,
         tl.store(o_row + cols, (hf * rstd * w).to(dtype), mask=mask)
 
 
-def add_rmsnorm(x: torch.Tensor, residual: torch.Tensor, weight: torch.Tensor, BLOCK_N: int = 8192,
-                num_warps: int = 8) -> tuple[torch.Tensor, torch.Tensor]:
+def add_rmsnorm(
+    x: torch.Tensor,
+    residual: torch.Tensor,
+    weight: torch.Tensor,
+    BLOCK_N: int = 8192,
+    num_warps: int = 8,
+) -> tuple[torch.Tensor, torch.Tensor]:
     assert x.dim() == 2 and x.shape == residual.shape
     x = x.contiguous()
     residual = residual.contiguous()
@@ -71,6 +94,19 @@ def add_rmsnorm(x: torch.Tensor, residual: torch.Tensor, weight: torch.Tensor, B
     out = torch.empty_like(x)
     h = torch.empty_like(x)
     block = min(BLOCK_N, triton.next_power_of_2(N))
-    _add_rmsnorm_kernel[(M,)](x, residual, weight.contiguous(), out, h, x.stride(0), residual.stride(0),
-                              out.stride(0), h.stride(0), N, EPS, BLOCK_N=block, num_warps=num_warps)
+    _add_rmsnorm_kernel[(M,)](
+        x,
+        residual,
+        weight.contiguous(),
+        out,
+        h,
+        x.stride(0),
+        residual.stride(0),
+        out.stride(0),
+        h.stride(0),
+        N,
+        EPS,
+        BLOCK_N=block,
+        num_warps=num_warps,
+    )
     return out, h

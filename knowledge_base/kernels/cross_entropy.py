@@ -20,9 +20,20 @@ KB_META = {
     "op_family": "row_reduction_loss",
     "category": "loss",
     "dtypes": ["fp32", "fp16", "bf16"],
-    "techniques": ["one_program_per_row", "chunked_row_loop", "tail_mask", "online_logsumexp",
-                   "fp32_accumulation", "ignore_index", "deterministic_two_stage_reduction"],
-    "tunables": {"BLOCK_V": [1024, 2048, 4096, 8192], "num_warps": [4, 8, 16], "BLOCK_M": [256, 1024]},
+    "techniques": [
+        "one_program_per_row",
+        "chunked_row_loop",
+        "tail_mask",
+        "online_logsumexp",
+        "fp32_accumulation",
+        "ignore_index",
+        "deterministic_two_stage_reduction",
+    ],
+    "tunables": {
+        "BLOCK_V": [1024, 2048, 4096, 8192],
+        "num_warps": [4, 8, 16],
+        "BLOCK_M": [256, 1024],
+    },
     "verified_on": [],
     "attainment": None,
 }
@@ -31,7 +42,9 @@ IGNORE_INDEX = -100
 
 
 @triton.jit
-def _ce_row_kernel(x_ptr, t_ptr, loss_ptr, valid_ptr, stride_x, V, ignore_index, BLOCK_V: tl.constexpr):
+def _ce_row_kernel(
+    x_ptr, t_ptr, loss_ptr, valid_ptr, stride_x, V, ignore_index, BLOCK_V: tl.constexpr
+):
     row = tl.program_id(0)
     x_row = x_ptr + row.to(tl.int64) * stride_x
     offs = tl.arange(0, BLOCK_V)
@@ -69,8 +82,13 @@ def _ce_mean_kernel(loss_ptr, valid_ptr, out_ptr, M, BLOCK_M: tl.constexpr):
     tl.store(out_ptr, tl.sum(acc, axis=0) / tl.sum(cnt, axis=0))
 
 
-def cross_entropy(logits: torch.Tensor, targets: torch.Tensor, BLOCK_V: int = 4096, num_warps: int = 8,
-                  BLOCK_M: int = 1024) -> torch.Tensor:
+def cross_entropy(
+    logits: torch.Tensor,
+    targets: torch.Tensor,
+    BLOCK_V: int = 4096,
+    num_warps: int = 8,
+    BLOCK_M: int = 1024,
+) -> torch.Tensor:
     assert logits.dim() == 2 and targets.shape == (logits.shape[0],)
     logits = logits.contiguous()
     targets = targets.contiguous()
@@ -79,8 +97,17 @@ def cross_entropy(logits: torch.Tensor, targets: torch.Tensor, BLOCK_V: int = 40
     valid = torch.empty((M,), dtype=torch.float32, device=logits.device)
     out = torch.empty((), dtype=torch.float32, device=logits.device)
     block_v = min(BLOCK_V, triton.next_power_of_2(V))
-    _ce_row_kernel[(M,)](logits, targets, losses, valid, logits.stride(0), V, IGNORE_INDEX, BLOCK_V=block_v,
-                         num_warps=num_warps)
+    _ce_row_kernel[(M,)](
+        logits,
+        targets,
+        losses,
+        valid,
+        logits.stride(0),
+        V,
+        IGNORE_INDEX,
+        BLOCK_V=block_v,
+        num_warps=num_warps,
+    )
     block_m = min(BLOCK_M, triton.next_power_of_2(M))
     _ce_mean_kernel[(1,)](losses, valid, out, M, BLOCK_M=block_m, num_warps=4)
     return out

@@ -18,7 +18,12 @@ KB_META = {
     "op_family": "gather_rows",
     "category": "index",
     "dtypes": ["fp32", "fp16", "bf16"],
-    "techniques": ["2d_grid_token_by_column_block", "tail_mask", "int64_offsets", "data_dependent_load"],
+    "techniques": [
+        "2d_grid_token_by_column_block",
+        "tail_mask",
+        "int64_offsets",
+        "data_dependent_load",
+    ],
     "tunables": {"BLOCK_D": [512, 1024, 2048, 4096], "num_warps": [4, 8]},
     "verified_on": [],
     "attainment": None,
@@ -36,7 +41,9 @@ def _embedding_kernel(ids_ptr, table_ptr, out_ptr, D, stride_t, stride_o, BLOCK_
     tl.store(out_ptr + tok.to(tl.int64) * stride_o + cols, vals, mask=mask)
 
 
-def embedding(ids: torch.Tensor, table: torch.Tensor, BLOCK_D: int = 1024, num_warps: int = 4) -> torch.Tensor:
+def embedding(
+    ids: torch.Tensor, table: torch.Tensor, BLOCK_D: int = 1024, num_warps: int = 4
+) -> torch.Tensor:
     assert ids.dim() == 1 and table.dim() == 2
     ids = ids.contiguous()
     table = table.contiguous()
@@ -45,5 +52,7 @@ def embedding(ids: torch.Tensor, table: torch.Tensor, BLOCK_D: int = 1024, num_w
     out = torch.empty((T, D), dtype=table.dtype, device=table.device)
     block = min(BLOCK_D, triton.next_power_of_2(D))
     grid = (T, triton.cdiv(D, block))
-    _embedding_kernel[grid](ids, table, out, D, table.stride(0), out.stride(0), BLOCK_D=block, num_warps=num_warps)
+    _embedding_kernel[grid](
+        ids, table, out, D, table.stride(0), out.stride(0), BLOCK_D=block, num_warps=num_warps
+    )
     return out

@@ -18,8 +18,13 @@ KB_META = {
     "op_family": "row_normalization",
     "category": "normalization",
     "dtypes": ["fp32", "fp16", "bf16"],
-    "techniques": ["one_program_per_row", "chunked_row_loop", "tail_mask", "fp32_accumulation",
-                   "two_pass_variance"],
+    "techniques": [
+        "one_program_per_row",
+        "chunked_row_loop",
+        "tail_mask",
+        "fp32_accumulation",
+        "two_pass_variance",
+    ],
     "tunables": {"BLOCK_N": [1024, 2048, 4096, 8192], "num_warps": [4, 8, 16]},
     "verified_on": [],
     "attainment": None,
@@ -29,7 +34,9 @@ EPS = 1e-5
 
 
 @triton.jit
-def _layernorm_kernel(x_ptr, w_ptr, b_ptr, y_ptr, stride_x, stride_y, N, eps, BLOCK_N: tl.constexpr):
+def _layernorm_kernel(
+    x_ptr, w_ptr, b_ptr, y_ptr, stride_x, stride_y, N, eps, BLOCK_N: tl.constexpr
+):
     row = tl.program_id(0)
     x_row = x_ptr + row.to(tl.int64) * stride_x
     y_row = y_ptr + row.to(tl.int64) * stride_y
@@ -60,13 +67,28 @@ def _layernorm_kernel(x_ptr, w_ptr, b_ptr, y_ptr, stride_x, stride_y, N, eps, BL
         tl.store(y_row + cols, y.to(y_ptr.dtype.element_ty), mask=mask)
 
 
-def layernorm(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor, BLOCK_N: int = 8192,
-              num_warps: int = 8) -> torch.Tensor:
+def layernorm(
+    x: torch.Tensor,
+    weight: torch.Tensor,
+    bias: torch.Tensor,
+    BLOCK_N: int = 8192,
+    num_warps: int = 8,
+) -> torch.Tensor:
     assert x.dim() == 2
     x = x.contiguous()
     M, N = x.shape
     y = torch.empty_like(x)
     block = min(BLOCK_N, triton.next_power_of_2(N))
-    _layernorm_kernel[(M,)](x, weight.contiguous(), bias.contiguous(), y, x.stride(0), y.stride(0), N, EPS,
-                            BLOCK_N=block, num_warps=num_warps)
+    _layernorm_kernel[(M,)](
+        x,
+        weight.contiguous(),
+        bias.contiguous(),
+        y,
+        x.stride(0),
+        y.stride(0),
+        N,
+        EPS,
+        BLOCK_N=block,
+        num_warps=num_warps,
+    )
     return y

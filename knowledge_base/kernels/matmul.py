@@ -22,19 +22,48 @@ KB_META = {
     "op_family": "gemm",
     "category": "matmul",
     "dtypes": ["fp32", "fp16", "bf16"],
-    "techniques": ["tiled_gemm", "fp32_accumulator", "grouped_tile_order", "k_tail_mask", "edge_masks",
-                   "int64_offsets", "ieee_fp32_dot"],
-    "tunables": {"BLOCK_M": [16, 64, 128, 256], "BLOCK_N": [64, 128, 256], "BLOCK_K": [32, 64, 128],
-                 "GROUP_M": [4, 8, 16], "num_warps": [4, 8], "num_stages": [2, 3, 4, 5]},
+    "techniques": [
+        "tiled_gemm",
+        "fp32_accumulator",
+        "grouped_tile_order",
+        "k_tail_mask",
+        "edge_masks",
+        "int64_offsets",
+        "ieee_fp32_dot",
+    ],
+    "tunables": {
+        "BLOCK_M": [16, 64, 128, 256],
+        "BLOCK_N": [64, 128, 256],
+        "BLOCK_K": [32, 64, 128],
+        "GROUP_M": [4, 8, 16],
+        "num_warps": [4, 8],
+        "num_stages": [2, 3, 4, 5],
+    },
     "verified_on": [],
     "attainment": None,
 }
 
 
 @triton.jit
-def _matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,
-                   BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr,
-                   IEEE_FP32: tl.constexpr):
+def _matmul_kernel(
+    a_ptr,
+    b_ptr,
+    c_ptr,
+    M,
+    N,
+    K,
+    stride_am,
+    stride_ak,
+    stride_bk,
+    stride_bn,
+    stride_cm,
+    stride_cn,
+    BLOCK_M: tl.constexpr,
+    BLOCK_N: tl.constexpr,
+    BLOCK_K: tl.constexpr,
+    GROUP_M: tl.constexpr,
+    IEEE_FP32: tl.constexpr,
+):
     pid = tl.program_id(0)
     tiles_m = tl.cdiv(M, BLOCK_M)
     tiles_n = tl.cdiv(N, BLOCK_N)
@@ -70,14 +99,40 @@ def _matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_bk
     tl.store(c_ptrs, acc.to(c_ptr.dtype.element_ty), mask=m_mask & n_mask)
 
 
-def matmul(a: torch.Tensor, b: torch.Tensor, BLOCK_M: int = 128, BLOCK_N: int = 128, BLOCK_K: int = 64,
-           GROUP_M: int = 8, num_warps: int = 8, num_stages: int = 3) -> torch.Tensor:
+def matmul(
+    a: torch.Tensor,
+    b: torch.Tensor,
+    BLOCK_M: int = 128,
+    BLOCK_N: int = 128,
+    BLOCK_K: int = 64,
+    GROUP_M: int = 8,
+    num_warps: int = 8,
+    num_stages: int = 3,
+) -> torch.Tensor:
     assert a.dim() == 2 and b.dim() == 2 and a.shape[1] == b.shape[0] and a.dtype == b.dtype
     M, K = a.shape
     N = b.shape[1]
     c = torch.empty((M, N), dtype=a.dtype, device=a.device)
     grid = (triton.cdiv(M, BLOCK_M) * triton.cdiv(N, BLOCK_N),)
-    _matmul_kernel[grid](a, b, c, M, N, K, a.stride(0), a.stride(1), b.stride(0), b.stride(1), c.stride(0),
-                         c.stride(1), BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N, BLOCK_K=BLOCK_K, GROUP_M=GROUP_M,
-                         IEEE_FP32=a.dtype == torch.float32, num_warps=num_warps, num_stages=num_stages)
+    _matmul_kernel[grid](
+        a,
+        b,
+        c,
+        M,
+        N,
+        K,
+        a.stride(0),
+        a.stride(1),
+        b.stride(0),
+        b.stride(1),
+        c.stride(0),
+        c.stride(1),
+        BLOCK_M=BLOCK_M,
+        BLOCK_N=BLOCK_N,
+        BLOCK_K=BLOCK_K,
+        GROUP_M=GROUP_M,
+        IEEE_FP32=a.dtype == torch.float32,
+        num_warps=num_warps,
+        num_stages=num_stages,
+    )
     return c

@@ -18,8 +18,14 @@ KB_META = {
     "op_family": "fused_gated_activation",
     "category": "fusion",
     "dtypes": ["fp32", "fp16", "bf16"],
-    "techniques": ["2d_grid_row_by_column_block", "tail_mask", "int64_offsets", "fp32_compute",
-                   "overflow_safe_sigmoid", "elementwise_fusion"],
+    "techniques": [
+        "2d_grid_row_by_column_block",
+        "tail_mask",
+        "int64_offsets",
+        "fp32_compute",
+        "overflow_safe_sigmoid",
+        "elementwise_fusion",
+    ],
     "tunables": {"BLOCK_H": [512, 1024, 2048, 4096], "num_warps": [4, 8]},
     "verified_on": [],
     "attainment": None,
@@ -46,6 +52,7 @@ def silu_and_mul(x: torch.Tensor, BLOCK_H: int = 1024, num_warps: int = 4) -> to
     H = x.shape[1] // 2
     out = torch.empty((M, H), dtype=x.dtype, device=x.device)
     block = min(BLOCK_H, triton.next_power_of_2(H))
-    _silu_and_mul_kernel[(M, triton.cdiv(H, block))](x, out, H, x.stride(0), out.stride(0), BLOCK_H=block,
-                                                      num_warps=num_warps)
+    _silu_and_mul_kernel[(M, triton.cdiv(H, block))](
+        x, out, H, x.stride(0), out.stride(0), BLOCK_H=block, num_warps=num_warps
+    )
     return out

@@ -24,11 +24,27 @@ KB_META = {
     "op_family": "quantized_gemm",
     "category": "quantization",
     "dtypes": ["int8"],
-    "techniques": ["per_token_dynamic_quant", "per_channel_weight_scale", "int8_tensor_core_dot",
-                   "int32_accumulator", "scale_epilogue", "round_half_even_magic_number", "ieee_division",
-                   "grouped_tile_order", "k_tail_mask", "edge_masks"],
-    "tunables": {"QUANT_BLOCK_K": [1024, 2048, 4096], "BLOCK_M": [16, 64, 128], "BLOCK_N": [64, 128, 256],
-                 "BLOCK_K": [64, 128, 256], "GROUP_M": [4, 8], "num_warps": [4, 8], "num_stages": [2, 3, 4]},
+    "techniques": [
+        "per_token_dynamic_quant",
+        "per_channel_weight_scale",
+        "int8_tensor_core_dot",
+        "int32_accumulator",
+        "scale_epilogue",
+        "round_half_even_magic_number",
+        "ieee_division",
+        "grouped_tile_order",
+        "k_tail_mask",
+        "edge_masks",
+    ],
+    "tunables": {
+        "QUANT_BLOCK_K": [1024, 2048, 4096],
+        "BLOCK_M": [16, 64, 128],
+        "BLOCK_N": [64, 128, 256],
+        "BLOCK_K": [64, 128, 256],
+        "GROUP_M": [4, 8],
+        "num_warps": [4, 8],
+        "num_stages": [2, 3, 4],
+    },
     "verified_on": [],
     "attainment": None,
 }
@@ -60,9 +76,26 @@ def _quant_rows_kernel(x_ptr, q_ptr, s_ptr, K, stride_x, stride_q, BLOCK_K: tl.c
 
 
 @triton.jit
-def _int8_gemm_kernel(a_ptr, b_ptr, sa_ptr, sb_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_bn, stride_bk,
-                      stride_cm, stride_cn, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
-                      GROUP_M: tl.constexpr):
+def _int8_gemm_kernel(
+    a_ptr,
+    b_ptr,
+    sa_ptr,
+    sb_ptr,
+    c_ptr,
+    M,
+    N,
+    K,
+    stride_am,
+    stride_ak,
+    stride_bn,
+    stride_bk,
+    stride_cm,
+    stride_cn,
+    BLOCK_M: tl.constexpr,
+    BLOCK_N: tl.constexpr,
+    BLOCK_K: tl.constexpr,
+    GROUP_M: tl.constexpr,
+):
     pid = tl.program_id(0)
     tiles_m = tl.cdiv(M, BLOCK_M)
     tiles_n = tl.cdiv(N, BLOCK_N)
@@ -97,9 +130,18 @@ def _int8_gemm_kernel(a_ptr, b_ptr, sa_ptr, sb_ptr, c_ptr, M, N, K, stride_am, s
     tl.store(c_ptrs, y.to(c_ptr.dtype.element_ty), mask=m_mask[:, None] & n_mask[None, :])
 
 
-def w8a8_gemm(x: torch.Tensor, w_q: torch.Tensor, w_scale: torch.Tensor, QUANT_BLOCK_K: int = 4096,
-              BLOCK_M: int = 128, BLOCK_N: int = 128, BLOCK_K: int = 128, GROUP_M: int = 8, num_warps: int = 8,
-              num_stages: int = 3) -> torch.Tensor:
+def w8a8_gemm(
+    x: torch.Tensor,
+    w_q: torch.Tensor,
+    w_scale: torch.Tensor,
+    QUANT_BLOCK_K: int = 4096,
+    BLOCK_M: int = 128,
+    BLOCK_N: int = 128,
+    BLOCK_K: int = 128,
+    GROUP_M: int = 8,
+    num_warps: int = 8,
+    num_stages: int = 3,
+) -> torch.Tensor:
     assert x.dim() == 2 and w_q.dim() == 2 and x.shape[1] == w_q.shape[1]
     x = x.contiguous()
     w_q = w_q.contiguous()
@@ -109,10 +151,31 @@ def w8a8_gemm(x: torch.Tensor, w_q: torch.Tensor, w_scale: torch.Tensor, QUANT_B
     x_q = torch.empty((M, K), dtype=torch.int8, device=x.device)
     s_x = torch.empty((M,), dtype=torch.float32, device=x.device)
     qblock = min(QUANT_BLOCK_K, triton.next_power_of_2(K))
-    _quant_rows_kernel[(M,)](x, x_q, s_x, K, x.stride(0), x_q.stride(0), BLOCK_K=qblock, num_warps=8)
+    _quant_rows_kernel[(M,)](
+        x, x_q, s_x, K, x.stride(0), x_q.stride(0), BLOCK_K=qblock, num_warps=8
+    )
     y = torch.empty((M, N), dtype=torch.bfloat16, device=x.device)
     grid = (triton.cdiv(M, BLOCK_M) * triton.cdiv(N, BLOCK_N),)
-    _int8_gemm_kernel[grid](x_q, w_q, s_x, w_scale, y, M, N, K, x_q.stride(0), x_q.stride(1), w_q.stride(0),
-                            w_q.stride(1), y.stride(0), y.stride(1), BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N,
-                            BLOCK_K=BLOCK_K, GROUP_M=GROUP_M, num_warps=num_warps, num_stages=num_stages)
+    _int8_gemm_kernel[grid](
+        x_q,
+        w_q,
+        s_x,
+        w_scale,
+        y,
+        M,
+        N,
+        K,
+        x_q.stride(0),
+        x_q.stride(1),
+        w_q.stride(0),
+        w_q.stride(1),
+        y.stride(0),
+        y.stride(1),
+        BLOCK_M=BLOCK_M,
+        BLOCK_N=BLOCK_N,
+        BLOCK_K=BLOCK_K,
+        GROUP_M=GROUP_M,
+        num_warps=num_warps,
+        num_stages=num_stages,
+    )
     return y

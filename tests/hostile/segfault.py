@@ -1,6 +1,6 @@
 # expect: crash
 # task: softmax_fp32
-# why: a kernel stores 2**46 elements past its pointer: SIGSEGV in the CPU interpreter (an illegal-address fault on a GPU); passes the static check
+# why: a kernel stores 2**46 elements past its pointer and passes the static check: SIGSEGV under the CPU interpreter; on an H200 CUDA raises "illegal memory access" (context lost, also a crash)
 import torch
 import triton
 import triton.language as tl

@@ -22,13 +22,24 @@ def _add_rmsnorm_kernel(x_ptr, r_ptr, w_ptr, out_ptr, h_ptr, stride, N, eps, BLO
     tl.store(out_ptr + row * stride + cols, out.to(out_ptr.dtype.element_ty), mask=mask)
 
 
-def add_rmsnorm(x: torch.Tensor, residual: torch.Tensor, weight: torch.Tensor,
-                num_warps: int = 8) -> tuple[torch.Tensor, torch.Tensor]:
+def add_rmsnorm(
+    x: torch.Tensor, residual: torch.Tensor, weight: torch.Tensor, num_warps: int = 8
+) -> tuple[torch.Tensor, torch.Tensor]:
     x = x.contiguous()
     residual = residual.contiguous()
     M, N = x.shape
     out = torch.empty_like(x)
     h = torch.empty_like(x)
-    _add_rmsnorm_kernel[(M,)](x, residual, weight, out, h, x.stride(0), N, 1e-5, BLOCK_N=triton.next_power_of_2(N),
-                              num_warps=num_warps)
+    _add_rmsnorm_kernel[(M,)](
+        x,
+        residual,
+        weight,
+        out,
+        h,
+        x.stride(0),
+        N,
+        1e-5,
+        BLOCK_N=triton.next_power_of_2(N),
+        num_warps=num_warps,
+    )
     return out, h

@@ -43,7 +43,15 @@ def cross_entropy(logits: torch.Tensor, targets: torch.Tensor, BLOCK_V: int = 40
     losses = torch.empty((M,), dtype=torch.float32, device=logits.device)
     valid = torch.empty((M,), dtype=torch.float32, device=logits.device)
     out = torch.empty((), dtype=torch.float32, device=logits.device)
-    _ce_row_kernel[(M,)](logits, targets, losses, valid, logits.stride(0), V,
-                         BLOCK_V=min(BLOCK_V, triton.next_power_of_2(V)), num_warps=8)
+    _ce_row_kernel[(M,)](
+        logits,
+        targets,
+        losses,
+        valid,
+        logits.stride(0),
+        V,
+        BLOCK_V=min(BLOCK_V, triton.next_power_of_2(V)),
+        num_warps=8,
+    )
     _ce_mean_kernel[(1,)](losses, valid, out, M, BLOCK_M=min(1024, triton.next_power_of_2(M)))
     return out

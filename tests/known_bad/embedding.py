@@ -18,12 +18,15 @@ def _embedding_kernel(ids_ptr, table_ptr, out_ptr, D, stride_t, stride_o, BLOCK_
     tl.store(out_ptr + tok.to(tl.int64) * stride_o + cols, vals, mask=mask)
 
 
-def embedding(ids: torch.Tensor, table: torch.Tensor, BLOCK_D: int = 1024, num_warps: int = 4) -> torch.Tensor:
+def embedding(
+    ids: torch.Tensor, table: torch.Tensor, BLOCK_D: int = 1024, num_warps: int = 4
+) -> torch.Tensor:
     table = table.contiguous()
     T = ids.shape[0]
     D = table.shape[1]
     out = torch.empty((T, D), dtype=table.dtype, device=table.device)
     block = min(BLOCK_D, triton.next_power_of_2(D))
-    _embedding_kernel[(T, triton.cdiv(D, block))](ids, table, out, D, table.stride(1), out.stride(0),
-                                                  BLOCK_D=block, num_warps=num_warps)
+    _embedding_kernel[(T, triton.cdiv(D, block))](
+        ids, table, out, D, table.stride(1), out.stride(0), BLOCK_D=block, num_warps=num_warps
+    )
     return out

@@ -8,7 +8,9 @@ import triton.language as tl
 
 
 @triton.jit
-def _layernorm_kernel(x_ptr, w_ptr, b_ptr, y_ptr, stride_x, stride_y, N, eps, BLOCK_N: tl.constexpr):
+def _layernorm_kernel(
+    x_ptr, w_ptr, b_ptr, y_ptr, stride_x, stride_y, N, eps, BLOCK_N: tl.constexpr
+):
     row = tl.program_id(0)
     cols = tl.arange(0, BLOCK_N)
     mask = cols < N
@@ -23,10 +25,22 @@ def _layernorm_kernel(x_ptr, w_ptr, b_ptr, y_ptr, stride_x, stride_y, N, eps, BL
     tl.store(y_ptr + row.to(tl.int64) * stride_y + cols, y.to(y_ptr.dtype.element_ty), mask=mask)
 
 
-def layernorm(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor, num_warps: int = 8) -> torch.Tensor:
+def layernorm(
+    x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor, num_warps: int = 8
+) -> torch.Tensor:
     x = x.contiguous()
     M, N = x.shape
     y = torch.empty_like(x)
-    _layernorm_kernel[(M,)](x, weight, bias, y, x.stride(0), y.stride(0), N, 1e-5,
-                            BLOCK_N=triton.next_power_of_2(N), num_warps=num_warps)
+    _layernorm_kernel[(M,)](
+        x,
+        weight,
+        bias,
+        y,
+        x.stride(0),
+        y.stride(0),
+        N,
+        1e-5,
+        BLOCK_N=triton.next_power_of_2(N),
+        num_warps=num_warps,
+    )
     return y

@@ -27,10 +27,14 @@ def _rmsnorm_kernel(x_ptr, w_ptr, y_ptr, stride_x, stride_y, N, eps, BLOCK_N: tl
         tl.store(y_row + cols, (x * rstd * w).to(y_ptr.dtype.element_ty), mask=mask)
 
 
-def rmsnorm(x: torch.Tensor, weight: torch.Tensor, BLOCK_N: int = 8192, num_warps: int = 8) -> torch.Tensor:
+def rmsnorm(
+    x: torch.Tensor, weight: torch.Tensor, BLOCK_N: int = 8192, num_warps: int = 8
+) -> torch.Tensor:
     x = x.contiguous()
     M, N = x.shape
     y = torch.empty_like(x)
     block = min(BLOCK_N, triton.next_power_of_2(N))
-    _rmsnorm_kernel[(M,)](x, weight, y, x.stride(0), y.stride(0), N, 1e-5, BLOCK_N=block, num_warps=num_warps)
+    _rmsnorm_kernel[(M,)](
+        x, weight, y, x.stride(0), y.stride(0), N, 1e-5, BLOCK_N=block, num_warps=num_warps
+    )
     return y

@@ -26,5 +26,7 @@ def silu_and_mul(x: torch.Tensor, BLOCK_H: int = 1024, num_warps: int = 4) -> to
     H = x.shape[1] // 2
     out = torch.empty((M, H), dtype=x.dtype, device=x.device)
     block = min(BLOCK_H, triton.next_power_of_2(H))
-    _silu_and_mul_kernel[(M, triton.cdiv(H, block))](x, out, H, out.stride(0), BLOCK_H=block, num_warps=num_warps)
+    _silu_and_mul_kernel[(M, triton.cdiv(H, block))](
+        x, out, H, out.stride(0), BLOCK_H=block, num_warps=num_warps
+    )
     return out

@@ -20,8 +20,22 @@ def _quant_rows_kernel(x_ptr, q_ptr, s_ptr, K, stride_x, stride_q, BLOCK_K: tl.c
 
 
 @triton.jit
-def _int8_gemm_kernel(a_ptr, b_ptr, sa_ptr, sb_ptr, c_ptr, M, N, K, stride_am, stride_bn, stride_cm,
-                      BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr):
+def _int8_gemm_kernel(
+    a_ptr,
+    b_ptr,
+    sa_ptr,
+    sb_ptr,
+    c_ptr,
+    M,
+    N,
+    K,
+    stride_am,
+    stride_bn,
+    stride_cm,
+    BLOCK_M: tl.constexpr,
+    BLOCK_N: tl.constexpr,
+    BLOCK_K: tl.constexpr,
+):
     pid_m = tl.program_id(0)
     pid_n = tl.program_id(1)
     offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
@@ -30,29 +44,62 @@ def _int8_gemm_kernel(a_ptr, b_ptr, sa_ptr, sb_ptr, c_ptr, M, N, K, stride_am, s
     acc = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.int32)
     for k0 in range(0, K, BLOCK_K):
         k_ok = (k0 + offs_k) < K
-        a = tl.load(a_ptr + offs_m[:, None].to(tl.int64) * stride_am + (k0 + offs_k)[None, :],
-                    mask=(offs_m[:, None] < M) & k_ok[None, :], other=0)
-        b = tl.load(b_ptr + offs_n[None, :].to(tl.int64) * stride_bn + (k0 + offs_k)[:, None],
-                    mask=k_ok[:, None] & (offs_n[None, :] < N), other=0)
+        a = tl.load(
+            a_ptr + offs_m[:, None].to(tl.int64) * stride_am + (k0 + offs_k)[None, :],
+            mask=(offs_m[:, None] < M) & k_ok[None, :],
+            other=0,
+        )
+        b = tl.load(
+            b_ptr + offs_n[None, :].to(tl.int64) * stride_bn + (k0 + offs_k)[:, None],
+            mask=k_ok[:, None] & (offs_n[None, :] < N),
+            other=0,
+        )
         acc = tl.dot(a, b, acc, out_dtype=tl.int32)
     sa = tl.load(sa_ptr + offs_m, mask=offs_m < M, other=0.0)
     sb = tl.load(sb_ptr + offs_n, mask=offs_n < N, other=0.0)
     y = acc.to(tl.float32) * sa[:, None] * sb[None, :]
-    tl.store(c_ptr + offs_m[:, None].to(tl.int64) * stride_cm + offs_n[None, :], y.to(c_ptr.dtype.element_ty),
-             mask=(offs_m[:, None] < M) & (offs_n[None, :] < N))
+    tl.store(
+        c_ptr + offs_m[:, None].to(tl.int64) * stride_cm + offs_n[None, :],
+        y.to(c_ptr.dtype.element_ty),
+        mask=(offs_m[:, None] < M) & (offs_n[None, :] < N),
+    )
 
 
-def w8a8_gemm(x: torch.Tensor, w_q: torch.Tensor, w_scale: torch.Tensor, BLOCK_M: int = 64, BLOCK_N: int = 64,
-              BLOCK_K: int = 64, num_warps: int = 4) -> torch.Tensor:
+def w8a8_gemm(
+    x: torch.Tensor,
+    w_q: torch.Tensor,
+    w_scale: torch.Tensor,
+    BLOCK_M: int = 64,
+    BLOCK_N: int = 64,
+    BLOCK_K: int = 64,
+    num_warps: int = 4,
+) -> torch.Tensor:
     x = x.contiguous()
     w_q = w_q.contiguous()
     M, K = x.shape
     N = w_q.shape[0]
     x_q = torch.empty((M, K), dtype=torch.int8, device=x.device)
     s_x = torch.empty((M,), dtype=torch.float32, device=x.device)
-    _quant_rows_kernel[(M,)](x, x_q, s_x, K, x.stride(0), x_q.stride(0), BLOCK_K=triton.next_power_of_2(K))
+    _quant_rows_kernel[(M,)](
+        x, x_q, s_x, K, x.stride(0), x_q.stride(0), BLOCK_K=triton.next_power_of_2(K)
+    )
     y = torch.empty((M, N), dtype=torch.bfloat16, device=x.device)
     grid = (triton.cdiv(M, BLOCK_M), triton.cdiv(N, BLOCK_N))
-    _int8_gemm_kernel[grid](x_q, w_q, s_x, w_scale, y, M, N, K, x_q.stride(0), w_q.stride(0), y.stride(0),
-                            BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N, BLOCK_K=BLOCK_K, num_warps=num_warps)
+    _int8_gemm_kernel[grid](
+        x_q,
+        w_q,
+        s_x,
+        w_scale,
+        y,
+        M,
+        N,
+        K,
+        x_q.stride(0),
+        w_q.stride(0),
+        y.stride(0),
+        BLOCK_M=BLOCK_M,
+        BLOCK_N=BLOCK_N,
+        BLOCK_K=BLOCK_K,
+        num_warps=num_warps,
+    )
     return y

@@ -16,12 +16,27 @@ the result must stay finite (y -> x for large positive x, y -> 0 for large negat
 ENTRY_POINT = "gelu_tanh"
 DTYPES = ("fp32", "fp16", "bf16")
 SHAPES = [
-    {"name": "gemma2_9b_mlp_prefill", "dims": {"M": 8192, "N": 14336}, "weight": 0.5, "phase": "prefill",
-     "source": "Gemma-2-9B MLP gate activation (intermediate 14336, gelu_pytorch_tanh), 8192-token prefill"},
-    {"name": "gemma_7b_mlp_decode", "dims": {"M": 32, "N": 24576}, "weight": 0.3, "phase": "decode",
-     "source": "Gemma-7B MLP gate activation (intermediate 24576), batch-32 decode"},
-    {"name": "gpt2_xl_mlp_decode_tail", "dims": {"M": 13, "N": 6400}, "weight": 0.2, "phase": "decode",
-     "source": "GPT-2-XL MLP activation (intermediate 6400, gelu_new), batch 13 decode (tail size)"},
+    {
+        "name": "gemma2_9b_mlp_prefill",
+        "dims": {"M": 8192, "N": 14336},
+        "weight": 0.5,
+        "phase": "prefill",
+        "source": "Gemma-2-9B MLP gate activation (intermediate 14336, gelu_pytorch_tanh), 8192-token prefill",
+    },
+    {
+        "name": "gemma_7b_mlp_decode",
+        "dims": {"M": 32, "N": 24576},
+        "weight": 0.3,
+        "phase": "decode",
+        "source": "Gemma-7B MLP gate activation (intermediate 24576), batch-32 decode",
+    },
+    {
+        "name": "gpt2_xl_mlp_decode_tail",
+        "dims": {"M": 13, "N": 6400},
+        "weight": 0.2,
+        "phase": "decode",
+        "source": "GPT-2-XL MLP activation (intermediate 6400, gelu_new), batch 13 decode (tail size)",
+    },
 ]
 CPU_SHAPES = [
     {"name": "tiny", "dims": {"M": 4, "N": 128}},

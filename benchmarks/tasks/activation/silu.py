@@ -16,12 +16,27 @@ sigmoid must be formed so that it saturates to 0 or 1 instead of producing inf/i
 ENTRY_POINT = "silu"
 DTYPES = ("fp32", "fp16", "bf16")
 SHAPES = [
-    {"name": "llama3_8b_gate_prefill", "dims": {"M": 8192, "N": 14336}, "weight": 0.4, "phase": "prefill",
-     "source": "Llama-3-8B MLP gate projection output (intermediate 14336), 8192-token prefill, unfused SiLU"},
-    {"name": "llama3_70b_gate_decode", "dims": {"M": 32, "N": 28672}, "weight": 0.3, "phase": "decode",
-     "source": "Llama-3-70B MLP gate projection output (intermediate 28672), batch-32 decode"},
-    {"name": "qwen2_7b_gate_decode_tail", "dims": {"M": 13, "N": 18944}, "weight": 0.3, "phase": "decode",
-     "source": "Qwen2-7B MLP gate projection output (intermediate 18944), batch 13 decode (tail size)"},
+    {
+        "name": "llama3_8b_gate_prefill",
+        "dims": {"M": 8192, "N": 14336},
+        "weight": 0.4,
+        "phase": "prefill",
+        "source": "Llama-3-8B MLP gate projection output (intermediate 14336), 8192-token prefill, unfused SiLU",
+    },
+    {
+        "name": "llama3_70b_gate_decode",
+        "dims": {"M": 32, "N": 28672},
+        "weight": 0.3,
+        "phase": "decode",
+        "source": "Llama-3-70B MLP gate projection output (intermediate 28672), batch-32 decode",
+    },
+    {
+        "name": "qwen2_7b_gate_decode_tail",
+        "dims": {"M": 13, "N": 18944},
+        "weight": 0.3,
+        "phase": "decode",
+        "source": "Qwen2-7B MLP gate projection output (intermediate 18944), batch 13 decode (tail size)",
+    },
 ]
 CPU_SHAPES = [
     {"name": "tiny", "dims": {"M": 4, "N": 128}},
@@ -34,7 +49,12 @@ TOLERANCE = {
     "fp16": {"atol": 1e-4, "rtol": 2e-3},
     "bf16": {"atol": 1e-3, "rtol": 1.6e-2},
 }
-FORBIDDEN = ("torch.nn.functional.silu", "torch.nn.SiLU", "torch.sigmoid", "torch.nn.functional.sigmoid")
+FORBIDDEN = (
+    "torch.nn.functional.silu",
+    "torch.nn.SiLU",
+    "torch.sigmoid",
+    "torch.nn.functional.sigmoid",
+)
 
 
 def silu(x: torch.Tensor) -> torch.Tensor:

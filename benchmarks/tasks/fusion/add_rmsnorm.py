@@ -18,12 +18,27 @@ ENTRY_POINT = "add_rmsnorm"
 DTYPES = ("fp32", "fp16", "bf16")
 EPS = 1e-5
 SHAPES = [
-    {"name": "llama3_8b_prefill", "dims": {"M": 8192, "N": 4096}, "weight": 0.4, "phase": "prefill",
-     "source": "Llama-3-8B post-attention residual add + RMSNorm (hidden 4096), 8192-token prefill"},
-    {"name": "llama3_70b_decode", "dims": {"M": 32, "N": 8192}, "weight": 0.3, "phase": "decode",
-     "source": "Llama-3-70B residual add + RMSNorm (hidden 8192), batch-32 decode"},
-    {"name": "qwen2_7b_prefill_tail", "dims": {"M": 4093, "N": 3584}, "weight": 0.3, "phase": "prefill",
-     "source": "Qwen2-7B residual add + RMSNorm (hidden 3584), 4093-token prefill (tail size)"},
+    {
+        "name": "llama3_8b_prefill",
+        "dims": {"M": 8192, "N": 4096},
+        "weight": 0.4,
+        "phase": "prefill",
+        "source": "Llama-3-8B post-attention residual add + RMSNorm (hidden 4096), 8192-token prefill",
+    },
+    {
+        "name": "llama3_70b_decode",
+        "dims": {"M": 32, "N": 8192},
+        "weight": 0.3,
+        "phase": "decode",
+        "source": "Llama-3-70B residual add + RMSNorm (hidden 8192), batch-32 decode",
+    },
+    {
+        "name": "qwen2_7b_prefill_tail",
+        "dims": {"M": 4093, "N": 3584},
+        "weight": 0.3,
+        "phase": "prefill",
+        "source": "Qwen2-7B residual add + RMSNorm (hidden 3584), 4093-token prefill (tail size)",
+    },
 ]
 CPU_SHAPES = [
     {"name": "tiny", "dims": {"M": 4, "N": 128}},
@@ -36,11 +51,19 @@ TOLERANCE = {
     "fp16": {"atol": 1e-3, "rtol": 2e-3},
     "bf16": {"atol": 8e-3, "rtol": 1.6e-2},
 }
-FORBIDDEN = ("torch.nn.functional.rms_norm", "torch.rms_norm", "torch.nn.RMSNorm", "torch.norm",
-             "torch.linalg.norm", "torch.linalg.vector_norm")
+FORBIDDEN = (
+    "torch.nn.functional.rms_norm",
+    "torch.rms_norm",
+    "torch.nn.RMSNorm",
+    "torch.norm",
+    "torch.linalg.norm",
+    "torch.linalg.vector_norm",
+)
 
 
-def add_rmsnorm(x: torch.Tensor, residual: torch.Tensor, weight: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+def add_rmsnorm(
+    x: torch.Tensor, residual: torch.Tensor, weight: torch.Tensor
+) -> tuple[torch.Tensor, torch.Tensor]:
     h = (x.float() + residual.float()).to(x.dtype)
     hf = h.float()
     rstd = torch.rsqrt((hf * hf).mean(dim=-1, keepdim=True) + EPS)

@@ -16,14 +16,34 @@ a few thousand in both halves: the sigmoid must saturate instead of producing Na
 ENTRY_POINT = "silu_and_mul"
 DTYPES = ("fp32", "fp16", "bf16")
 SHAPES = [
-    {"name": "llama3_8b_prefill", "dims": {"M": 8192, "H": 14336}, "weight": 0.4, "phase": "prefill",
-     "source": "Llama-3-8B MLP act (intermediate 14336), 8192-token prefill"},
-    {"name": "llama3_8b_decode", "dims": {"M": 32, "H": 14336}, "weight": 0.2, "phase": "decode",
-     "source": "Llama-3-8B MLP act, batch-32 decode"},
-    {"name": "qwen2_7b_decode_tail", "dims": {"M": 13, "H": 18944}, "weight": 0.2, "phase": "decode",
-     "source": "Qwen2-7B MLP act (intermediate 18944), batch 13 decode (tail size)"},
-    {"name": "llama3_70b_prefill", "dims": {"M": 4096, "H": 28672}, "weight": 0.2, "phase": "prefill",
-     "source": "Llama-3-70B MLP act (intermediate 28672), 4096-token prefill"},
+    {
+        "name": "llama3_8b_prefill",
+        "dims": {"M": 8192, "H": 14336},
+        "weight": 0.4,
+        "phase": "prefill",
+        "source": "Llama-3-8B MLP act (intermediate 14336), 8192-token prefill",
+    },
+    {
+        "name": "llama3_8b_decode",
+        "dims": {"M": 32, "H": 14336},
+        "weight": 0.2,
+        "phase": "decode",
+        "source": "Llama-3-8B MLP act, batch-32 decode",
+    },
+    {
+        "name": "qwen2_7b_decode_tail",
+        "dims": {"M": 13, "H": 18944},
+        "weight": 0.2,
+        "phase": "decode",
+        "source": "Qwen2-7B MLP act (intermediate 18944), batch 13 decode (tail size)",
+    },
+    {
+        "name": "llama3_70b_prefill",
+        "dims": {"M": 4096, "H": 28672},
+        "weight": 0.2,
+        "phase": "prefill",
+        "source": "Llama-3-70B MLP act (intermediate 28672), 4096-token prefill",
+    },
 ]
 CPU_SHAPES = [
     {"name": "tiny", "dims": {"M": 4, "H": 64}},
@@ -36,8 +56,13 @@ TOLERANCE = {
     "fp16": {"atol": 1e-4, "rtol": 2e-3},
     "bf16": {"atol": 1e-3, "rtol": 1.6e-2},
 }
-FORBIDDEN = ("torch.nn.functional.silu", "torch.nn.SiLU", "torch.sigmoid", "torch.nn.functional.sigmoid",
-             "torch.nn.functional.glu")
+FORBIDDEN = (
+    "torch.nn.functional.silu",
+    "torch.nn.SiLU",
+    "torch.sigmoid",
+    "torch.nn.functional.sigmoid",
+    "torch.nn.functional.glu",
+)
 
 
 def silu_and_mul(x: torch.Tensor) -> torch.Tensor:

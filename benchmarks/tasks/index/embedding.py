@@ -16,12 +16,27 @@ scales rare table values by up to 1000x (a copy must carry them unchanged).
 ENTRY_POINT = "embedding"
 DTYPES = ("fp32", "fp16", "bf16")
 SHAPES = [
-    {"name": "llama3_8b_prefill", "dims": {"T": 8192, "V": 128256, "D": 4096}, "weight": 0.4, "phase": "prefill",
-     "source": "Llama-3-8B token embedding (vocab 128256, hidden 4096), 8192-token prefill"},
-    {"name": "llama3_8b_decode", "dims": {"T": 32, "V": 128256, "D": 4096}, "weight": 0.3, "phase": "decode",
-     "source": "Llama-3-8B token embedding, batch-32 decode"},
-    {"name": "falcon_7b_prefill_tail", "dims": {"T": 1000, "V": 65024, "D": 4544}, "weight": 0.3, "phase": "prefill",
-     "source": "Falcon-7B word embedding (vocab 65024, hidden 4544, not a power of two), 1000-token prompt"},
+    {
+        "name": "llama3_8b_prefill",
+        "dims": {"T": 8192, "V": 128256, "D": 4096},
+        "weight": 0.4,
+        "phase": "prefill",
+        "source": "Llama-3-8B token embedding (vocab 128256, hidden 4096), 8192-token prefill",
+    },
+    {
+        "name": "llama3_8b_decode",
+        "dims": {"T": 32, "V": 128256, "D": 4096},
+        "weight": 0.3,
+        "phase": "decode",
+        "source": "Llama-3-8B token embedding, batch-32 decode",
+    },
+    {
+        "name": "falcon_7b_prefill_tail",
+        "dims": {"T": 1000, "V": 65024, "D": 4544},
+        "weight": 0.3,
+        "phase": "prefill",
+        "source": "Falcon-7B word embedding (vocab 65024, hidden 4544, not a power of two), 1000-token prompt",
+    },
 ]
 CPU_SHAPES = [
     {"name": "tiny", "dims": {"T": 16, "V": 64, "D": 128}},
@@ -33,8 +48,14 @@ TOLERANCE = {
     "fp16": {"atol": 0.0, "rtol": 0.0},
     "bf16": {"atol": 0.0, "rtol": 0.0},
 }
-FORBIDDEN = ("torch.nn.functional.embedding", "torch.embedding", "torch.nn.Embedding",
-             "torch.index_select", "torch.gather", "torch.take")
+FORBIDDEN = (
+    "torch.nn.functional.embedding",
+    "torch.embedding",
+    "torch.nn.Embedding",
+    "torch.index_select",
+    "torch.gather",
+    "torch.take",
+)
 
 
 def embedding(ids: torch.Tensor, table: torch.Tensor) -> torch.Tensor:

@@ -19,12 +19,27 @@ ENTRY_POINT = "cross_entropy"
 DTYPES = ("fp32", "fp16", "bf16")
 IGNORE_INDEX = -100
 SHAPES = [
-    {"name": "llama3_8b_train", "dims": {"M": 2048, "V": 128256}, "weight": 0.5, "phase": "prefill",
-     "source": "Llama-3-8B LM loss (vocab 128256) over one 2048-token training sequence"},
-    {"name": "qwen2_7b_train_tail", "dims": {"M": 1023, "V": 152064}, "weight": 0.3, "phase": "prefill",
-     "source": "Qwen2-7B LM loss (vocab 152064), 1023 shifted targets of a 1024-token sequence (tail size)"},
-    {"name": "llama3_8b_rollout_decode", "dims": {"M": 32, "V": 128256}, "weight": 0.2, "phase": "decode",
-     "source": "Llama-3-8B per-step loss of 32 sequences during decode (RL rollout scoring)"},
+    {
+        "name": "llama3_8b_train",
+        "dims": {"M": 2048, "V": 128256},
+        "weight": 0.5,
+        "phase": "prefill",
+        "source": "Llama-3-8B LM loss (vocab 128256) over one 2048-token training sequence",
+    },
+    {
+        "name": "qwen2_7b_train_tail",
+        "dims": {"M": 1023, "V": 152064},
+        "weight": 0.3,
+        "phase": "prefill",
+        "source": "Qwen2-7B LM loss (vocab 152064), 1023 shifted targets of a 1024-token sequence (tail size)",
+    },
+    {
+        "name": "llama3_8b_rollout_decode",
+        "dims": {"M": 32, "V": 128256},
+        "weight": 0.2,
+        "phase": "decode",
+        "source": "Llama-3-8B per-step loss of 32 sequences during decode (RL rollout scoring)",
+    },
 ]
 CPU_SHAPES = [
     {"name": "tiny", "dims": {"M": 4, "V": 128}},
@@ -37,9 +52,16 @@ TOLERANCE = {
     "fp16": {"atol": 1e-4, "rtol": 1e-4},
     "bf16": {"atol": 1e-4, "rtol": 1e-4},
 }
-FORBIDDEN = ("torch.nn.functional.cross_entropy", "torch.nn.functional.nll_loss",
-             "torch.nn.functional.log_softmax", "torch.log_softmax", "torch.logsumexp",
-             "torch.special.logsumexp", "torch.nn.CrossEntropyLoss", "torch.nn.NLLLoss")
+FORBIDDEN = (
+    "torch.nn.functional.cross_entropy",
+    "torch.nn.functional.nll_loss",
+    "torch.nn.functional.log_softmax",
+    "torch.log_softmax",
+    "torch.logsumexp",
+    "torch.special.logsumexp",
+    "torch.nn.CrossEntropyLoss",
+    "torch.nn.NLLLoss",
+)
 
 
 def cross_entropy(logits: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:

@@ -17,12 +17,27 @@ For very negative x the result is tiny (exp(x)); absolute error there is judged 
 ENTRY_POINT = "softplus"
 DTYPES = ("fp32", "fp16", "bf16")
 SHAPES = [
-    {"name": "falcon_mamba_7b_dt_prefill", "dims": {"M": 8192, "N": 8192}, "weight": 0.5, "phase": "prefill",
-     "source": "Falcon-Mamba-7B dt = softplus(dt_proj(x) + bias), d_inner 8192, 8192-token prefill"},
-    {"name": "falcon_mamba_7b_dt_decode", "dims": {"M": 32, "N": 8192}, "weight": 0.3, "phase": "decode",
-     "source": "Falcon-Mamba-7B dt softplus, d_inner 8192, batch-32 decode"},
-    {"name": "mamba2_2p7b_dt_prefill_tail", "dims": {"M": 8192, "N": 80}, "weight": 0.2, "phase": "prefill",
-     "source": "Mamba-2-2.7B per-head dt softplus (80 heads, not a power of two), 8192-token prefill"},
+    {
+        "name": "falcon_mamba_7b_dt_prefill",
+        "dims": {"M": 8192, "N": 8192},
+        "weight": 0.5,
+        "phase": "prefill",
+        "source": "Falcon-Mamba-7B dt = softplus(dt_proj(x) + bias), d_inner 8192, 8192-token prefill",
+    },
+    {
+        "name": "falcon_mamba_7b_dt_decode",
+        "dims": {"M": 32, "N": 8192},
+        "weight": 0.3,
+        "phase": "decode",
+        "source": "Falcon-Mamba-7B dt softplus, d_inner 8192, batch-32 decode",
+    },
+    {
+        "name": "mamba2_2p7b_dt_prefill_tail",
+        "dims": {"M": 8192, "N": 80},
+        "weight": 0.2,
+        "phase": "prefill",
+        "source": "Mamba-2-2.7B per-head dt softplus (80 heads, not a power of two), 8192-token prefill",
+    },
 ]
 CPU_SHAPES = [
     {"name": "tiny", "dims": {"M": 4, "N": 128}},
@@ -35,7 +50,12 @@ TOLERANCE = {
     "fp16": {"atol": 1e-4, "rtol": 2e-3},
     "bf16": {"atol": 1e-3, "rtol": 1.6e-2},
 }
-FORBIDDEN = ("torch.nn.functional.softplus", "torch.nn.Softplus", "torch.logaddexp", "torch.special.log1p")
+FORBIDDEN = (
+    "torch.nn.functional.softplus",
+    "torch.nn.Softplus",
+    "torch.logaddexp",
+    "torch.special.log1p",
+)
 
 
 def softplus(x: torch.Tensor) -> torch.Tensor:

@@ -17,14 +17,34 @@ On the CPU (Triton interpreter) bf16 tl.dot is computed wrongly, so bf16 is chec
 ENTRY_POINT = "matmul"
 DTYPES = ("fp32", "fp16", "bf16")
 SHAPES = [
-    {"name": "llama3_8b_up_prefill", "dims": {"M": 8192, "N": 14336, "K": 4096}, "weight": 0.4, "phase": "prefill",
-     "source": "Llama-3-8B MLP up/gate projection (4096 -> 14336), 8192-token prefill; compute-bound"},
-    {"name": "llama3_8b_up_decode", "dims": {"M": 32, "N": 14336, "K": 4096}, "weight": 0.2, "phase": "decode",
-     "source": "Llama-3-8B MLP up/gate projection, batch-32 decode; bandwidth-bound on B"},
-    {"name": "llama3_70b_down_prefill", "dims": {"M": 4096, "N": 8192, "K": 28672}, "weight": 0.2, "phase": "prefill",
-     "source": "Llama-3-70B MLP down projection (28672 -> 8192), 4096-token prefill"},
-    {"name": "qwen2_7b_down_decode_tail", "dims": {"M": 13, "N": 3584, "K": 18944}, "weight": 0.2, "phase": "decode",
-     "source": "Qwen2-7B MLP down projection (18944 -> 3584), batch 13 decode (tail size)"},
+    {
+        "name": "llama3_8b_up_prefill",
+        "dims": {"M": 8192, "N": 14336, "K": 4096},
+        "weight": 0.4,
+        "phase": "prefill",
+        "source": "Llama-3-8B MLP up/gate projection (4096 -> 14336), 8192-token prefill; compute-bound",
+    },
+    {
+        "name": "llama3_8b_up_decode",
+        "dims": {"M": 32, "N": 14336, "K": 4096},
+        "weight": 0.2,
+        "phase": "decode",
+        "source": "Llama-3-8B MLP up/gate projection, batch-32 decode; bandwidth-bound on B",
+    },
+    {
+        "name": "llama3_70b_down_prefill",
+        "dims": {"M": 4096, "N": 8192, "K": 28672},
+        "weight": 0.2,
+        "phase": "prefill",
+        "source": "Llama-3-70B MLP down projection (28672 -> 8192), 4096-token prefill",
+    },
+    {
+        "name": "qwen2_7b_down_decode_tail",
+        "dims": {"M": 13, "N": 3584, "K": 18944},
+        "weight": 0.2,
+        "phase": "decode",
+        "source": "Qwen2-7B MLP down projection (18944 -> 3584), batch 13 decode (tail size)",
+    },
 ]
 CPU_SHAPES = [
     {"name": "small", "dims": {"M": 64, "N": 48, "K": 40}},
@@ -41,9 +61,20 @@ TOLERANCE = {
     "fp16": {"atol": 5e-3, "rtol": 5e-3},
     "bf16": {"atol": 2e-2, "rtol": 2e-2},
 }
-FORBIDDEN = ("torch.matmul", "torch.mm", "torch.bmm", "torch.addmm", "torch.baddbmm", "torch.einsum",
-             "torch.tensordot", "torch.inner", "torch.nn.functional.linear", "torch.Tensor.matmul",
-             "torch.Tensor.mm", "torch._scaled_mm")
+FORBIDDEN = (
+    "torch.matmul",
+    "torch.mm",
+    "torch.bmm",
+    "torch.addmm",
+    "torch.baddbmm",
+    "torch.einsum",
+    "torch.tensordot",
+    "torch.inner",
+    "torch.nn.functional.linear",
+    "torch.Tensor.matmul",
+    "torch.Tensor.mm",
+    "torch._scaled_mm",
+)
 
 
 def matmul(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
@@ -56,7 +87,7 @@ def make_inputs(dims, dtype, mode, gen):
     # weights (which do not). An outlier in both at the same k makes a single 1e4 product, and the
     # legitimate fp32 rounding of the sum around it would swamp any tolerance that rejects TF32.
     a = maybe_outliers(randn((M, K), dtype, gen), mode, gen)
-    b = randn((K, N), dtype, gen, std=K ** -0.5)
+    b = randn((K, N), dtype, gen, std=K**-0.5)
     return (a, b)
 
 

@@ -19,12 +19,27 @@ ENTRY_POINT = "layernorm"
 DTYPES = ("fp32", "fp16", "bf16")
 EPS = 1e-5
 SHAPES = [
-    {"name": "falcon_7b_prefill", "dims": {"M": 8192, "N": 4544}, "weight": 0.5, "phase": "prefill",
-     "source": "Falcon-7B input LayerNorm (hidden 4544, not a power of two), 8192-token prefill"},
-    {"name": "falcon_40b_decode", "dims": {"M": 32, "N": 8192}, "weight": 0.3, "phase": "decode",
-     "source": "Falcon-40B LayerNorm (hidden 8192), batch-32 decode"},
-    {"name": "phi2_decode_tail", "dims": {"M": 13, "N": 2560}, "weight": 0.2, "phase": "decode",
-     "source": "Phi-2 LayerNorm (hidden 2560), batch 13 decode (tail size)"},
+    {
+        "name": "falcon_7b_prefill",
+        "dims": {"M": 8192, "N": 4544},
+        "weight": 0.5,
+        "phase": "prefill",
+        "source": "Falcon-7B input LayerNorm (hidden 4544, not a power of two), 8192-token prefill",
+    },
+    {
+        "name": "falcon_40b_decode",
+        "dims": {"M": 32, "N": 8192},
+        "weight": 0.3,
+        "phase": "decode",
+        "source": "Falcon-40B LayerNorm (hidden 8192), batch-32 decode",
+    },
+    {
+        "name": "phi2_decode_tail",
+        "dims": {"M": 13, "N": 2560},
+        "weight": 0.2,
+        "phase": "decode",
+        "source": "Phi-2 LayerNorm (hidden 2560), batch 13 decode (tail size)",
+    },
 ]
 CPU_SHAPES = [
     {"name": "tiny", "dims": {"M": 4, "N": 128}},
@@ -37,8 +52,15 @@ TOLERANCE = {
     "fp16": {"atol": 1e-3, "rtol": 2e-3},
     "bf16": {"atol": 8e-3, "rtol": 1.6e-2},
 }
-FORBIDDEN = ("torch.nn.functional.layer_norm", "torch.layer_norm", "torch.nn.LayerNorm",
-             "torch.native_layer_norm", "torch.var", "torch.var_mean", "torch.std")
+FORBIDDEN = (
+    "torch.nn.functional.layer_norm",
+    "torch.layer_norm",
+    "torch.nn.LayerNorm",
+    "torch.native_layer_norm",
+    "torch.var",
+    "torch.var_mean",
+    "torch.std",
+)
 
 
 def layernorm(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor) -> torch.Tensor:

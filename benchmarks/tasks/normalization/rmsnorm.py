@@ -18,14 +18,34 @@ ENTRY_POINT = "rmsnorm"
 DTYPES = ("fp32", "fp16", "bf16")
 EPS = 1e-5
 SHAPES = [
-    {"name": "llama3_8b_prefill", "dims": {"M": 8192, "N": 4096}, "weight": 0.4, "phase": "prefill",
-     "source": "Llama-3-8B input RMSNorm (hidden 4096, eps 1e-5), 8192-token prefill"},
-    {"name": "llama3_8b_decode", "dims": {"M": 32, "N": 4096}, "weight": 0.2, "phase": "decode",
-     "source": "Llama-3-8B RMSNorm, batch-32 decode"},
-    {"name": "qwen2_7b_prefill_tail", "dims": {"M": 4093, "N": 3584}, "weight": 0.2, "phase": "prefill",
-     "source": "Qwen2-7B RMSNorm (hidden 3584, not a power of two), 4093-token prefill (tail size)"},
-    {"name": "deepseek_v3_decode", "dims": {"M": 13, "N": 7168}, "weight": 0.2, "phase": "decode",
-     "source": "DeepSeek-V3 RMSNorm (hidden 7168), batch 13 decode"},
+    {
+        "name": "llama3_8b_prefill",
+        "dims": {"M": 8192, "N": 4096},
+        "weight": 0.4,
+        "phase": "prefill",
+        "source": "Llama-3-8B input RMSNorm (hidden 4096, eps 1e-5), 8192-token prefill",
+    },
+    {
+        "name": "llama3_8b_decode",
+        "dims": {"M": 32, "N": 4096},
+        "weight": 0.2,
+        "phase": "decode",
+        "source": "Llama-3-8B RMSNorm, batch-32 decode",
+    },
+    {
+        "name": "qwen2_7b_prefill_tail",
+        "dims": {"M": 4093, "N": 3584},
+        "weight": 0.2,
+        "phase": "prefill",
+        "source": "Qwen2-7B RMSNorm (hidden 3584, not a power of two), 4093-token prefill (tail size)",
+    },
+    {
+        "name": "deepseek_v3_decode",
+        "dims": {"M": 13, "N": 7168},
+        "weight": 0.2,
+        "phase": "decode",
+        "source": "DeepSeek-V3 RMSNorm (hidden 7168), batch 13 decode",
+    },
 ]
 CPU_SHAPES = [
     {"name": "tiny", "dims": {"M": 4, "N": 128}},
@@ -38,8 +58,14 @@ TOLERANCE = {
     "fp16": {"atol": 1e-3, "rtol": 2e-3},
     "bf16": {"atol": 8e-3, "rtol": 1.6e-2},
 }
-FORBIDDEN = ("torch.nn.functional.rms_norm", "torch.rms_norm", "torch.nn.RMSNorm", "torch.norm",
-             "torch.linalg.norm", "torch.linalg.vector_norm")
+FORBIDDEN = (
+    "torch.nn.functional.rms_norm",
+    "torch.rms_norm",
+    "torch.nn.RMSNorm",
+    "torch.norm",
+    "torch.linalg.norm",
+    "torch.linalg.vector_norm",
+)
 
 
 def rmsnorm(x: torch.Tensor, weight: torch.Tensor) -> torch.Tensor:

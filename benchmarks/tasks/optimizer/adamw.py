@@ -24,12 +24,27 @@ ENTRY_POINT = "adamw"
 DTYPES = ("fp32",)
 LR, BETA1, BETA2, EPS, WEIGHT_DECAY, STEP = 1e-3, 0.9, 0.999, 1e-8, 1e-2, 10
 SHAPES = [
-    {"name": "llama3_8b_mlp_weight", "dims": {"N": 58720256}, "weight": 0.5, "phase": "prefill",
-     "source": "Llama-3-8B training step, one MLP projection weight (14336 x 4096 = 58.7M parameters)"},
-    {"name": "qwen2_7b_q_proj", "dims": {"N": 12845056}, "weight": 0.3, "phase": "prefill",
-     "source": "Qwen2-7B training step, attention q_proj weight (3584 x 3584)"},
-    {"name": "falcon_7b_ln_weight_tail", "dims": {"N": 4544}, "weight": 0.2, "phase": "prefill",
-     "source": "Falcon-7B training step, one LayerNorm weight (4544, tail size; launch-bound)"},
+    {
+        "name": "llama3_8b_mlp_weight",
+        "dims": {"N": 58720256},
+        "weight": 0.5,
+        "phase": "prefill",
+        "source": "Llama-3-8B training step, one MLP projection weight (14336 x 4096 = 58.7M parameters)",
+    },
+    {
+        "name": "qwen2_7b_q_proj",
+        "dims": {"N": 12845056},
+        "weight": 0.3,
+        "phase": "prefill",
+        "source": "Qwen2-7B training step, attention q_proj weight (3584 x 3584)",
+    },
+    {
+        "name": "falcon_7b_ln_weight_tail",
+        "dims": {"N": 4544},
+        "weight": 0.2,
+        "phase": "prefill",
+        "source": "Falcon-7B training step, one LayerNorm weight (4544, tail size; launch-bound)",
+    },
 ]
 CPU_SHAPES = [
     {"name": "tiny", "dims": {"N": 256}},
@@ -42,12 +57,21 @@ CPU_SHAPES = [
 TOLERANCE = {
     "fp32": {"atol": 1e-8, "rtol": 1e-5},
 }
-FORBIDDEN = ("torch.optim", "torch._fused_adamw_", "torch._foreach_add_", "torch._foreach_mul_",
-             "torch._foreach_addcdiv_", "torch._foreach_lerp_", "torch.addcdiv", "torch.lerp")
+FORBIDDEN = (
+    "torch.optim",
+    "torch._fused_adamw_",
+    "torch._foreach_add_",
+    "torch._foreach_mul_",
+    "torch._foreach_addcdiv_",
+    "torch._foreach_lerp_",
+    "torch.addcdiv",
+    "torch.lerp",
+)
 
 
-def adamw(param: torch.Tensor, grad: torch.Tensor, exp_avg: torch.Tensor,
-          exp_avg_sq: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+def adamw(
+    param: torch.Tensor, grad: torch.Tensor, exp_avg: torch.Tensor, exp_avg_sq: torch.Tensor
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     p = param * (1.0 - LR * WEIGHT_DECAY)
     m = BETA1 * exp_avg + (1.0 - BETA1) * grad
     v = BETA2 * exp_avg_sq + (1.0 - BETA2) * grad * grad

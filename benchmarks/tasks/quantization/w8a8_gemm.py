@@ -22,14 +22,34 @@ flush the row's ordinary values towards zero, as real activation outliers do.
 ENTRY_POINT = "w8a8_gemm"
 DTYPES = ("int8",)
 SHAPES = [
-    {"name": "llama3_8b_gate_up_prefill", "dims": {"M": 8192, "N": 28672, "K": 4096}, "weight": 0.4, "phase": "prefill",
-     "source": "Llama-3-8B fused gate/up projection (4096 -> 2x14336), 8192-token prefill; compute-bound"},
-    {"name": "llama3_8b_gate_up_decode", "dims": {"M": 32, "N": 28672, "K": 4096}, "weight": 0.2, "phase": "decode",
-     "source": "Llama-3-8B fused gate/up projection, batch-32 decode; bandwidth-bound on w_q"},
-    {"name": "llama3_70b_down_prefill", "dims": {"M": 4096, "N": 8192, "K": 28672}, "weight": 0.2, "phase": "prefill",
-     "source": "Llama-3-70B MLP down projection (28672 -> 8192), 4096-token prefill"},
-    {"name": "qwen2_7b_down_decode_tail", "dims": {"M": 13, "N": 3584, "K": 18944}, "weight": 0.2, "phase": "decode",
-     "source": "Qwen2-7B MLP down projection (18944 -> 3584), batch 13 decode (tail size)"},
+    {
+        "name": "llama3_8b_gate_up_prefill",
+        "dims": {"M": 8192, "N": 28672, "K": 4096},
+        "weight": 0.4,
+        "phase": "prefill",
+        "source": "Llama-3-8B fused gate/up projection (4096 -> 2x14336), 8192-token prefill; compute-bound",
+    },
+    {
+        "name": "llama3_8b_gate_up_decode",
+        "dims": {"M": 32, "N": 28672, "K": 4096},
+        "weight": 0.2,
+        "phase": "decode",
+        "source": "Llama-3-8B fused gate/up projection, batch-32 decode; bandwidth-bound on w_q",
+    },
+    {
+        "name": "llama3_70b_down_prefill",
+        "dims": {"M": 4096, "N": 8192, "K": 28672},
+        "weight": 0.2,
+        "phase": "prefill",
+        "source": "Llama-3-70B MLP down projection (28672 -> 8192), 4096-token prefill",
+    },
+    {
+        "name": "qwen2_7b_down_decode_tail",
+        "dims": {"M": 13, "N": 3584, "K": 18944},
+        "weight": 0.2,
+        "phase": "decode",
+        "source": "Qwen2-7B MLP down projection (18944 -> 3584), batch 13 decode (tail size)",
+    },
 ]
 CPU_SHAPES = [
     {"name": "small", "dims": {"M": 64, "N": 48, "K": 40}},
@@ -52,10 +72,20 @@ TOLERANCE = {
         "instead of rounding (rel_l1 1.3e-2 to 2.3e-2, cosine <= 0.99993)."
     ),
 }
-FORBIDDEN = ("torch._int_mm", "torch._scaled_mm", "torch.matmul", "torch.mm", "torch.bmm", "torch.addmm",
-             "torch.einsum", "torch.nn.functional.linear", "torch.quantize_per_tensor",
-             "torch.quantize_per_channel", "torch.quantize_per_tensor_dynamic",
-             "torch.ao.nn.quantized.functional.linear")
+FORBIDDEN = (
+    "torch._int_mm",
+    "torch._scaled_mm",
+    "torch.matmul",
+    "torch.mm",
+    "torch.bmm",
+    "torch.addmm",
+    "torch.einsum",
+    "torch.nn.functional.linear",
+    "torch.quantize_per_tensor",
+    "torch.quantize_per_channel",
+    "torch.quantize_per_tensor_dynamic",
+    "torch.ao.nn.quantized.functional.linear",
+)
 
 
 def w8a8_gemm(x: torch.Tensor, w_q: torch.Tensor, w_scale: torch.Tensor) -> torch.Tensor:
@@ -73,7 +103,7 @@ def make_inputs(dims, dtype, mode, gen):
     M, N, K = dims["M"], dims["N"], dims["K"]
     x = maybe_outliers(randn((M, K), torch.bfloat16, gen), mode, gen)
     # offline symmetric per-channel quantization of an N(0, 1/K) weight: no outliers on int data
-    w = randn((N, K), torch.float32, gen, std=K ** -0.5)
+    w = randn((N, K), torch.float32, gen, std=K**-0.5)
     w_scale = w.abs().amax(dim=1) / 127.0
     w_q = torch.clamp(torch.round(w / w_scale[:, None]), -127.0, 127.0).to(torch.int8)
     return (x, w_q, w_scale)

@@ -17,14 +17,34 @@ ENTRY_POINT = "row_argmax"
 DTYPES = ("fp32", "fp16", "bf16")
 MODES = ("ties",)
 SHAPES = [
-    {"name": "llama3_8b_greedy_decode", "dims": {"M": 32, "N": 128256}, "weight": 0.4, "phase": "decode",
-     "source": "Llama-3-8B LM-head logits (vocab 128256), batch-32 greedy decode"},
-    {"name": "deepseek_v3_greedy_decode", "dims": {"M": 256, "N": 129280}, "weight": 0.3, "phase": "decode",
-     "source": "DeepSeek-V3 LM-head logits (vocab 129280), batch-256 greedy decode"},
-    {"name": "qwen2_7b_greedy_decode_tail", "dims": {"M": 13, "N": 152064}, "weight": 0.1, "phase": "decode",
-     "source": "Qwen2-7B LM-head logits (vocab 152064), batch 13 (tail size)"},
-    {"name": "llama3_8b_all_positions_prefill", "dims": {"M": 2048, "N": 128256}, "weight": 0.2, "phase": "prefill",
-     "source": "Llama-3-8B logits at every position of a 2048-token prefill (speculative-decoding verification)"},
+    {
+        "name": "llama3_8b_greedy_decode",
+        "dims": {"M": 32, "N": 128256},
+        "weight": 0.4,
+        "phase": "decode",
+        "source": "Llama-3-8B LM-head logits (vocab 128256), batch-32 greedy decode",
+    },
+    {
+        "name": "deepseek_v3_greedy_decode",
+        "dims": {"M": 256, "N": 129280},
+        "weight": 0.3,
+        "phase": "decode",
+        "source": "DeepSeek-V3 LM-head logits (vocab 129280), batch-256 greedy decode",
+    },
+    {
+        "name": "qwen2_7b_greedy_decode_tail",
+        "dims": {"M": 13, "N": 152064},
+        "weight": 0.1,
+        "phase": "decode",
+        "source": "Qwen2-7B LM-head logits (vocab 152064), batch 13 (tail size)",
+    },
+    {
+        "name": "llama3_8b_all_positions_prefill",
+        "dims": {"M": 2048, "N": 128256},
+        "weight": 0.2,
+        "phase": "prefill",
+        "source": "Llama-3-8B logits at every position of a 2048-token prefill (speculative-decoding verification)",
+    },
 ]
 CPU_SHAPES = [
     {"name": "tiny", "dims": {"M": 4, "N": 128}},
@@ -36,7 +56,14 @@ TOLERANCE = {
     "fp16": {"atol": 0.0, "rtol": 0.0},
     "bf16": {"atol": 0.0, "rtol": 0.0},
 }
-FORBIDDEN = ("torch.argmax", "torch.max", "torch.topk", "torch.sort", "torch.argsort", "torch.kthvalue")
+FORBIDDEN = (
+    "torch.argmax",
+    "torch.max",
+    "torch.topk",
+    "torch.sort",
+    "torch.argsort",
+    "torch.kthvalue",
+)
 
 
 def row_argmax(x: torch.Tensor) -> torch.Tensor:

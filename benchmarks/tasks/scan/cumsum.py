@@ -17,12 +17,27 @@ stay O(1), like the normalised probabilities of top-p sampling; "outlier" mode a
 ENTRY_POINT = "cumsum"
 DTYPES = ("fp32", "fp16", "bf16")
 SHAPES = [
-    {"name": "llama3_8b_topp_decode", "dims": {"M": 256, "N": 128256}, "weight": 0.4, "phase": "decode",
-     "source": "Llama-3-8B top-p sampling: cumsum of sorted probabilities (vocab 128256), batch-256 decode"},
-    {"name": "qwen2_7b_topp_decode_tail", "dims": {"M": 13, "N": 152064}, "weight": 0.2, "phase": "decode",
-     "source": "Qwen2-7B top-p sampling (vocab 152064), batch 13 (tail size)"},
-    {"name": "mamba2_2p7b_chunk_cumsum_prefill", "dims": {"M": 40960, "N": 256}, "weight": 0.4, "phase": "prefill",
-     "source": "Mamba-2-2.7B dA cumsum within 256-token chunks: 16 sequences x 80 heads x 32 chunks (8192 tokens)"},
+    {
+        "name": "llama3_8b_topp_decode",
+        "dims": {"M": 256, "N": 128256},
+        "weight": 0.4,
+        "phase": "decode",
+        "source": "Llama-3-8B top-p sampling: cumsum of sorted probabilities (vocab 128256), batch-256 decode",
+    },
+    {
+        "name": "qwen2_7b_topp_decode_tail",
+        "dims": {"M": 13, "N": 152064},
+        "weight": 0.2,
+        "phase": "decode",
+        "source": "Qwen2-7B top-p sampling (vocab 152064), batch 13 (tail size)",
+    },
+    {
+        "name": "mamba2_2p7b_chunk_cumsum_prefill",
+        "dims": {"M": 40960, "N": 256},
+        "weight": 0.4,
+        "phase": "prefill",
+        "source": "Mamba-2-2.7B dA cumsum within 256-token chunks: 16 sequences x 80 heads x 32 chunks (8192 tokens)",
+    },
 ]
 CPU_SHAPES = [
     {"name": "tiny", "dims": {"M": 4, "N": 128}},
@@ -36,8 +51,14 @@ TOLERANCE = {
     "fp16": {"atol": 1e-3, "rtol": 2e-3},
     "bf16": {"atol": 8e-3, "rtol": 1.6e-2},
 }
-FORBIDDEN = ("torch.cumsum", "torch.Tensor.cumsum", "torch.cumulative_trapezoid", "torch.cummax",
-             "torch.logcumsumexp", "torch.special.logcumsumexp")
+FORBIDDEN = (
+    "torch.cumsum",
+    "torch.Tensor.cumsum",
+    "torch.cumulative_trapezoid",
+    "torch.cummax",
+    "torch.logcumsumexp",
+    "torch.special.logcumsumexp",
+)
 
 
 def cumsum(x: torch.Tensor) -> torch.Tensor:
@@ -47,7 +68,7 @@ def cumsum(x: torch.Tensor) -> torch.Tensor:
 def make_inputs(dims, dtype, mode, gen):
     M, N = dims["M"], dims["N"]
     # outliers are drawn on the unit-scale values, so they stay 10-1000x a typical element
-    x = maybe_outliers(randn((M, N), torch.float32, gen), mode, gen) * N ** -0.5
+    x = maybe_outliers(randn((M, N), torch.float32, gen), mode, gen) * N**-0.5
     return (x.to(dtype),)
 
 

@@ -1,0 +1,260 @@
+"""The Python API, mirroring the CLI, for notebooks and scripts.
+
+    from agents import api
+    verdict = api.evaluate("softmax_fp32", "my_kernel.py", device="cpu")
+    result = api.run("softmax_fp32", llm="offline", device="cpu", budget="iterations=4")
+    result = api.resume(result.run_id)
+    print(result.best_kernel, result.summary["speed"])
+
+`run` merges settings exactly as `kernforge run` does (kernforge.toml < environment < the
+arguments given here); `settings={"dropout.after": 2}` sets any key of agents/settings.py.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import json
+import platform
+import subprocess
+import sys
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+
+from agents.config import AgentConfig
+from agents.context import RunContext, default_open_kb
+from agents.llm.base import LLMError, Provider
+from agents.llm.budget import BudgetTracker
+from agents.progress import Progress
+from agents.rundir import RunDir, new_run_id
+from agents.settings import Settings, parse_budget, resolve
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+
+
+class RunError(RuntimeError):
+    """A run stopped before finishing (model unreachable, bad key, ...); it can be resumed."""
+
+    def __init__(self, run_id: str, message: str) -> None:
+        super().__init__(f"{message}\nThe run is kept; fix the cause and continue with: kernforge run --resume {run_id}")
+        self.run_id = run_id
+
+
+@dataclass
+class RunResult:
+    run_id: str
+    run_dir: Path
+    finished: bool
+    reason: str
+    best_attempt: int | None
+    best_kernel: Path | None
+    summary: dict[str, Any] = field(default_factory=dict)
+
+
+def evaluate(task: Any, candidate: str | Path, *, device: str = "auto", trials: int = 5, seed: int = 0,
+             timeout_s: float = 300.0, perf: bool = True, source: str | None = None) -> Any:
+    """Judge one candidate file (or `source` text) on a task (an id, a task file, or a Task)."""
+    from benchmarks.judge import JudgeConfig
+    from benchmarks.judge import evaluate as judge
+
+    return judge(_task(task), candidate, JudgeConfig(device=device, trials=trials, seed=seed, timeout_s=timeout_s, perf=perf), source=source)
+
+
+def run(
+    task: str,
+    *,
+    llm: str | None = None,
+    method: str | None = None,
+    device: str | None = None,
+    runs_dir: str | Path | None = None,
+    seed: int | None = None,
+    budget: str | Mapping[str, Any] | None = None,
+    settings: Mapping[str, Any] | None = None,
+    run_id: str | None = None,
+    console: Console | None = None,
+    quiet: bool = False,
+    scripted_measure: Callable[..., Any] | None = None,
+    open_kb: Callable[[], Any] | None = None,
+) -> RunResult:
+    """Start a run. `scripted_measure` and `open_kb` are test seams (see AgentConfig)."""
+    flags: dict[str, Any] = dict(settings or {})
+    flags.update({"llm": llm, "method": method, "device": device, "seed": seed,
+                  "runs_dir": str(runs_dir) if runs_dir is not None else None})
+    if isinstance(budget, str):
+        flags.update(parse_budget(budget))
+    elif budget:
+        flags.update({f"budget.{k}": v for k, v in budget.items()})
+    merged = resolve(flags)
+    config = AgentConfig.from_settings(task, merged, run_id=run_id, scripted_measure=scripted_measure)
+    return start(config, merged, console=console, quiet=quiet, open_kb=open_kb)
+
+
+def start(config: AgentConfig, settings: Settings | None = None, *, console: Console | None = None,
+          quiet: bool = False, open_kb: Callable[[], Any] | None = None) -> RunResult:
+    """Start a run from a complete config."""
+    from benchmarks.judge import resolve_device
+    from profiling.fingerprint import device_fingerprint
+
+    task = _task(config.task)
+    device = resolve_device(config.device)
+    config.llm = _absolute_replay(config.llm)
+    config.runs_dir = str(Path(config.runs_dir).resolve())
+    provider = _provider(config.llm, served=[])
+    run = RunDir.create(config.runs_dir, config.run_id or new_run_id(task.id))
+    config.run_id = run.run_id
+    run.write_manifest({
+        "run_id": run.run_id,
+        "created": datetime.now(UTC).isoformat(timespec="seconds"),
+        "task": {"ref": config.task, "id": task.id, "path": str(task.path)},
+        "llm": provider.describe() if provider else "offline",
+        "device": {"requested": config.device, "resolved": device},
+        "config": config.to_json(),
+        "settings": settings.to_json() if settings else None,
+        "versions": _versions(),
+        "fingerprint": device_fingerprint(device),
+        "git": _git(),
+        "argv": sys.argv,
+    })
+    progress = Progress(console, quiet=quiet)
+    ctx = RunContext(config=config, task=task, device=device, run=run, provider=provider,
+                     tracker=BudgetTracker(config.budget), progress=progress, open_kb=open_kb or default_open_kb)
+    progress.start(run.run_id, task.id, device, ctx.provider.describe() if provider else "offline", config.method, str(run.path))
+    if provider is None and settings is not None and settings.sources.get("llm", "").startswith("default"):
+        progress.note("no OPENAI_API_KEY or ANTHROPIC_API_KEY set: running the offline policy "
+                      "(reference kernels + measured tunable search + rule-based diagnosis)", style="yellow")
+    if device == "cpu":
+        progress.note("no GPU: correctness through the Triton CPU interpreter; speed is not measured", style="yellow")
+    if config.scripted_measure is not None:
+        progress.note("TEST SEAM: re-measurements are scripted, not measured", style="magenta")
+    run.event("start", task=task.id, device=device, llm=ctx.provider.describe() if provider else "offline",
+              method=config.method, offline=provider is None, scripted_measure=config.scripted_measure is not None)
+    initial = {"run_id": run.run_id, "task_id": task.id, "iteration": 0, "attempts": [], "pending": [],
+               "last_batch": [], "incumbent_id": None, "stale": 0, "repair_streak": 0, "dropouts": [],
+               "nocode_errors": 0, "replay_served": [], "stop_reason": None, "finished": False}
+    return _drive(ctx, initial)
+
+
+def resume(run_ref: str | Path, *, runs_dir: str | Path = "runs", console: Console | None = None, quiet: bool = False,
+           scripted_measure: Callable[..., Any] | None = None, open_kb: Callable[[], Any] | None = None) -> RunResult:
+    """Continue a run from its checkpoint (after Ctrl-C, kill -9, a crash or an LLM outage)."""
+    from agents.graph import compile_graph, invoke_config
+    from benchmarks.judge import resolve_device
+
+    run = RunDir.find(run_ref, runs_dir)
+    manifest = run.manifest()
+    config = AgentConfig.from_json(manifest["config"])
+    config.scripted_measure = scripted_measure
+    task = _task(manifest["task"]["ref"])
+    device = manifest["device"]["resolved"]
+    if resolve_device("auto") != device and device == "cuda":
+        raise RuntimeError(f"run {run.run_id} was started on a GPU; resume it on a machine with one")
+    progress = Progress(console, quiet=quiet)
+    ctx = RunContext(config=config, task=task, device=device, run=run, provider=None,
+                     tracker=BudgetTracker(config.budget), progress=progress, open_kb=open_kb or default_open_kb)
+    app = compile_graph(ctx)
+    snapshot = app.get_state(invoke_config(ctx))
+    values = snapshot.values or {}
+    if values.get("spend"):
+        ctx.tracker = BudgetTracker.from_snapshot(values["spend"])
+    ctx.provider = _provider(config.llm, served=list(values.get("replay_served", [])))
+    progress.start(run.run_id, task.id, device, ctx.provider.describe() if ctx.provider else "offline", config.method, str(run.path))
+    done = {a.id for a in values.get("attempts", [])}
+    orphans = [i for i in run.attempt_ids_on_disk() if i not in done]
+    run.event("resume", checkpoint_next=list(snapshot.next), attempts_in_checkpoint=sorted(done), attempts_on_disk_only=orphans)
+    if not values:
+        progress.note("no checkpoint yet (stopped before the first step): starting from the beginning")
+        initial = {"run_id": run.run_id, "task_id": task.id, "iteration": 0, "attempts": [], "pending": [],
+                   "last_batch": [], "incumbent_id": None, "stale": 0, "repair_streak": 0, "dropouts": [],
+                   "nocode_errors": 0, "replay_served": [], "stop_reason": None, "finished": False}
+        return _drive(ctx, initial, app)
+    if not snapshot.next:
+        progress.note(f"run {run.run_id} had already finished: {values.get('stop_reason')}")
+        return _result(ctx, values)
+    progress.note(f"resuming at {', '.join(snapshot.next)} after round {values.get('iteration', 0)} "
+                  f"({len(done)} attempts in the checkpoint)")
+    return _drive(ctx, None, app)
+
+
+def _drive(ctx: RunContext, initial: dict[str, Any] | None, app: Any = None) -> RunResult:
+    from agents.graph import compile_graph, invoke_config
+
+    app = app or compile_graph(ctx)
+    try:
+        final = app.invoke(initial, invoke_config(ctx), durability="sync")
+    except KeyboardInterrupt:
+        ctx.event("interrupted", note="Ctrl-C; completed attempts are on disk, the checkpoint holds the last step")
+        ctx.progress.note(f"interrupted; continue with: kernforge run --resume {ctx.run.run_id}", style="yellow")
+        raise
+    except LLMError as exc:
+        ctx.event("stopped", error=f"{type(exc).__name__}: {exc}")
+        raise RunError(ctx.run.run_id, f"the model call failed: {exc}") from exc
+    return _result(ctx, final)
+
+
+def _result(ctx: RunContext, values: dict[str, Any]) -> RunResult:
+    from agents.state import incumbent
+
+    best = incumbent(values)
+    kernel = ctx.run.path / "best" / "kernel.py"
+    summary_path = ctx.run.path / "summary.json"
+    summary = json.loads(summary_path.read_text()) if summary_path.is_file() else {}
+    return RunResult(
+        run_id=ctx.run.run_id,
+        run_dir=ctx.run.path,
+        finished=bool(values.get("finished")),
+        reason=str(values.get("stop_reason") or ""),
+        best_attempt=best.id if best else None,
+        best_kernel=kernel if best is not None and kernel.is_file() else None,
+        summary=summary,
+    )
+
+
+# -- helpers ------------------------------------------------------------------------------------
+
+
+def _task(ref: Any) -> Any:
+    from benchmarks.task import get_task
+
+    return get_task(ref) if isinstance(ref, str) else ref
+
+
+def _absolute_replay(spec: str) -> str:
+    kind, sep, rest = spec.partition(":")
+    if kind == "replay" and sep:
+        return f"replay:{Path(rest).expanduser().resolve()}"
+    return spec
+
+
+def _provider(spec: str, *, served: list[int]) -> Provider | None:
+    from agents.llm.factory import make_provider
+
+    if spec.startswith("replay:"):
+        return make_provider(spec, already_served=served)
+    return make_provider(spec)
+
+
+def _versions() -> dict[str, str | None]:
+    out: dict[str, str | None] = {"python": platform.python_version()}
+    for dist in ("kernforge", "torch", "triton", "langgraph", "langgraph-checkpoint-sqlite", "pydantic"):
+        try:
+            out[dist] = importlib.metadata.version(dist)
+        except importlib.metadata.PackageNotFoundError:
+            out[dist] = None
+    return out
+
+
+def _git() -> dict[str, Any]:
+    def git(*args: str) -> str | None:
+        try:
+            proc = subprocess.run(["git", *args], cwd=REPO_ROOT, capture_output=True, text=True, timeout=10)
+        except (OSError, subprocess.SubprocessError):
+            return None
+        return proc.stdout.strip() if proc.returncode == 0 else None
+
+    revision = git("rev-parse", "HEAD")
+    status = git("status", "--porcelain")
+    return {"revision": revision, "dirty": bool(status) if status is not None else None}

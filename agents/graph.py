@@ -1,0 +1,171 @@
+"""The agent's graph: every node and every edge, in one place.
+
+    START -> retrieve -> generator x N (Send) -> evaluator
+    evaluator -> reflector        a round with no correct kernel
+              -> profile          a correct kernel to optimise
+              -> dropout          no accepted improvement for k rounds (or every m)
+              -> finish           budget spent, target attainment reached, or nothing left to do
+    reflector -> generator x N    repair (Send, one per slot)
+              -> profile          the incumbent stands and this branch is out of repairs
+              -> finish
+    profile   -> optimizer
+    dropout   -> optimizer
+    optimizer -> evaluator        a proposal to judge and re-measure
+              -> finish           nothing measurable / search exhausted / budget spent
+    finish    -> END
+
+Nodes are functions of (state, context) in agents/nodes/; the context is bound here with
+`functools.partial`. Routing is the small named functions below; each asks
+`agents.outcome.why_finish` first, so a stop is decided in one place.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
+from langgraph.checkpoint.sqlite import SqliteSaver
+from langgraph.graph import END, START, StateGraph
+from langgraph.types import Send
+
+from agents.context import RunContext
+from agents.nodes.dropout import dropout
+from agents.nodes.evaluator import evaluator
+from agents.nodes.finish import finish
+from agents.nodes.generator import GeneratorJob, generator
+from agents.nodes.optimizer import optimizer
+from agents.nodes.profile import profile
+from agents.nodes.reflector import reflector
+from agents.nodes.retrieve import retrieve
+from agents.outcome import why_finish
+from agents.state import CHECKPOINT_TYPES, AgentState, incumbent, latest_batch, visible_history
+
+# -- routing ----------------------------------------------------------------------------------
+
+
+def generator_jobs(state: AgentState, ctx: RunContext, mode: str) -> list[Send]:
+    """One Send per parallel generator call, each with everything its prompt needs."""
+    failed = [a for a in latest_batch(state) if not a.passed]
+    parent = failed[0] if mode == "repair" and failed else None
+    tried = sorted({a.origin for a in state.get("attempts", []) if a.origin})
+    jobs = []
+    for slot in range(ctx.config.candidates):
+        job: GeneratorJob = {
+            "slot": slot,
+            "candidates": ctx.config.candidates,
+            "mode": "repair" if parent is not None else "fresh",
+            "iteration": state.get("iteration", 0) + 1,
+            "parent": parent,
+            "reflection": state.get("reflection"),
+            "retrieved": state.get("retrieved", []),
+            "knowledge_note": state.get("knowledge_note", ""),
+            "references": state.get("references", []),
+            "tried": tried,
+            "history": visible_history(state, ctx.config.history_window),
+            "incumbent_id": state.get("incumbent_id"),
+            "device_info": state.get("device_info", {}),
+        }
+        jobs.append(Send("generator", job))
+    return jobs
+
+
+def after_retrieve(state: AgentState, ctx: RunContext) -> list[Send] | str:
+    if why_finish(state, ctx):
+        return "finish"
+    return generator_jobs(state, ctx, "fresh")
+
+
+def should_drop_out(state: AgentState, ctx: RunContext) -> bool:
+    cfg = ctx.config
+    if not cfg.dropout or state.get("incumbent_id") is None:
+        return False
+    iteration = state.get("iteration", 0)
+    if any(d["iteration"] == iteration for d in state.get("dropouts", [])):
+        return False
+    stale = state.get("stale", 0)
+    by_stagnation = cfg.dropout_after > 0 and stale > 0 and stale % cfg.dropout_after == 0
+    periodic = cfg.dropout_every > 0 and iteration % cfg.dropout_every == 0
+    return by_stagnation or periodic
+
+
+def after_evaluation(state: AgentState, ctx: RunContext) -> str:
+    if why_finish(state, ctx):
+        return "finish"
+    batch = latest_batch(state)
+    has_incumbent = incumbent(state) is not None
+    if any(a.passed for a in batch):
+        if not ctx.config.optimize:
+            return "finish"
+        return "dropout" if should_drop_out(state, ctx) else "profile"
+    if not batch and has_incumbent:  # the optimizer gave no usable code: ask it again
+        return "profile" if ctx.config.optimize else "finish"
+    return "reflector"
+
+
+def after_reflection(state: AgentState, ctx: RunContext) -> list[Send] | str:
+    if why_finish(state, ctx):
+        return "finish"
+    cfg = ctx.config
+    failed = [a for a in latest_batch(state) if not a.passed]
+    if incumbent(state) is not None:
+        out_of_repairs = state.get("repair_streak", 0) > cfg.max_repairs or cfg.max_repairs == 0
+        if ctx.offline or not failed or out_of_repairs:
+            # the optimizer's change failed and is not worth repairing: back to the incumbent
+            return "profile" if cfg.optimize else "finish"
+        return generator_jobs(state, ctx, "repair")
+    if ctx.offline or not failed or cfg.max_repairs == 0:
+        return generator_jobs(state, ctx, "fresh")
+    return generator_jobs(state, ctx, "repair")
+
+
+def after_optimizer(state: AgentState, ctx: RunContext) -> str:
+    # No proposal without a stop reason (no usable code) still goes to the evaluator: the empty
+    # round counts against the iteration budget, so the loop is bounded.
+    return "finish" if state.get("stop_reason") else "evaluator"
+
+
+# -- wiring -------------------------------------------------------------------------------------
+
+
+def build_graph(ctx: RunContext) -> StateGraph:
+    graph = StateGraph(AgentState)
+    for name, node in (
+        ("retrieve", retrieve),
+        ("generator", generator),
+        ("evaluator", evaluator),
+        ("reflector", reflector),
+        ("profile", profile),
+        ("optimizer", optimizer),
+        ("dropout", dropout),
+        ("finish", finish),
+    ):
+        graph.add_node(name, partial(node, ctx=ctx))
+    graph.add_edge(START, "retrieve")
+    graph.add_conditional_edges("retrieve", partial(after_retrieve, ctx=ctx), ["generator", "finish"])
+    graph.add_edge("generator", "evaluator")
+    graph.add_conditional_edges("evaluator", partial(after_evaluation, ctx=ctx), ["reflector", "profile", "dropout", "finish"])
+    graph.add_conditional_edges("reflector", partial(after_reflection, ctx=ctx), ["generator", "profile", "finish"])
+    graph.add_edge("profile", "optimizer")
+    graph.add_edge("dropout", "optimizer")
+    graph.add_conditional_edges("optimizer", partial(after_optimizer, ctx=ctx), ["evaluator", "finish"])
+    graph.add_edge("finish", END)
+    return graph
+
+
+def checkpointer(path: Path) -> SqliteSaver:
+    """A SQLite checkpoint that rebuilds only our own state records (nothing else is unpickled)."""
+    conn = sqlite3.connect(str(path), check_same_thread=False)
+    allowed = [(t.__module__, t.__name__) for t in CHECKPOINT_TYPES]
+    return SqliteSaver(conn, serde=JsonPlusSerializer(allowed_msgpack_modules=allowed))
+
+
+def compile_graph(ctx: RunContext) -> Any:
+    return build_graph(ctx).compile(checkpointer=checkpointer(ctx.run.checkpoint))
+
+
+def invoke_config(ctx: RunContext) -> dict[str, Any]:
+    # Each round is at most ~5 supersteps (evaluator, reflector/profile/dropout, optimizer/generator).
+    return {"configurable": {"thread_id": ctx.run.run_id}, "recursion_limit": 12 * ctx.config.max_iterations + 50}

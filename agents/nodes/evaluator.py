@@ -1,0 +1,186 @@
+"""evaluator: the judge, then acceptance. Runs once per round on every pending candidate.
+
+For each candidate, in slot order:
+1. judge it (`benchmarks.judge.evaluate`, in a child process) and write attempts/<n>/ at once;
+2. if it is correct: the first correct kernel becomes the incumbent; any later one must beat
+   the incumbent in an interleaved re-measurement by more than the measured noise
+   (agents/measure.py). The optimizer's prediction and the measured outcome go to events.jsonl.
+   Without a GPU nothing can be measured, and the candidate is not accepted.
+3. if it fixes failing ancestors, record the error->fix pairs (agents/pairs.py);
+4. if it is the new incumbent, update best/.
+
+A candidate whose attempt folder is already on disk (judged before the process was killed) is
+taken from disk, not judged again, so a resumed run never duplicates or loses an attempt.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from agents.context import RunContext
+from agents.measure import measure
+from agents.outcome import best_summary
+from agents.pairs import failing_chain, make_pair
+from agents.state import AgentState, Attempt, Candidate, Measurement, VerdictSummary
+
+
+def summarize_verdict(verdict: Any) -> VerdictSummary:
+    """The routing-relevant part of a `benchmarks.verdict.Verdict`."""
+    return VerdictSummary(
+        passed=verdict.passed,
+        stage_reached=verdict.stage_reached.value if verdict.stage_reached else None,
+        error_class=verdict.error_class.value,
+        message=verdict.message[:2000],
+        perf_status=verdict.perf_status,
+        geomean_speedup_eager=verdict.geomean_speedup_eager,
+        geomean_speedup_compile=verdict.geomean_speedup_compile,
+        score=verdict.score,
+        candidate_us={s.shape: s.candidate_us for s in verdict.shapes if s.candidate_us is not None},
+        skipped=list(verdict.skipped),
+        flags=list(verdict.flags),
+    )
+
+
+def judge(ctx: RunContext, candidate: Candidate, attempt_id: int) -> Attempt:
+    """Evaluate one candidate and write its attempt folder."""
+    import hashlib
+
+    from benchmarks.judge import JudgeConfig, evaluate
+
+    cfg = ctx.config
+    code_path = ctx.run.attempt_dir(attempt_id) / "code.py"
+    verdict = evaluate(
+        ctx.task,
+        code_path,
+        JudgeConfig(device=ctx.device, trials=cfg.judge_trials, seed=cfg.seed, timeout_s=cfg.judge_timeout_s, perf=True),
+        source=candidate.code,
+        label=f"attempt {attempt_id}",
+    )
+    if ctx.device == "cuda":
+        ctx.tracker.add_gpu_s(verdict.stage_seconds.get("total", 0.0))
+    attempt = Attempt(
+        id=attempt_id,
+        parent_id=candidate.parent_id,
+        node=candidate.node,
+        mode=candidate.mode,
+        iteration=candidate.iteration,
+        key=candidate.key,
+        code_path=ctx.run.rel(code_path),
+        code_sha256=hashlib.sha256(candidate.code.encode()).hexdigest(),
+        prompt_path=ctx.run.rel(code_path.with_name("prompt.md")) if candidate.prompt else None,
+        reply_path=ctx.run.rel(code_path.with_name("reply.md")) if candidate.reply else None,
+        verdict=summarize_verdict(verdict),
+        change=candidate.change,
+        predicted_gain=candidate.predicted_gain,
+        origin=candidate.origin,
+        tunables=dict(candidate.tunables),
+    )
+    ctx.run.write_attempt(attempt, candidate.code, verdict.model_dump_json(indent=2), candidate.prompt, candidate.reply)
+    ctx.event(
+        "attempt",
+        id=attempt.id,
+        parent=attempt.parent_id,
+        node=attempt.node,
+        mode=attempt.mode,
+        iteration=attempt.iteration,
+        passed=verdict.passed,
+        stage_reached=attempt.verdict.stage_reached,
+        error_class=attempt.verdict.error_class,
+        message=verdict.message[:500],
+        perf_status=verdict.perf_status,
+        geomean_speedup_eager=verdict.geomean_speedup_eager,
+        score=verdict.score,
+        judge_s=round(verdict.stage_seconds.get("total", 0.0), 3),
+    )
+    return attempt
+
+
+def decide(ctx: RunContext, attempt: Attempt, incumbent: Attempt | None) -> Attempt:
+    """Acceptance of a correct attempt against the incumbent (measure-revise)."""
+    if incumbent is None:
+        ctx.event("incumbent", id=attempt.id, reason="first correct kernel")
+        return attempt.model_copy(update={"accepted": True})
+    if not ctx.can_measure:
+        m = Measurement(measured=False, reason="not measured (no GPU): the incumbent stays", incumbent_id=incumbent.id)
+    else:
+        m = measure(ctx, incumbent.id, ctx.run.read_code(incumbent), ctx.run.read_code(attempt))
+    accepted = m.measured and m.significant
+    ctx.event(
+        "prediction_outcome",
+        id=attempt.id,
+        incumbent=incumbent.id,
+        change=attempt.change,
+        predicted_gain=attempt.predicted_gain,
+        measured=m.measured,
+        measured_gain=m.gain if m.measured else None,
+        noise=m.noise if m.measured else None,
+        significant=m.significant,
+        accepted=accepted,
+        scripted=m.scripted,
+        reason=m.reason,
+    )
+    if accepted:
+        ctx.event("incumbent", id=attempt.id, reason=f"re-measured gain {m.gain:+.2%} > noise {m.noise:.2%}", replaces=incumbent.id)
+    return attempt.model_copy(update={"measurement": m, "accepted": accepted})
+
+
+def record_pairs(ctx: RunContext, known: dict[int, Attempt], fixed: Attempt) -> None:
+    fixed_code = ctx.run.read_code(fixed)
+    fixed_verdict = _verdict_json(ctx, fixed)
+    for hops, failing in enumerate(failing_chain(known, fixed), start=1):
+        pair = make_pair(failing, ctx.run.read_code(failing), _verdict_json(ctx, failing), fixed, fixed_code, fixed_verdict, hops)
+        if ctx.run.append_pair(pair):
+            ctx.event("pair", failing=failing.id, fixing=fixed.id, hops=hops, error_class=pair["error_class"], fix_class=pair["fix_class"])
+
+
+def _verdict_json(ctx: RunContext, attempt: Attempt) -> dict[str, Any]:
+    import json
+
+    return json.loads((ctx.run.attempt_dir(attempt.id) / "verdict.json").read_text(encoding="utf-8"))
+
+
+def evaluator(state: AgentState, ctx: RunContext) -> dict[str, Any]:
+    pending = list(state.get("pending") or [])
+    iteration = state.get("iteration", 0) + 1
+    known = {a.id: a for a in state.get("attempts", [])}
+    before = state.get("incumbent_id")
+    incumbent_id = before
+    next_id = max([0, *known, *ctx.run.attempt_ids_on_disk()]) + 1
+    batch: list[Attempt] = []
+    if not pending:
+        ctx.event("round_empty", iteration=iteration, note="no candidate to judge this round")
+    for candidate in pending:
+        attempt = ctx.run.find_attempt(candidate.key)
+        if attempt is not None:
+            ctx.event("attempt_recovered", id=attempt.id, note="judged before the process stopped; taken from disk, not judged again")
+        else:
+            attempt = judge(ctx, candidate, next_id)
+            next_id += 1
+        if attempt.passed and attempt.accepted is None:
+            attempt = decide(ctx, attempt, known.get(incumbent_id) if incumbent_id is not None else None)
+            ctx.run.update_attempt_record(attempt)
+        known[attempt.id] = attempt
+        batch.append(attempt)
+        if attempt.accepted:
+            incumbent_id = attempt.id
+            best = attempt
+            ctx.run.write_best(ctx.run.read_code(best), best_summary(ctx, {**state, "attempts": list(known.values()), "iteration": iteration},
+                                                                     best, "in progress", finished=False))
+        if attempt.passed:
+            record_pairs(ctx, known, attempt)
+        ctx.progress.attempt(attempt)
+
+    passed_any = any(a.passed for a in batch)
+    stale = 0 if incumbent_id != before or before is None else state.get("stale", 0) + 1
+    ctx.run.write_budget(ctx.tracker.snapshot())
+    ctx.progress.round(iteration, ctx.config.max_iterations, known.get(incumbent_id) if incumbent_id is not None else None, ctx.tracker)
+    return {
+        "attempts": batch,
+        "pending": None,
+        "iteration": iteration,
+        "last_batch": [a.id for a in batch],
+        "incumbent_id": incumbent_id,
+        "stale": stale,
+        "repair_streak": 0 if passed_any else state.get("repair_streak", 0) + 1,
+        "spend": ctx.tracker.snapshot(),
+    }

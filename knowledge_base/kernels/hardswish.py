@@ -1,0 +1,42 @@
+"""Hard-swish, x * relu6(x + 3) / 6, one flat elementwise pass over an NCHW feature map.
+
+Op: y = x * min(max(x + 3, 0), 6) / 6, elementwise, so the 4-D layout does not matter: the
+contiguous tensor is treated as one flat array.
+Traffic: one read and one write per element, 2 * numel * elem bytes: bandwidth-bound.
+Tiling: flat 1-D grid, BLOCK contiguous elements per program, last block masked, int64 offsets.
+Math in fp32, rounded once to the output dtype.
+Tunables: BLOCK (power of two, 1024-8192), num_warps (4-8).
+"""
+
+import torch
+import triton
+import triton.language as tl
+
+KB_META = {
+    "op_family": "elementwise_activation",
+    "category": "activation",
+    "dtypes": ["fp32", "fp16", "bf16"],
+    "techniques": ["flat_1d_grid", "tail_mask", "int64_offsets", "fp32_compute"],
+    "tunables": {"BLOCK": [1024, 2048, 4096, 8192], "num_warps": [4, 8]},
+    "verified_on": [],
+    "attainment": None,
+}
+
+
+@triton.jit
+def _hardswish_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    pid = tl.program_id(0)
+    offs = pid.to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask, other=0.0).to(tl.float32)
+    gate = tl.minimum(tl.maximum(x + 3.0, 0.0), 6.0)
+    y = x * gate / 6.0
+    tl.store(y_ptr + offs, y.to(y_ptr.dtype.element_ty), mask=mask)
+
+
+def hardswish(x: torch.Tensor, BLOCK: int = 4096, num_warps: int = 8) -> torch.Tensor:
+    x = x.contiguous()
+    y = torch.empty_like(x)
+    n = x.numel()
+    _hardswish_kernel[(triton.cdiv(n, BLOCK),)](x, y, n, BLOCK=BLOCK, num_warps=num_warps)
+    return y

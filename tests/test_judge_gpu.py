@@ -1,0 +1,47 @@
+"""The judge on a CUDA GPU: side streams cannot escape the clock, numbers are sane, a GPU crash
+is a verdict and the next evaluation still works. Run on the device: pytest -m gpu."""
+
+from pathlib import Path
+
+import pytest
+import torch
+from hostile_manifest import load_hostile
+
+from benchmarks.judge import JudgeConfig, evaluate
+from benchmarks.task import get_task, solution_path
+from benchmarks.verdict import ErrorClass, Stage
+
+pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")]
+TESTS = Path(__file__).resolve().parent
+GPU = JudgeConfig(device="cuda", trials=2, timeout_s=300)
+
+
+@pytest.mark.parametrize("case", [c for c in load_hostile() if c.gpu], ids=lambda c: c.name)
+def test_gpu_hostile(case):
+    v = evaluate(get_task(case.task), case.path, GPU)
+    assert v.error_class == case.expect, v.message
+    for flag in case.flags:
+        assert flag in v.flags
+    if "side_stream" in case.flags:
+        assert all(s.timing_method and "device" in s.timing_method for s in v.shapes), [s.timing_method for s in v.shapes]
+
+
+def test_reference_softmax_is_timed_with_sane_roofline():
+    v = evaluate(get_task("softmax_fp16"), solution_path("softmax"), GPU)
+    assert v.passed and v.stage_reached == Stage.NO_FALLBACK, v.message
+    assert v.perf_status.startswith("measured"), v.perf_status
+    for s in v.shapes:
+        assert s.candidate_us and s.eager_us and s.roofline_us
+        assert 0 < s.attainment <= 1.05, (s.shape, s.attainment)
+        assert s.triton_ratio is not None and s.triton_ratio > 0.5
+    assert "impossible_time" not in v.flags
+    assert v.geomean_speedup_eager and v.score is not None
+
+
+def test_gpu_crash_then_next_evaluation_works():
+    task = get_task("softmax_fp32")
+    crash = evaluate(task, TESTS / "hostile" / "segfault.py", GPU)
+    assert crash.error_class in (ErrorClass.CRASH, ErrorClass.RUNTIME_ERROR), crash.message
+    assert not crash.passed
+    ok = evaluate(task, solution_path("softmax"), JudgeConfig(device="cuda", trials=1, perf=False))
+    assert ok.passed, ok.message

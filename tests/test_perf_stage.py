@@ -1,0 +1,61 @@
+"""The perf stage's arithmetic, fed with recorded timings (the timings themselves are GPU tests)."""
+
+import math
+
+from benchmarks import perf
+from benchmarks.judge import JudgeConfig
+from benchmarks.task import get_task
+from benchmarks.verdict import ShapeResult, Verdict
+from profiling.hardware import match_sheet
+from profiling.peaks import Peaks
+
+
+def _peaks() -> dict:
+    sheet = match_sheet("NVIDIA H200")
+    return Peaks(
+        measured=True,
+        fingerprint_key="test",
+        device_name="NVIDIA H200",
+        bandwidth_bytes_per_s=4.0e12,
+        matmul_flops_per_s={"bf16": 7.0e14},
+        datasheet_name=sheet.name,
+        datasheet_bandwidth_bytes_per_s=sheet.bandwidth_bytes_per_s,
+        datasheet_flops_per_s={k: v * 1e12 for k, v in sheet.peak_tflops.items()},
+        method="test",
+        date="2026-11-29",
+    ).to_dict()
+
+
+def test_fill_perf_computes_speedups_roofline_and_flags(monkeypatch):
+    task = get_task("softmax_fp16")
+    shapes = list(task.shapes[:2])
+    s0, s1 = shapes
+    base = {
+        "status": "ok",
+        "peaks": _peaks(),
+        "launch_floor_us": 3.0,
+        "shapes": {s0.name: {"eager_us": 100.0, "compile_us": 50.0}, s1.name: {"eager_us": 400.0, "compile_us": 300.0}},
+    }
+    monkeypatch.setitem(perf._BASELINES, (task.id, (s0.name, s1.name), 0), base)
+    bytes0 = task.min_bytes(s0.dims)
+    roof0_us = bytes0 / 4.0e12 * 1e6  # memory-bound: bytes / measured bandwidth
+    cand = {
+        "launch_floor_us": 3.0,
+        s0.name: {"candidate_us": 2 * roof0_us, "method": "events", "side_stream": False, "profile": {"triton_ratio": 1.0}},
+        # faster than the datasheet bandwidth allows: must be flagged
+        s1.name: {"candidate_us": task.min_bytes(s1.dims) / 9.0e12 * 1e6, "method": "device_wide", "side_stream": True, "profile": {"triton_ratio": 0.9}},
+    }
+    v = Verdict(task_id=task.id, device="cuda", passed=True)
+    v.shapes = [ShapeResult(shape=s.name, dims=s.dims, dtype=task.dtype) for s in shapes]
+    perf.fill_perf(v, task, shapes, cand, JudgeConfig(device="cpu"))
+    r0, r1 = v.shapes
+    assert math.isclose(r0.speedup_eager, 100.0 / r0.candidate_us)
+    assert math.isclose(r0.speedup_compile, 50.0 / r0.candidate_us)
+    assert math.isclose(r0.roofline_us, roof0_us, rel_tol=1e-9)
+    assert math.isclose(r0.attainment, 0.5, rel_tol=1e-9)
+    assert math.isclose(r0.iou, 0.5, rel_tol=1e-9)
+    assert "impossible_time" in v.flags and "side_stream" in v.flags
+    assert any("below the roofline" in n for n in r1.notes)
+    assert math.isclose(v.geomean_speedup_eager, math.sqrt(r0.speedup_eager * r1.speedup_eager))
+    assert v.triton_ratio == 0.9
+    assert v.perf_status.startswith("measured")
