@@ -162,22 +162,105 @@ def doctor(as_json: bool = typer.Option(False, "--json")) -> None:
     console.print(table)
 
 
+@app.command("run")
+def run_cmd(
+    task: str = typer.Option(None, "--task", help="task id (see `kernforge tasks list`) or a task file"),
+    resume: str = typer.Option(None, "--resume", help="continue the run with this id (or directory) from its checkpoint"),
+    llm: str = typer.Option(None, "--llm", help="offline | openai:MODEL | anthropic:MODEL | openai-compatible:URL#MODEL | replay:FILE"),
+    method: str = typer.Option(None, "--method", help="method preset: aka (full graph) or offline"),
+    budget: str = typer.Option(None, "--budget", help="iterations=N,tokens=N,cost=USD,wall=S,gpu=S"),
+    iterations: int = typer.Option(None, "--iterations", help="budget: evaluator rounds"),
+    tokens: int = typer.Option(None, "--tokens", help="budget: LLM tokens"),
+    cost: float = typer.Option(None, "--cost", help="budget: estimated LLM cost in USD"),
+    wall: float = typer.Option(None, "--wall", help="budget: wall-clock seconds"),
+    gpu_seconds: float = typer.Option(None, "--gpu-seconds", help="budget: GPU seconds"),
+    device: str = typer.Option(None, "--device", help="cuda, cpu (Triton interpreter) or auto"),
+    runs_dir: str = typer.Option(None, "--runs-dir", help="where run directories live (default runs/)"),
+    seed: int = typer.Option(None, "--seed", help="seed for the judge's inputs and the agent's random choices"),
+    candidates: int = typer.Option(None, "--candidates", help="kernels proposed in parallel per round"),
+    benchmark: bool = typer.Option(None, "--benchmark/--no-benchmark", help="hidden provenance: never show the task's own solution"),
+    kb: str = typer.Option(None, "--kb", help="knowledge base: auto, on or off"),
+    run_id: str = typer.Option(None, "--run-id", help="name the run directory (default: time-task-random)"),
+    set_: list[str] = typer.Option(None, "--set", help="KEY=VALUE for any setting, e.g. --set dropout.after=2 (repeatable)"),
+    show_config: bool = typer.Option(False, "--show-config", help="print the merged settings and where each comes from, then exit"),
+    quiet: bool = typer.Option(False, "--quiet", help="no progress output (events.jsonl is still written)"),
+) -> None:
+    """Run the agent on a task: write, judge, repair and optimise Triton kernels.
+
+    Exits 0 when a correct kernel was found, 1 when none was, 2 on a usage error, 130 on Ctrl-C."""
+    from agents import api
+    from agents.settings import SettingsError, parse_budget, resolve
+
+    flags: dict = {"llm": llm, "method": method, "device": device, "runs_dir": runs_dir, "seed": seed,
+                   "agent.candidates": candidates, "benchmark": benchmark, "kb": kb,
+                   "budget.iterations": iterations, "budget.tokens": tokens, "budget.cost": cost,
+                   "budget.wall": wall, "budget.gpu": gpu_seconds}
+    try:
+        if budget:
+            flags.update({k: v for k, v in parse_budget(budget).items() if flags.get(k) is None})
+        for item in set_ or []:
+            key, eq, value = item.partition("=")
+            if not eq:
+                raise SettingsError(f"--set {item!r}: expected KEY=VALUE")
+            flags[key.strip()] = value
+        merged = resolve(flags)
+    except SettingsError as exc:
+        _die(str(exc))
+    if show_config:
+        _print_settings(merged)
+        return
+    try:
+        if resume:
+            result = api.resume(resume, runs_dir=merged["runs_dir"], console=console, quiet=quiet)
+        else:
+            if not task:
+                _die("give --task <id | task file>, or --resume <run-id> (see `kernforge tasks list`)")
+            _load_task(task)
+            from agents.config import AgentConfig
+
+            config = AgentConfig.from_settings(task, merged, run_id=run_id)
+            result = api.start(config, merged, console=console, quiet=quiet)
+    except KeyboardInterrupt:
+        raise typer.Exit(130) from None
+    except api.RunError as exc:
+        _die(str(exc), code=1)
+    except (ValueError, FileNotFoundError, FileExistsError, RuntimeError) as exc:
+        _die(str(exc))
+    raise typer.Exit(0 if result.best_kernel is not None else 1)
+
+
+def _print_settings(merged) -> None:  # noqa: ANN001 - agents.settings.Settings
+    from agents.settings import project_config_path, user_config_path
+
+    table = Table(show_header=True, header_style="bold", title="kernforge settings (lowest to highest: default, preset, user file, project file, environment, flag)")
+    for col in ("key", "value", "source"):
+        table.add_column(col)
+    for key, value, source in merged.rows():
+        table.add_row(key, value, source)
+    console.print(table)
+    for label, path in (("user file", user_config_path()), ("project file", project_config_path())):
+        console.print(f"{label}: {path} ({'found' if path.is_file() else 'absent'})")
+
+
 @app.command("demo")
 def demo(task: str = typer.Option(DEFAULT_DEMO_TASK, help="task to run the demo on")) -> None:
-    """The main job on its default: judge the reference Triton solution of a task end to end."""
-    from agents.report_verdict import print_verdict
-    from benchmarks.judge import JudgeConfig, evaluate, resolve_device
-    from benchmarks.task import solution_path
+    """The main job on its default: the agent with the offline policy on a task, device auto.
 
-    t = _load_task(task)
-    path = solution_path(t.name)
-    device = resolve_device("auto")
-    console.print(f"[bold]kernforge demo[/]: judging the reference solution {path} on task {t.id} ({device}).")
-    if device == "cpu":
-        console.print("No GPU here: correctness runs through Triton's CPU interpreter on the CPU shapes; performance is not measured.")
-    verdict = evaluate(t, path, JudgeConfig(device=device))
-    print_verdict(verdict, console)
-    raise typer.Exit(0 if verdict.passed else 1)
+    Without a GPU it checks correctness through the Triton CPU interpreter and stops at the first
+    correct kernel (speed cannot be measured there); with one it also searches the kernel's tunables."""
+    from agents import api
+
+    _load_task(task)
+    console.print(f"[bold]kernforge demo[/]: `kernforge run --task {task} --llm offline --device auto`")
+    try:
+        result = api.run(task, llm="offline", method="offline", device="auto", console=console)
+    except KeyboardInterrupt:
+        raise typer.Exit(130) from None
+    except (ValueError, RuntimeError) as exc:
+        _die(str(exc))
+    if result.best_kernel is not None:
+        console.print(f"\n[bold]The best kernel is at[/] {result.best_kernel}")
+    raise typer.Exit(0 if result.best_kernel is not None else 1)
 
 
 def _mount_optional() -> None:

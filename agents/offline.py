@@ -23,6 +23,8 @@ from typing import Any
 
 from agents.state import VerdictSummary
 
+REPO_ROOT = Path(__file__).resolve().parents[1]
+
 # -- reading kernels ----------------------------------------------------------------------------
 
 
@@ -198,9 +200,10 @@ def reference_kernels(task: Any, kernel_hits: list[dict[str, Any]], *, benchmark
     seen_paths: set[str] = set()
 
     def consider(ref_id: str, path: str, source: str) -> None:
-        if path in seen_paths:
+        where = str(_repo_path(path)) if path else ref_id
+        if where in seen_paths or any(r["id"] == ref_id for r in found):
             return
-        seen_paths.add(path)
+        seen_paths.add(where)
         adapted = adapt(source, task.entry_point, params)
         if adapted is None:
             return
@@ -216,12 +219,18 @@ def reference_kernels(task: Any, kernel_hits: list[dict[str, Any]], *, benchmark
     for hit in kernel_hits:
         path = hit.get("path") or ""
         source = hit.get("text") or ""
-        if not source and path and Path(path).is_file():
-            source = Path(path).read_text(encoding="utf-8")
+        if not source and path and _repo_path(path).is_file():
+            source = _repo_path(path).read_text(encoding="utf-8")
         if benchmark and Path(path).stem == task.name:
             continue  # belt and braces: hidden provenance never shows the task's own solution
         consider(hit.get("id", path), path, source)
     return found
+
+
+def _repo_path(path: str) -> Path:
+    """A knowledge-base path (relative to the repository root, or absolute), resolved."""
+    p = Path(path)
+    return (p if p.is_absolute() else REPO_ROOT / p).resolve()
 
 
 # -- rule-based diagnosis -----------------------------------------------------------------------

@@ -4,22 +4,30 @@ Used by the judge for untrusted candidates and by the perf stage for trusted bas
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
 
 class Child:
-    """A worker process in its own process group, with its progress lines."""
+    """A worker process in its own process group, with its progress lines.
 
-    def __init__(self, folder: Path, request: dict, device: str) -> None:
+    The process starts in "serve" mode: it imports torch and triton (and initialises CUDA) at
+    once, then waits for `submit` to hand it a request. The pool below starts the next one while
+    the current evaluation runs, which hides the start-up from a bench or an agent. A child
+    runs one request and exits: no candidate ever shares a process with another."""
+
+    def __init__(self, folder: Path, device: str) -> None:
         self.folder = folder
-        (folder / "request.json").write_text(json.dumps(request))
+        self.device = device
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join([str(REPO_ROOT), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
         env["PYTHONUNBUFFERED"] = "1"
@@ -30,7 +38,7 @@ class Child:
         self._out = open(folder / "stdout.txt", "wb")  # noqa: SIM115
         self._err = open(folder / "stderr.txt", "wb")  # noqa: SIM115
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "benchmarks.worker", str(folder / "request.json")],
+            [sys.executable, "-m", "benchmarks.worker", "--serve", str(folder), device],
             cwd=folder,
             env=env,
             stdin=subprocess.DEVNULL,
@@ -40,6 +48,12 @@ class Child:
         )
         self._pos = 0
         self.events: list[dict] = []
+
+    def submit(self, request: dict) -> None:
+        """Hand the waiting process its one request (written atomically)."""
+        tmp = self.folder / "request.json.tmp"
+        tmp.write_text(json.dumps(request))
+        tmp.replace(self.folder / "request.json")
 
     def poll_events(self) -> list[dict]:
         path = self.folder / "progress.jsonl"
@@ -121,3 +135,59 @@ def signal_name(code: int) -> str:
         return signal.Signals(-code).name
     except ValueError:
         return f"signal {-code}"
+
+
+# --------------------------------------------------------------------------------------------
+# A pool of one spare child per (device, folder root), started ahead of need
+# --------------------------------------------------------------------------------------------
+
+_SPARES: dict[tuple[str, str], Child] = {}
+
+
+def _spawn(device: str, root: Path) -> Child:
+    return Child(Path(tempfile.mkdtemp(prefix="kf-judge-", dir=root)), device)
+
+
+def acquire(device: str, root: Path, prewarm: bool = True) -> Child:
+    """A fresh, waiting child for `device` whose folder sits under `root`.
+
+    With `prewarm`, the next one starts now, in the background, for the following call."""
+    key = (device, str(root))
+    child = _SPARES.pop(key, None)
+    if child is None or child.proc.poll() is not None:
+        if child is not None:
+            discard(child)
+        child = _spawn(device, root)
+    if prewarm:
+        _SPARES[key] = _spawn(device, root)
+    return child
+
+
+def discard(child: Child) -> None:
+    """Kill a child (if still running) and remove its folder."""
+    child.kill()
+    shutil.rmtree(child.folder, ignore_errors=True)
+
+
+def run_job(device: str, request: dict, *, timeout_s: float, root: Path | None = None, files: dict[str, str] | None = None) -> dict:
+    """Run one trusted or measurement job to completion in a fresh child; its result dict, or
+    {"status": "error", "message": ...} when it timed out or died. `files` are written into the
+    child's folder first (name -> text); "{folder}" in request strings is replaced by its path."""
+    child = acquire(device, root or Path(tempfile.gettempdir()), prewarm=False)
+    try:
+        for name, text in (files or {}).items():
+            (child.folder / name).write_text(text)
+        request = {k: v.replace("{folder}", str(child.folder)) if isinstance(v, str) else v for k, v in request.items()}
+        child.submit(request)
+        if child.wait(timeout_s) is None:
+            return {"status": "error", "message": f"{request.get('job')} job ran past {timeout_s:.0f} s and was killed"}
+        return child.result() or {"status": "error", "message": f"{request.get('job')} worker died: {child.stderr_tail(600)}"}
+    finally:
+        discard(child)
+
+
+@atexit.register
+def _drain_spares() -> None:
+    while _SPARES:
+        _, child = _SPARES.popitem()
+        discard(child)

@@ -25,7 +25,7 @@ from typing import Any
 import torch
 
 from benchmarks import perf as perf_stage
-from benchmarks.child import Child, signal_name
+from benchmarks.child import Child, acquire, signal_name
 from benchmarks.compare import bitwise_equal, compare_outputs
 from benchmarks.static_check import check_source
 from benchmarks.task import Task
@@ -45,6 +45,7 @@ class JudgeConfig:
     modes: tuple[str, ...] | None = None  # default: the task's modes
     shapes: tuple[str, ...] | None = None  # default: all shapes for the device
     keep_dir: bool = False  # keep the child's folder (for debugging)
+    prewarm: bool = True  # start the next worker process while this one runs
     work_root: Path | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
@@ -114,7 +115,8 @@ def evaluate(task: Task, candidate: str | Path, config: JudgeConfig | None = Non
     if skip_numeric:
         verdict.skipped.append(BF16_DOT_SKIP)
 
-    folder = Path(tempfile.mkdtemp(prefix="kf-judge-", dir=_work_root(config)))
+    child = acquire(device, _work_root(config), prewarm=config.prewarm)
+    folder = child.folder
     try:
         (folder / "candidate.py").write_text(source)
         want_perf = config.perf and device == "cuda"
@@ -130,15 +132,17 @@ def evaluate(task: Task, candidate: str | Path, config: JudgeConfig | None = Non
             "seed": config.seed,
             "perf": want_perf,
         }
-        verdict = _run_candidate(verdict, task, folder, request, device, shapes, config, skip_numeric)
+        verdict = _run_candidate(verdict, task, child, request, device, shapes, config, skip_numeric)
     finally:
+        child.kill()
         if not config.keep_dir:
             shutil.rmtree(folder, ignore_errors=True)
     verdict.stage_seconds["total"] = time.perf_counter() - t_start
     return verdict
 
 
-def _run_candidate(verdict: Verdict, task: Task, folder: Path, request: dict, device: str, shapes: list, config: JudgeConfig, skip_numeric: bool) -> Verdict:
+def _run_candidate(verdict: Verdict, task: Task, child: Child, request: dict, device: str, shapes: list, config: JudgeConfig, skip_numeric: bool) -> Verdict:
+    folder = child.folder
     plan = {p["n"]: p for p in trial_plan(request["shapes"], request["modes"], request["trials"], request["seed"])}
     by_shape: dict[str, ShapeResult] = {
         s.name: ShapeResult(shape=s.name, dims=s.dims, dtype=task.dtype, weight=s.weight, phase=s.phase if device == "cuda" else "cpu") for s in shapes
@@ -146,7 +150,7 @@ def _run_candidate(verdict: Verdict, task: Task, folder: Path, request: dict, de
     state = _TrialState()
     t0 = time.perf_counter()
     deadline = t0 + config.timeout_s
-    child = Child(folder, request, device)
+    child.submit(request)
     gen = torch.Generator(device=device)
     answered = False
 

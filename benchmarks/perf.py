@@ -8,13 +8,10 @@ shape set per judging process, so a bench compares every method against the same
 from __future__ import annotations
 
 import math
-import shutil
-import tempfile
-import time
 from pathlib import Path
 from typing import Any
 
-from benchmarks.child import Child
+from benchmarks.child import run_job
 from benchmarks.task import Shape, Task
 from benchmarks.verdict import ShapeResult, Verdict
 from profiling import roofline
@@ -41,27 +38,15 @@ def run_baseline(task: Task, shapes: list[Shape], seed: int, timeout_s: float = 
     key = (task.id, tuple(s.name for s in shapes), seed)
     if key in _BASELINES:
         return _BASELINES[key]
-    folder = Path(tempfile.mkdtemp(prefix="kf-baseline-", dir=work_root))
-    try:
-        request = {
-            "job": "baseline",
-            "task_path": str(task.path),
-            "dtype": task.dtype,
-            "device": "cuda",
-            "shapes": [{"name": s.name, "dims": s.dims} for s in shapes],
-            "seed": seed,
-        }
-        child = Child(folder, request, "cuda")
-        deadline = time.perf_counter() + timeout_s
-        while child.proc.poll() is None and time.perf_counter() < deadline:
-            time.sleep(0.05)
-        if child.proc.poll() is None:
-            child.kill()
-            result = {"status": "error", "message": f"baseline timing took longer than {timeout_s:.0f} s"}
-        else:
-            result = child.result() or {"status": "error", "message": f"baseline worker died: {child.stderr_tail()}"}
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
+    request = {
+        "job": "baseline",
+        "task_path": str(task.path),
+        "dtype": task.dtype,
+        "device": "cuda",
+        "shapes": [{"name": s.name, "dims": s.dims} for s in shapes],
+        "seed": seed,
+    }
+    result = run_job("cuda", request, timeout_s=timeout_s, root=work_root)
     _BASELINES[key] = result
     return result
 

@@ -10,13 +10,9 @@ On a machine without a GPU nothing is measured, and the result says so.
 
 from __future__ import annotations
 
-import shutil
-import tempfile
-import time
 from dataclasses import dataclass, field
-from pathlib import Path
 
-from benchmarks.child import Child
+from benchmarks.child import run_job
 from benchmarks.task import Task
 from profiling.roofline import geomean
 
@@ -52,32 +48,19 @@ def interleaved(task: Task, incumbent_source: str, candidate_source: str, *, dev
     """Time both kernels A B B A per round on every GPU shape of `task`."""
     if device != "cuda":
         return Remeasure(False, "not measured (no GPU): timing needs a CUDA device")
-    folder = Path(tempfile.mkdtemp(prefix="kf-remeasure-"))
-    try:
-        (folder / "incumbent.py").write_text(incumbent_source)
-        (folder / "candidate.py").write_text(candidate_source)
-        request = {
-            "job": "remeasure",
-            "task_path": str(task.path),
-            "dtype": task.dtype,
-            "device": "cuda",
-            "incumbent_path": str(folder / "incumbent.py"),
-            "candidate_path": str(folder / "candidate.py"),
-            "shapes": [{"name": s.name, "dims": s.dims} for s in task.shapes],
-            "rounds": rounds,
-            "seed": seed,
-        }
-        child = Child(folder, request, "cuda")
-        deadline = time.perf_counter() + timeout_s
-        while child.proc.poll() is None and time.perf_counter() < deadline:
-            time.sleep(0.05)
-        if child.proc.poll() is None:
-            child.kill()
-            return Remeasure(False, f"re-measurement ran past {timeout_s:.0f} s and was killed")
-        result = child.result()
-        if not result or result.get("status") != "ok":
-            why = (result or {}).get("message") or f"worker died: {child.stderr_tail(400)}"
-            return Remeasure(False, f"re-measurement failed: {why}")
-        return summarize(result["times"], min_gain)
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
+    request = {
+        "job": "remeasure",
+        "task_path": str(task.path),
+        "dtype": task.dtype,
+        "device": "cuda",
+        "incumbent_path": "{folder}/incumbent.py",
+        "candidate_path": "{folder}/candidate.py",
+        "shapes": [{"name": s.name, "dims": s.dims} for s in task.shapes],
+        "rounds": rounds,
+        "seed": seed,
+    }
+    files = {"incumbent.py": incumbent_source, "candidate.py": candidate_source}
+    result = run_job("cuda", request, timeout_s=timeout_s, files=files)
+    if result.get("status") != "ok":
+        return Remeasure(False, f"re-measurement failed: {result.get('message', '')}")
+    return summarize(result["times"], min_gain)

@@ -8,7 +8,7 @@ A task is one Python file under `benchmarks/tasks/<category>/`. It declares, at 
     ENTRY_POINT  the name of the reference function in this file; candidates define a function of
                  the same name and signature
     DTYPES       tuple of dtype names ("fp32", "fp16", "bf16", "int8", "fp8_e4m3"); one task each
-    SHAPES       list of {"name", "dims": {str: int}, "weight": float, "phase": "prefill"|"decode",
+    SHAPES       list of {"name", "dims": {str: int}, "weight": float, "phase": "prefill"|"decode"|"train",
                  "source": str}; the GPU shapes, each with its importance weight and where it
                  comes from (model and layer)
     CPU_SHAPES   list of {"name", "dims"}; small shapes for the CPU interpreter, with tail sizes
@@ -16,6 +16,14 @@ A task is one Python file under `benchmarks/tasks/<category>/`. It declares, at 
                  {"cosine": float, "rel_l1": float, "rmse": float, "why": str} (all required)
     FORBIDDEN    tuple of dotted API names a candidate may not use, on top of the global list
     MODES        optional tuple of extra input modes beyond "standard" and "outlier"
+    BASELINE     optional name of a PyTorch function in this file (same signature) that the eager
+                 and torch.compile baselines time instead of the reference, when the reference
+                 is written for clarity rather than speed (e.g. fp64 emulation of an int8 GEMM)
+    SPARSE_READS optional True when the op reads only part of an input (gather, paged KV)
+    PEAK         optional "matmul" for tensor-core work outside matmul/attention/convolution
+    ROOFLINE_DTYPE optional dtype name whose peak bounds the compute (e.g. "int8")
+
+RMSE in a quantization contract is absolute, in the output's units: sqrt(mean((got - want)^2)).
 
 and three functions:
 
@@ -61,7 +69,7 @@ CATEGORIES: tuple[str, ...] = (
 )
 
 DTYPE_NAMES: tuple[str, ...] = ("fp32", "fp16", "bf16", "int8", "fp8_e4m3")
-PHASES: tuple[str, ...] = ("prefill", "decode")
+PHASES: tuple[str, ...] = ("prefill", "decode", "train")
 BASE_MODES: tuple[str, ...] = ("standard", "outlier")
 
 TASKS_DIR = Path(__file__).resolve().parent / "tasks"

@@ -39,7 +39,7 @@ from typing import Any
 from knowledge_base.embedding import EMBEDDING_NAME
 
 # Bump when chunking or metadata layout changes: every source is then re-embedded once.
-SCHEMA_VERSION = "3"
+SCHEMA_VERSION = "4"
 
 KB_ROOT = Path(__file__).resolve().parent
 REPO_ROOT = KB_ROOT.parent
@@ -61,6 +61,20 @@ LIST_FIELDS: tuple[str, ...] = ("dtypes", "techniques", "verified_on", "tags", "
 JSON_FIELDS: tuple[str, ...] = ("tunables", "attainment")
 
 MAX_CHUNK_CHARS = 1400
+
+# Plain words for op-family names, so a query in ordinary words ("matrix multiplication") meets
+# a kernel whose metadata says "gemm".
+FAMILY_WORDS: dict[str, str] = {
+    "gemm": " (matrix multiplication, matmul, linear layer)",
+    "gemv": " (matrix-vector product)",
+    "attention": " (scaled dot-product attention)",
+    "row_normalization": " (normalization over the last dimension)",
+    "row_reduction": " (reduction over the last dimension)",
+    "row_reduction_loss": " (loss reduced over the vocabulary)",
+    "scan": " (prefix sum, cumulative)",
+    "elementwise_activation": " (pointwise activation function)",
+    "elementwise_math": " (pointwise math function)",
+}
 
 
 class CorpusError(ValueError):
@@ -161,6 +175,25 @@ def _split_long(body: str, limit: int) -> list[str]:
         else:
             cur = f"{cur}\n\n{para}" if cur else para
     if cur:
+        parts.append(cur)
+    return parts
+
+
+_LABEL = re.compile(r"^[A-Z][\w /()-]{1,40}:")
+
+
+def _split_header(body: str, limit: int = 700, min_size: int = 250) -> list[str]:
+    """A kernel header docstring in pieces: at labelled lines ("Traffic:", "Tiling:") once a piece
+    has some substance, and always before it grows past `limit` characters."""
+    parts, cur = [], ""
+    for line in body.splitlines():
+        starts_section = bool(_LABEL.match(line)) and len(cur) >= min_size
+        if cur and (starts_section or len(cur) + len(line) + 1 > limit):
+            parts.append(cur)
+            cur = line
+        else:
+            cur = f"{cur}\n{line}" if cur else line
+    if cur.strip():
         parts.append(cur)
     return parts
 
@@ -305,13 +338,21 @@ def load_kernel(path: Path, task_categories: dict[str, str] | None = None) -> So
     techniques = _as_list(meta.get("techniques"))
     dtypes = _as_list(meta.get("dtypes"))
     tunables = meta.get("tunables", {})
+    family = str(meta.get("op_family", ""))
     summary = (
-        f"op family: {meta.get('op_family', '')}; category: {meta.get('category', '')}; "
+        f"op family: {family}{FAMILY_WORDS.get(family, '')}; category: {meta.get('category', '')}; "
         f"dtypes: {', '.join(map(str, dtypes))}; techniques: {', '.join(map(str, techniques))}; "
         f"tunables: {', '.join(map(str, _as_list(tunables)))}"
     )
     kind_word = "template kernel" if is_template else "reference kernel"
-    embed = f"{path.stem.replace('_', ' ')} {kind_word}: {title}\n{summary}\n{doc}"
+    label = f"{path.stem.replace('_', ' ')} {kind_word}: {title}"
+    # Chunk 0 is short and focused (what the kernel is), so short queries match it; the header's
+    # paragraphs follow as their own chunks, so a question about one aspect (traffic, tiling,
+    # numerics) matches the paragraph that answers it. Every chunk stores the whole source.
+    chunks = [Chunk(embed_text=f"{label}\n{summary}", text=src, section="summary")]
+    body = doc.strip().split("\n", 1)[1].strip() if "\n" in doc.strip() else ""
+    for i, piece in enumerate(_split_header(body) if body else []):
+        chunks.append(Chunk(embed_text=f"{label}\n{piece}", text=src, section=f"header {i + 1}"))
     metadata = {
         "op_family": str(meta.get("op_family", "")).lower(),
         "category": str(meta.get("category", "")).lower(),
@@ -332,7 +373,7 @@ def load_kernel(path: Path, task_categories: dict[str, str] | None = None) -> So
         path=_rel(path),
         tier=tier,
         metadata=metadata,
-        chunks=[Chunk(embed_text=embed, text=src, section="")],
+        chunks=chunks,
         content_hash=_hash(src),
         warnings=warnings,
     )

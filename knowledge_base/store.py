@@ -207,8 +207,9 @@ class Store:
 
     def query(
         self, embedding: list[float], n: int, where: dict[str, Any] | None = None
-    ) -> list[tuple[str, str, dict[str, Any], float]]:
-        """Nearest chunks: (chunk id, document, metadata, cosine distance), nearest first."""
+    ) -> list[tuple[str, dict[str, Any], float]]:
+        """Nearest chunks: (chunk id, metadata, cosine distance), nearest first. Documents are not
+        fetched here (kernel chunks carry whole source files); `documents` gets the winners'."""
         total = self.count()
         if total == 0:
             return []
@@ -216,8 +217,13 @@ class Store:
             query_embeddings=[embedding],
             n_results=max(1, min(n, total)),
             where=where or None,
-            include=["documents", "metadatas", "distances"],
+            include=["metadatas", "distances"],
         )
-        return list(
-            zip(res["ids"][0], res["documents"][0], res["metadatas"][0], res["distances"][0], strict=True)
-        )
+        return list(zip(res["ids"][0], res["metadatas"][0], res["distances"][0], strict=True))
+
+    def documents(self, ids: list[str]) -> dict[str, str]:
+        """Stored text of the given chunk ids."""
+        if not ids:
+            return {}
+        got = self.collection.get(ids=ids, include=["documents"])
+        return dict(zip(got["ids"], got["documents"], strict=True))

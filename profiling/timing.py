@@ -6,11 +6,12 @@ How `time_cuda` measures one callable:
 2. A short estimate (5 timed calls) sizes the warm-up and the number of repetitions from
    `warmup_ms` and `rep_ms`, clamped to [`min_reps`, `max_reps`].
 3. Warm-up calls, untimed.
-4. Each timed repetition: write a buffer at least twice the L2 size (so the call starts with a
-   cold L2, as it would in a model where other layers ran in between), record a CUDA event,
-   call, record a second event. The L2 write is queued *before* the start event, so it is not
-   timed; it also keeps the GPU busy while the host enqueues the call, which hides the Python
-   launch overhead of small calls the way a real model's stream does.
+4. Each timed repetition: read a buffer at least twice the L2 size (so the call starts with a
+   cold L2, as it would in a model where other layers ran in between; reading rather than
+   writing leaves clean lines, so the call does not pay for someone else's write-backs), record a
+   CUDA event, call, record a second event. The flush is queued *before* the start event, so it
+   is not timed; it also keeps the GPU busy while the host enqueues the call, which hides the
+   Python launch overhead of small calls the way a real model's stream does.
 5. Median of the per-call times (mean, min, p20 and p80 come along).
 
 `device_wide=True` adds `torch.cuda.synchronize()` after the call and records the end event only
@@ -48,7 +49,9 @@ _event_record = torch.cuda.Event.record
 _event_elapsed_ms = torch.cuda.Event.elapsed_time
 _empty = torch.empty
 _zero_ = torch.Tensor.zero_
+_sum = torch.sum
 _uint8 = torch.uint8
+_float32 = torch.float32
 _IS_HIP = getattr(torch.version, "hip", None) is not None
 
 _MIB = 1 << 20
@@ -107,7 +110,7 @@ def summarize_samples(samples_us: list[float], method: str) -> TimingResult:
 
 
 def flush_bytes(device_index: int | None = None) -> int:
-    """Bytes written before each timed call: twice the L2 (256 MB assumed if unknown)."""
+    """Bytes read before each timed call: twice the L2 (256 MB assumed if unknown)."""
     if device_index is None:
         device_index = _current_device()
     l2 = int(getattr(_device_props(device_index), "L2_cache_size", 0) or 0)
@@ -129,7 +132,10 @@ def _timed_calls(
     ends = [_Event(enable_timing=True) for _ in range(reps)]
     for start, end in zip(starts, ends, strict=True):
         if flush_buffer is not None:
-            _zero_(flush_buffer)
+            # Flush by READING a buffer twice the L2: the L2 is left full of clean lines, as after
+            # ncu's cache invalidation. Writing it (zero_) would leave dirty lines whose
+            # write-back the timed kernel then pays for (seen on the H200: +6 us on a 35 us kernel).
+            _sum(flush_buffer)
         _event_record(start, stream)
         fn()
         if device_wide:
@@ -166,7 +172,7 @@ def time_cuda(
     device_index = _current_device()
     stream = _current_stream(device_index)
     n_flush = flush_bytes(device_index) if flush else 0
-    flush_buffer = _empty(n_flush, dtype=_uint8, device=f"cuda:{device_index}") if flush else None
+    flush_buffer = _zero_(_empty(n_flush // 4, dtype=_float32, device=f"cuda:{device_index}")) if flush else None
 
     fn()  # compile, autotune, allocate: never timed
     _sync()
@@ -189,7 +195,7 @@ def time_cuda(
     samples = _timed_calls(fn, n_reps, stream, flush_buffer, device_wide)
 
     method = "cuda events around each call; " + (
-        f"{n_flush // _MIB} MiB written before each call to flush L2; "
+        f"{n_flush // _MIB} MiB read before each call to flush L2; "
         if flush
         else "no L2 flush; "
     )

@@ -33,7 +33,7 @@ def test_static_hostile_never_reaches_a_child(case, monkeypatch):
     def no_child(*args, **kwargs):
         raise AssertionError("a statically rejected candidate must not be executed")
 
-    monkeypatch.setattr("benchmarks.judge.Child", no_child)
+    monkeypatch.setattr("benchmarks.judge.acquire", no_child)
     verdict = evaluate(get_task(case.task), case.path, CPU)
     assert verdict.error_class == case.expect
     assert verdict.stage_reached is None

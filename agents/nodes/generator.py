@@ -100,7 +100,7 @@ def _with_model(job: GeneratorJob, ctx: RunContext) -> dict[str, Any]:
             "message": parent.verdict.message,
         }
         reflection = job["reflection"] or {"diagnosis": "(no diagnosis)", "advice": "Read the judge's message."}
-        prompt = render("repair.md.j2", failed=failed, reflection=reflection, **common)
+        prompt = render("repair.md.j2", failed=failed, reflection=reflection, slot=job["slot"], candidates=job["candidates"], **common)
     else:
         prompt = render("generator.md.j2", knowledge=knowledge_rows(job["retrieved"]), knowledge_note=job["knowledge_note"],
                         slot=job["slot"], candidates=job["candidates"], **common)

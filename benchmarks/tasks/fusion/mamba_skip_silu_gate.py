@@ -13,7 +13,9 @@ y[M, E] (scan output), u[M, E] (scan input, after the causal conv), z[M, E] (gat
 the task dtype, and the skip parameter Dskip[E] in fp32 (Mamba keeps it in fp32):
     out[i, c] = (y[i, c] + u[i, c] * Dskip[c]) * z[i, c] / (1 + exp(-z[i, c]))
 Output is [M, E] in the task dtype; compute in fp32 and round once. E = d_inner = 2 * d_model.
-"outlier" mode puts rare values up to 1000x in y, u and z: the sigmoid must saturate, never NaN.
+"outlier" mode puts rare values up to 1000x in u and z (the sigmoid must saturate, never NaN), not
+in y: where a 1000x y and a 1000x u * D cancel, the fp32 result depends on whether y + u * D is one
+fused multiply-add, which is not an error.
 """
 ENTRY_POINT = "mamba_skip_silu_gate"
 DTYPES = ("fp32", "fp16", "bf16")
@@ -50,7 +52,7 @@ def mamba_skip_silu_gate(y: torch.Tensor, u: torch.Tensor, z: torch.Tensor, d_sk
 
 def make_inputs(dims, dtype, mode, gen):
     M, E = dims["M"], dims["E"]
-    y = maybe_outliers(randn((M, E), dtype, gen), mode, gen)
+    y = randn((M, E), dtype, gen)
     u = maybe_outliers(randn((M, E), dtype, gen), mode, gen)
     z = maybe_outliers(randn((M, E), dtype, gen, std=2.0), mode, gen)
     d_skip = randn((E,), torch.float32, gen, std=0.5, mean=1.0)

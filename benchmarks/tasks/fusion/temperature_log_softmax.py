@@ -12,9 +12,12 @@ temperature, then log_softmax in fp32, for returned logprobs and for sampling). 
 x[M, V] in the task dtype, temperature t[M] fp32 (one per request, in [0.25, 1.5]):
     y[i, j]  = x[i, j] / t[i]                                    fp32
     lp[i, j] = y[i, j] - max_k y[i, k] - log(sum_k exp(y[i, k] - max_k y[i, k]))
-Output lp is [M, V] in fp32 whatever the input dtype; all math in fp32. "outlier" mode puts rare
-logits up to 1000x: the log-sum-exp must stay finite (max-subtraction), and the other entries'
-log-probabilities become large negative numbers that must be exact to fp32 precision.
+Output lp is [M, V] in fp32 whatever the input dtype; all math in fp32, and y is the correctly
+rounded quotient (IEEE division, as PyTorch divides). "outlier" mode puts rare logits up to 1000x
+(|y| up to ~4e4): the log-sum-exp must stay finite (max-subtraction), and log-probs of entries
+near such a row max are y - max differences of two ~4e4 numbers, so an approximate division or a
+multiply by 1/t (a few ulp of |y|, ~0.01) shows up there; Triton's `/` is approximate on GPU,
+tl.div_rn is exact.
 """
 ENTRY_POINT = "temperature_log_softmax"
 DTYPES = ("fp32", "fp16", "bf16")

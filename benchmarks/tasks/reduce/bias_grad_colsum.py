@@ -10,8 +10,7 @@ DESCRIPTION = """
 Sum over the leading (token) dimension of a 2-D gradient dy[M, N], i.e. the bias gradient of a
 Linear layer with output width N:
     db[j] = sum_i dy[i, j]
-Output is [N] in dy's dtype. Accumulate in fp32 over all M rows and round once (the reference
-sums in fp64). The reduction runs down columns: the contiguous dimension is N, the one being kept.
+Output is [N] in dy's dtype. Accumulate in fp32 over all M rows and round once. The reduction runs down columns: the contiguous dimension is N, the one being kept.
 Inputs are scaled by 1/sqrt(M) so the sums are O(1); "outlier" mode adds rare values 10-1000x a
 typical element.
 """
@@ -29,8 +28,8 @@ CPU_SHAPES = [
     {"name": "tiny", "dims": {"M": 64, "N": 128}},
     {"name": "tail", "dims": {"M": 100, "N": 300}},
 ]
-# The sums are O(1); an fp32 accumulation in any order is within ~sqrt(M) * 6e-8 of the fp64 sum
-# (1e-5 at M = 16384 in the worst case seen). fp16/bf16: one rounding of that, one ulp apart.
+# The sums are O(1); fp32 accumulations in different orders (tree, split-M, per-lane) agree to
+# ~sqrt(M) * 6e-8 (~1e-5 at M = 16384 in the worst case). fp16/bf16: one rounding of that, one ulp apart.
 TOLERANCE = {
     "fp32": {"atol": 2e-5, "rtol": 1e-5},
     "fp16": {"atol": 1e-4, "rtol": 2e-3},
@@ -41,7 +40,7 @@ FORBIDDEN = ("torch.sum", "torch.Tensor.sum", "torch.nansum", "torch.mean", "tor
 
 
 def bias_grad_colsum(dy: torch.Tensor) -> torch.Tensor:
-    return dy.double().sum(dim=0).to(dy.dtype)
+    return dy.float().sum(dim=0).to(dy.dtype)
 
 
 def make_inputs(dims, dtype, mode, gen):

@@ -11,8 +11,7 @@ Mean and biased variance of each row of x[M, N] (one row = one LayerNorm token, 
 (sample, group) of a GroupNorm flattened over its channels and pixels):
     mean[i] = (1/N) sum_j x[i, j]
     var[i]  = (1/N) sum_j (x[i, j] - mean[i])^2          (biased: divide by N, not N - 1)
-Returns the tuple (mean, var), each fp32 of shape [M], whatever x's dtype. Accumulate in fp32;
-the reference works in fp64. Rows carry a per-row offset of up to +-20 around a unit spread, so
+Returns the tuple (mean, var), each fp32 of shape [M], whatever x's dtype. Accumulate in fp32. Rows carry a per-row offset of up to +-20 around a unit spread, so
 the one-pass E[x^2] - E[x]^2 formula loses digits to cancellation (up to ~400 / 1 in fp32):
 use two passes or a Welford/Chan merge. "outlier" mode scales rare values by 10-1000x.
 """
@@ -33,8 +32,8 @@ CPU_SHAPES = [
     {"name": "tiny", "dims": {"M": 4, "N": 256}},
     {"name": "tail", "dims": {"M": 7, "N": 1000}},
 ]
-# Against the fp64 reference: an fp32 two-pass or Welford result is within a few ulps of the mean
-# (|mean| <= 20: ~1e-5 absolute at worst) and ~1e-5 relative of the variance. The one-pass
+# fp32 two-pass and Welford results agree to a few ulps of the mean (|mean| <= 20) and ~1e-6
+# relative of the variance. The one-pass
 # E[x^2] - E[x]^2 in fp32 is off by ~1e-4 relative and more: rejected.
 TOLERANCE = {
     "fp32": {"atol": 1e-5, "rtol": 1e-5},
@@ -47,10 +46,8 @@ FORBIDDEN = ("torch.var", "torch.var_mean", "torch.std", "torch.std_mean", "torc
 
 
 def row_mean_var(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    xd = x.double()
-    mean = xd.mean(dim=-1)
-    var = ((xd - mean[:, None]) ** 2).mean(dim=-1)
-    return mean.float(), var.float()
+    var, mean = torch.var_mean(x.float(), dim=-1, correction=0)
+    return mean, var
 
 
 def make_inputs(dims, dtype, mode, gen):
