@@ -33,6 +33,26 @@ from benchmarks.verdict import ErrorClass, Mismatch, ShapeResult, Stage, Verdict
 from benchmarks.worker import trial_plan
 
 BF16_DOT_SKIP = "numerical comparison skipped on CPU: bf16 tl.dot is wrong in the Triton interpreter"
+BF16_MATH_SKIP = (
+    "numerical comparison skipped on CPU: the Triton interpreter computes bf16 arithmetic wrongly, "
+    "and this kernel does not upcast to float32 before computing"
+)
+
+
+def cpu_numeric_skip(device: str, dtype: str, source: str) -> str | None:
+    """Why the CPU interpreter cannot check this candidate's numbers, or None when it can.
+
+    The interpreter gets bf16 wrong: `tl.dot` on bf16 and plain bf16 arithmetic (it operates on
+    the raw bits). A bf16 kernel is checked numerically on the CPU only when it has no `dot` and
+    upcasts (mentions float32); otherwise its numbers are "skipped on CPU", never passed or
+    failed on them. Shapes, dtypes, NaN placement aside, fallback and input checks still apply."""
+    if device != "cpu" or dtype != "bf16":
+        return None
+    if re.search(r"\bdot\s*\(", source):
+        return BF16_DOT_SKIP
+    if "float32" not in source:
+        return BF16_MATH_SKIP
+    return None
 
 
 @dataclass
@@ -111,9 +131,10 @@ def evaluate(task: Task, candidate: str | Path, config: JudgeConfig | None = Non
     if not shapes:
         return _fail(verdict, ErrorClass.HARNESS_ERROR, f"no shapes selected for {device}", Stage.COMPILE)
     modes = list(config.modes or task.modes)
-    skip_numeric = device == "cpu" and task.dtype == "bf16" and re.search(r"\bdot\s*\(", source) is not None
-    if skip_numeric:
-        verdict.skipped.append(BF16_DOT_SKIP)
+    skip_reason = cpu_numeric_skip(device, task.dtype, source)
+    skip_numeric = skip_reason is not None
+    if skip_reason:
+        verdict.skipped.append(skip_reason)
 
     child = acquire(device, _work_root(config), prewarm=config.prewarm)
     folder = child.folder

@@ -107,7 +107,7 @@ def check_task(task: Any, device: str) -> TaskCheck:
     import torch
 
     from benchmarks.inputs import elem_size
-    from benchmarks.judge import BF16_DOT_SKIP
+    from benchmarks.judge import cpu_numeric_skip
     from benchmarks.task import solution_path
 
     t0 = time.perf_counter()
@@ -183,18 +183,18 @@ def check_task(task: Any, device: str) -> TaskCheck:
         out.record("perturbed", "skipped: no solution")
     else:
         source = path.read_text()
-        skip = device == "cpu" and task.dtype == "bf16" and ".dot(" in source
+        skip = cpu_numeric_skip(device, task.dtype, source)
         try:
             sol = _load(path, f"kf_solution_{task.name}")
             err = _run_solution(task, getattr(sol, task.entry_point), device, shapes)
             if skip:
-                out.record("solution", f"skipped: {BF16_DOT_SKIP}")
+                out.record("solution", f"skipped: {skip}")
             else:
                 out.record("solution", "ok" if err is None else f"FAIL: {err}")
         except Exception as exc:  # noqa: BLE001
             out.record("solution", f"FAIL: {type(exc).__name__}: {exc} {traceback.format_exc(limit=2)[-300:]}")
         if skip:
-            out.record("perturbed", f"skipped: {BF16_DOT_SKIP}")
+            out.record("perturbed", f"skipped: {skip}")
         else:
             try:
                 bad = _load(path, f"kf_perturbed_{task.name}", perturb_source(source))

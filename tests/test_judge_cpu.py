@@ -80,3 +80,14 @@ def test_verdict_round_trips_through_json():
     again = Verdict.model_validate_json(v.model_dump_json())
     assert again == v
     assert again.mismatch is not None and again.mismatch.first_bad_index is not None
+
+
+def test_cpu_skips_bf16_numerics_only_where_the_interpreter_is_wrong():
+    from benchmarks.judge import BF16_DOT_SKIP, BF16_MATH_SKIP, cpu_numeric_skip
+
+    upcasting = "y = tl.load(p).to(tl.float32) * 2"
+    assert cpu_numeric_skip("cpu", "bf16", "acc = tl.dot(a, b)" + upcasting) == BF16_DOT_SKIP
+    assert cpu_numeric_skip("cpu", "bf16", "y = tl.load(p) * 2") == BF16_MATH_SKIP
+    assert cpu_numeric_skip("cpu", "bf16", upcasting) is None
+    assert cpu_numeric_skip("cpu", "fp16", "acc = tl.dot(a, b)") is None
+    assert cpu_numeric_skip("cuda", "bf16", "acc = tl.dot(a, b)") is None
