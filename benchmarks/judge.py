@@ -218,6 +218,7 @@ def _run_candidate(verdict: Verdict, task: Task, child: Child, request: dict, de
         child.kill()
     child.wait(5)
     verdict.stage_seconds["child"] = time.perf_counter() - t0
+    verdict.stage_seconds.update(_child_timeline(child.events))
 
     if state.failure:
         error, message, stage, mismatch = state.failure
@@ -280,6 +281,22 @@ def _run_candidate(verdict: Verdict, task: Task, child: Child, request: dict, de
         perf_stage.fill_perf(verdict, task, shapes, result["perf"], config)
         verdict.stage_seconds["perf"] = time.perf_counter() - t1 + verdict.stage_seconds.get("perf", 0.0)
     return verdict
+
+
+def _child_timeline(events: list[dict]) -> dict[str, float]:
+    """Seconds the child spent importing the candidate, in its first call (compile, op tracing),
+    in the remaining trials, and timing — from the timestamps on its progress lines."""
+    first: dict[str, float] = {}
+    for evt in events:
+        if "t" in evt and evt.get("event") not in first:
+            first[evt["event"]] = float(evt["t"])
+    spans = {
+        "child_import": ("import", "call"),
+        "child_first_call": ("call", "trial"),
+        "child_trials": ("trial", "correctness_done"),
+        "child_perf": ("correctness_done", "done"),
+    }
+    return {name: first[b] - first[a] for name, (a, b) in spans.items() if a in first and b in first}
 
 
 @dataclass
