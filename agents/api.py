@@ -29,18 +29,22 @@ from agents.config import AgentConfig
 from agents.context import RunContext, default_open_kb
 from agents.llm.base import LLMError, Provider
 from agents.llm.budget import BudgetTracker
+from agents.llm.concurrency import RateLimiter
 from agents.progress import Progress
 from agents.rundir import RunDir, new_run_id
 from agents.settings import Settings, parse_budget, resolve
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
+MAX_CONCURRENT_CALLS = 4
 
 
 class RunError(RuntimeError):
     """A run stopped before finishing (model unreachable, bad key, ...); it can be resumed."""
 
     def __init__(self, run_id: str, message: str) -> None:
-        super().__init__(f"{message}\nThe run is kept; fix the cause and continue with: kernforge run --resume {run_id}")
+        super().__init__(
+            f"{message}\nThe run is kept; fix the cause and continue with: kernforge run --resume {run_id}"
+        )
         self.run_id = run_id
 
 
@@ -55,13 +59,27 @@ class RunResult:
     summary: dict[str, Any] = field(default_factory=dict)
 
 
-def evaluate(task: Any, candidate: str | Path, *, device: str = "auto", trials: int = 5, seed: int = 0,
-             timeout_s: float = 300.0, perf: bool = True, source: str | None = None) -> Any:
+def evaluate(
+    task: Any,
+    candidate: str | Path,
+    *,
+    device: str = "auto",
+    trials: int = 5,
+    seed: int = 0,
+    timeout_s: float = 300.0,
+    perf: bool = True,
+    source: str | None = None,
+) -> Any:
     """Judge one candidate file (or `source` text) on a task (an id, a task file, or a Task)."""
     from benchmarks.judge import JudgeConfig
     from benchmarks.judge import evaluate as judge
 
-    return judge(_task(task), candidate, JudgeConfig(device=device, trials=trials, seed=seed, timeout_s=timeout_s, perf=perf), source=source)
+    return judge(
+        _task(task),
+        candidate,
+        JudgeConfig(device=device, trials=trials, seed=seed, timeout_s=timeout_s, perf=perf),
+        source=source,
+    )
 
 
 def run(
@@ -82,19 +100,34 @@ def run(
 ) -> RunResult:
     """Start a run. `scripted_measure` and `open_kb` are test seams (see AgentConfig)."""
     flags: dict[str, Any] = dict(settings or {})
-    flags.update({"llm": llm, "method": method, "device": device, "seed": seed,
-                  "runs_dir": str(runs_dir) if runs_dir is not None else None})
+    flags.update(
+        {
+            "llm": llm,
+            "method": method,
+            "device": device,
+            "seed": seed,
+            "runs_dir": str(runs_dir) if runs_dir is not None else None,
+        }
+    )
     if isinstance(budget, str):
         flags.update(parse_budget(budget))
     elif budget:
         flags.update({f"budget.{k}": v for k, v in budget.items()})
     merged = resolve(flags)
-    config = AgentConfig.from_settings(task, merged, run_id=run_id, scripted_measure=scripted_measure)
+    config = AgentConfig.from_settings(
+        task, merged, run_id=run_id, scripted_measure=scripted_measure
+    )
     return start(config, merged, console=console, quiet=quiet, open_kb=open_kb)
 
 
-def start(config: AgentConfig, settings: Settings | None = None, *, console: Console | None = None,
-          quiet: bool = False, open_kb: Callable[[], Any] | None = None) -> RunResult:
+def start(
+    config: AgentConfig,
+    settings: Settings | None = None,
+    *,
+    console: Console | None = None,
+    quiet: bool = False,
+    open_kb: Callable[[], Any] | None = None,
+) -> RunResult:
     """Start a run from a complete config."""
     from benchmarks.judge import resolve_device
     from profiling.fingerprint import device_fingerprint
@@ -106,40 +139,94 @@ def start(config: AgentConfig, settings: Settings | None = None, *, console: Con
     provider = _provider(config.llm, served=[])
     run = RunDir.create(config.runs_dir, config.run_id or new_run_id(task.id))
     config.run_id = run.run_id
-    run.write_manifest({
-        "run_id": run.run_id,
-        "created": datetime.now(UTC).isoformat(timespec="seconds"),
-        "task": {"ref": config.task, "id": task.id, "path": str(task.path)},
-        "llm": provider.describe() if provider else "offline",
-        "device": {"requested": config.device, "resolved": device},
-        "config": config.to_json(),
-        "settings": settings.to_json() if settings else None,
-        "versions": _versions(),
-        "fingerprint": device_fingerprint(device),
-        "git": _git(),
-        "argv": sys.argv,
-    })
+    run.write_manifest(
+        {
+            "run_id": run.run_id,
+            "created": datetime.now(UTC).isoformat(timespec="seconds"),
+            "task": {"ref": config.task, "id": task.id, "path": str(task.path)},
+            "llm": provider.describe() if provider else "offline",
+            "device": {"requested": config.device, "resolved": device},
+            "config": config.to_json(),
+            "settings": settings.to_json() if settings else None,
+            "versions": _versions(),
+            "fingerprint": device_fingerprint(device),
+            "git": _git(),
+            "argv": sys.argv,
+        }
+    )
     progress = Progress(console, quiet=quiet)
-    ctx = RunContext(config=config, task=task, device=device, run=run, provider=provider,
-                     tracker=BudgetTracker(config.budget), progress=progress, open_kb=open_kb or default_open_kb)
-    progress.start(run.run_id, task.id, device, ctx.provider.describe() if provider else "offline", config.method, str(run.path))
-    if provider is None and settings is not None and settings.sources.get("llm", "").startswith("default"):
-        progress.note("no OPENAI_API_KEY or ANTHROPIC_API_KEY set: running the offline policy "
-                      "(reference kernels + measured tunable search + rule-based diagnosis)", style="yellow")
+    ctx = RunContext(
+        config=config,
+        task=task,
+        device=device,
+        run=run,
+        provider=provider,
+        tracker=BudgetTracker(config.budget),
+        progress=progress,
+        open_kb=open_kb or default_open_kb,
+    )
+    progress.start(
+        run.run_id,
+        task.id,
+        device,
+        ctx.provider.describe() if provider else "offline",
+        config.method,
+        str(run.path),
+    )
+    if (
+        provider is None
+        and settings is not None
+        and settings.sources.get("llm", "").startswith("default")
+    ):
+        progress.note(
+            "no OPENAI_API_KEY or ANTHROPIC_API_KEY set: running the offline policy "
+            "(reference kernels + measured tunable search + rule-based diagnosis)",
+            style="yellow",
+        )
     if device == "cpu":
-        progress.note("no GPU: correctness through the Triton CPU interpreter; speed is not measured", style="yellow")
+        progress.note(
+            "no GPU: correctness through the Triton CPU interpreter; speed is not measured",
+            style="yellow",
+        )
     if config.scripted_measure is not None:
         progress.note("TEST SEAM: re-measurements are scripted, not measured", style="magenta")
-    run.event("start", task=task.id, device=device, llm=ctx.provider.describe() if provider else "offline",
-              method=config.method, offline=provider is None, scripted_measure=config.scripted_measure is not None)
-    initial = {"run_id": run.run_id, "task_id": task.id, "iteration": 0, "attempts": [], "pending": [],
-               "last_batch": [], "incumbent_id": None, "stale": 0, "repair_streak": 0, "dropouts": [],
-               "nocode_errors": 0, "replay_served": [], "stop_reason": None, "finished": False}
+    run.event(
+        "start",
+        task=task.id,
+        device=device,
+        llm=ctx.provider.describe() if provider else "offline",
+        method=config.method,
+        offline=provider is None,
+        scripted_measure=config.scripted_measure is not None,
+    )
+    initial = {
+        "run_id": run.run_id,
+        "task_id": task.id,
+        "iteration": 0,
+        "attempts": [],
+        "pending": [],
+        "last_batch": [],
+        "incumbent_id": None,
+        "stale": 0,
+        "repair_streak": 0,
+        "dropouts": [],
+        "nocode_errors": 0,
+        "replay_served": [],
+        "stop_reason": None,
+        "finished": False,
+    }
     return _drive(ctx, initial)
 
 
-def resume(run_ref: str | Path, *, runs_dir: str | Path = "runs", console: Console | None = None, quiet: bool = False,
-           scripted_measure: Callable[..., Any] | None = None, open_kb: Callable[[], Any] | None = None) -> RunResult:
+def resume(
+    run_ref: str | Path,
+    *,
+    runs_dir: str | Path = "runs",
+    console: Console | None = None,
+    quiet: bool = False,
+    scripted_measure: Callable[..., Any] | None = None,
+    open_kb: Callable[[], Any] | None = None,
+) -> RunResult:
     """Continue a run from its checkpoint (after Ctrl-C, kill -9, a crash or an LLM outage)."""
     from agents.graph import compile_graph, invoke_config
     from benchmarks.judge import resolve_device
@@ -151,31 +238,70 @@ def resume(run_ref: str | Path, *, runs_dir: str | Path = "runs", console: Conso
     task = _task(manifest["task"]["ref"])
     device = manifest["device"]["resolved"]
     if resolve_device("auto") != device and device == "cuda":
-        raise RuntimeError(f"run {run.run_id} was started on a GPU; resume it on a machine with one")
+        raise RuntimeError(
+            f"run {run.run_id} was started on a GPU; resume it on a machine with one"
+        )
     progress = Progress(console, quiet=quiet)
-    ctx = RunContext(config=config, task=task, device=device, run=run, provider=None,
-                     tracker=BudgetTracker(config.budget), progress=progress, open_kb=open_kb or default_open_kb)
+    ctx = RunContext(
+        config=config,
+        task=task,
+        device=device,
+        run=run,
+        provider=None,
+        tracker=BudgetTracker(config.budget),
+        progress=progress,
+        open_kb=open_kb or default_open_kb,
+    )
     app = compile_graph(ctx)
     snapshot = app.get_state(invoke_config(ctx))
     values = snapshot.values or {}
     if values.get("spend"):
         ctx.tracker = BudgetTracker.from_snapshot(values["spend"])
     ctx.provider = _provider(config.llm, served=list(values.get("replay_served", [])))
-    progress.start(run.run_id, task.id, device, ctx.provider.describe() if ctx.provider else "offline", config.method, str(run.path))
+    progress.start(
+        run.run_id,
+        task.id,
+        device,
+        ctx.provider.describe() if ctx.provider else "offline",
+        config.method,
+        str(run.path),
+    )
     done = {a.id for a in values.get("attempts", [])}
     orphans = [i for i in run.attempt_ids_on_disk() if i not in done]
-    run.event("resume", checkpoint_next=list(snapshot.next), attempts_in_checkpoint=sorted(done), attempts_on_disk_only=orphans)
+    run.event(
+        "resume",
+        checkpoint_next=list(snapshot.next),
+        attempts_in_checkpoint=sorted(done),
+        attempts_on_disk_only=orphans,
+    )
     if not values:
-        progress.note("no checkpoint yet (stopped before the first step): starting from the beginning")
-        initial = {"run_id": run.run_id, "task_id": task.id, "iteration": 0, "attempts": [], "pending": [],
-                   "last_batch": [], "incumbent_id": None, "stale": 0, "repair_streak": 0, "dropouts": [],
-                   "nocode_errors": 0, "replay_served": [], "stop_reason": None, "finished": False}
+        progress.note(
+            "no checkpoint yet (stopped before the first step): starting from the beginning"
+        )
+        initial = {
+            "run_id": run.run_id,
+            "task_id": task.id,
+            "iteration": 0,
+            "attempts": [],
+            "pending": [],
+            "last_batch": [],
+            "incumbent_id": None,
+            "stale": 0,
+            "repair_streak": 0,
+            "dropouts": [],
+            "nocode_errors": 0,
+            "replay_served": [],
+            "stop_reason": None,
+            "finished": False,
+        }
         return _drive(ctx, initial, app)
     if not snapshot.next:
         progress.note(f"run {run.run_id} had already finished: {values.get('stop_reason')}")
         return _result(ctx, values)
-    progress.note(f"resuming at {', '.join(snapshot.next)} after round {values.get('iteration', 0)} "
-                  f"({len(done)} attempts in the checkpoint)")
+    progress.note(
+        f"resuming at {', '.join(snapshot.next)} after round {values.get('iteration', 0)} "
+        f"({len(done)} attempts in the checkpoint)"
+    )
     return _drive(ctx, None, app)
 
 
@@ -186,8 +312,13 @@ def _drive(ctx: RunContext, initial: dict[str, Any] | None, app: Any = None) -> 
     try:
         final = app.invoke(initial, invoke_config(ctx), durability="sync")
     except KeyboardInterrupt:
-        ctx.event("interrupted", note="Ctrl-C; completed attempts are on disk, the checkpoint holds the last step")
-        ctx.progress.note(f"interrupted; continue with: kernforge run --resume {ctx.run.run_id}", style="yellow")
+        ctx.event(
+            "interrupted",
+            note="Ctrl-C; completed attempts are on disk, the checkpoint holds the last step",
+        )
+        ctx.progress.note(
+            f"interrupted; continue with: kernforge run --resume {ctx.run.run_id}", style="yellow"
+        )
         raise
     except LLMError as exc:
         ctx.event("stopped", error=f"{type(exc).__name__}: {exc}")
@@ -234,12 +365,20 @@ def _provider(spec: str, *, served: list[int]) -> Provider | None:
 
     if spec.startswith("replay:"):
         return make_provider(spec, already_served=served)
-    return make_provider(spec)
+    # parallel generator calls share one limiter: at most MAX_CONCURRENT_CALLS requests in flight
+    return make_provider(spec, limiter=RateLimiter(max_concurrent=MAX_CONCURRENT_CALLS))
 
 
 def _versions() -> dict[str, str | None]:
     out: dict[str, str | None] = {"python": platform.python_version()}
-    for dist in ("kernforge", "torch", "triton", "langgraph", "langgraph-checkpoint-sqlite", "pydantic"):
+    for dist in (
+        "kernforge",
+        "torch",
+        "triton",
+        "langgraph",
+        "langgraph-checkpoint-sqlite",
+        "pydantic",
+    ):
         try:
             out[dist] = importlib.metadata.version(dist)
         except importlib.metadata.PackageNotFoundError:
@@ -250,11 +389,15 @@ def _versions() -> dict[str, str | None]:
 def _git() -> dict[str, Any]:
     def git(*args: str) -> str | None:
         try:
-            proc = subprocess.run(["git", *args], cwd=REPO_ROOT, capture_output=True, text=True, timeout=10)
+            proc = subprocess.run(
+                ["git", *args], cwd=REPO_ROOT, capture_output=True, text=True, timeout=10
+            )
         except (OSError, subprocess.SubprocessError):
             return None
         return proc.stdout.strip() if proc.returncode == 0 else None
 
     revision = git("rev-parse", "HEAD")
     status = git("status", "--porcelain")
+    if revision is None:  # not a git checkout (e.g. a copied tree): say nothing about it
+        return {"revision": None, "dirty": None}
     return {"revision": revision, "dirty": bool(status) if status is not None else None}

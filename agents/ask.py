@@ -44,15 +44,37 @@ def ask_for_code(ctx: RunContext, node: str, system: str, prompt: str) -> CodeRe
             code = require_code(completion.text)
         except NoCodeError as exc:
             errors.append(str(exc))
-            ctx.event("no_code", node=node, turn=turn + 1, error=str(exc), reply_start=completion.text[:200])
-            ctx.progress.note(f"{node}: reply had no usable code ({exc}); fed back to the model", style="yellow")
+            ctx.event(
+                "no_code",
+                node=node,
+                turn=turn + 1,
+                error=str(exc),
+                reply_start=completion.text[:200],
+            )
+            ctx.progress.note(
+                f"{node}: reply had no usable code ({exc}); fed back to the model", style="yellow"
+            )
             messages += [
                 Message(role="assistant", content=completion.text),
                 Message(role="user", content=render("nocode.md.j2", error=str(exc))),
             ]
             continue
-        return CodeReply(code, _transcript(system, messages), _replies_md(replies), completion.text, len(errors), errors)
-    return CodeReply(None, _transcript(system, messages), _replies_md(replies), replies[-1] if replies else "", len(errors), errors)
+        return CodeReply(
+            code,
+            _transcript(system, messages),
+            _replies_md(replies),
+            completion.text,
+            len(errors),
+            errors,
+        )
+    return CodeReply(
+        None,
+        _transcript(system, messages),
+        _replies_md(replies),
+        replies[-1] if replies else "",
+        len(errors),
+        errors,
+    )
 
 
 def ask_for_text(ctx: RunContext, node: str, system: str, prompt: str) -> tuple[str, str]:
@@ -65,4 +87,6 @@ def ask_for_text(ctx: RunContext, node: str, system: str, prompt: str) -> tuple[
 def _replies_md(replies: list[str]) -> str:
     if len(replies) == 1:
         return replies[0]
-    return "\n\n".join(f"## reply {i}\n\n{text.strip()}\n" for i, text in enumerate(replies, start=1))
+    return "\n\n".join(
+        f"## reply {i}\n\n{text.strip()}\n" for i, text in enumerate(replies, start=1)
+    )

@@ -209,22 +209,24 @@ def run_cmd(
     if show_config:
         _print_settings(merged)
         return
+    if not resume and not task:
+        _die("give --task <id | task file>, or --resume <run-id> (see `kernforge tasks list`)")
+    if not resume:
+        _load_task(task)
+    from agents.config import AgentConfig
+    from agents.llm.base import LLMError
+
     try:
         if resume:
             result = api.resume(resume, runs_dir=merged["runs_dir"], console=console, quiet=quiet)
         else:
-            if not task:
-                _die("give --task <id | task file>, or --resume <run-id> (see `kernforge tasks list`)")
-            _load_task(task)
-            from agents.config import AgentConfig
-
             config = AgentConfig.from_settings(task, merged, run_id=run_id)
             result = api.start(config, merged, console=console, quiet=quiet)
     except KeyboardInterrupt:
         raise typer.Exit(130) from None
     except api.RunError as exc:
         _die(str(exc), code=1)
-    except (ValueError, FileNotFoundError, FileExistsError, RuntimeError) as exc:
+    except (LLMError, ValueError, FileNotFoundError, FileExistsError, RuntimeError) as exc:
         _die(str(exc))
     raise typer.Exit(0 if result.best_kernel is not None else 1)
 

@@ -55,7 +55,13 @@ class AgentConfig:
             raise ValueError(f"agent.candidates must be >= 1, got {self.candidates}")
         if self.max_iterations < 1:
             raise ValueError(f"budget.iterations must be >= 1, got {self.max_iterations}")
-        for name in ("max_repairs", "nocode_retries", "history_window", "dropout_after", "dropout_every"):
+        for name in (
+            "max_repairs",
+            "nocode_retries",
+            "history_window",
+            "dropout_after",
+            "dropout_every",
+        ):
             if getattr(self, name) < 0:
                 raise ValueError(f"{name} must be >= 0, got {getattr(self, name)}")
 

@@ -49,12 +49,16 @@ class RunContext:
     def event(self, kind: str, **fields: Any) -> dict[str, Any]:
         return self.run.event(kind, **fields)
 
-    def complete(self, node: str, messages: list[Message], system: str, max_tokens: int = 8192) -> Completion:
+    def complete(
+        self, node: str, messages: list[Message], system: str, max_tokens: int = 8192
+    ) -> Completion:
         """One model call: budget check first (raises BudgetExceeded), then record usage."""
         if self.provider is None:
             raise RuntimeError(f"node {node} asked for a model in an offline run (a bug)")
         self.tracker.check()
-        completion = self.provider.complete(messages, system=system, max_tokens=max_tokens, node=node)
+        completion = self.provider.complete(
+            messages, system=system, max_tokens=max_tokens, node=node
+        )
         self.tracker.record(completion)
         usage = completion.usage
         self.event(

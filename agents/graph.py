@@ -144,13 +144,23 @@ def build_graph(ctx: RunContext) -> StateGraph:
     ):
         graph.add_node(name, partial(node, ctx=ctx))
     graph.add_edge(START, "retrieve")
-    graph.add_conditional_edges("retrieve", partial(after_retrieve, ctx=ctx), ["generator", "finish"])
+    graph.add_conditional_edges(
+        "retrieve", partial(after_retrieve, ctx=ctx), ["generator", "finish"]
+    )
     graph.add_edge("generator", "evaluator")
-    graph.add_conditional_edges("evaluator", partial(after_evaluation, ctx=ctx), ["reflector", "profile", "dropout", "finish"])
-    graph.add_conditional_edges("reflector", partial(after_reflection, ctx=ctx), ["generator", "profile", "finish"])
+    graph.add_conditional_edges(
+        "evaluator",
+        partial(after_evaluation, ctx=ctx),
+        ["reflector", "profile", "dropout", "finish"],
+    )
+    graph.add_conditional_edges(
+        "reflector", partial(after_reflection, ctx=ctx), ["generator", "profile", "finish"]
+    )
     graph.add_edge("profile", "optimizer")
     graph.add_edge("dropout", "optimizer")
-    graph.add_conditional_edges("optimizer", partial(after_optimizer, ctx=ctx), ["evaluator", "finish"])
+    graph.add_conditional_edges(
+        "optimizer", partial(after_optimizer, ctx=ctx), ["evaluator", "finish"]
+    )
     graph.add_edge("finish", END)
     return graph
 
@@ -168,4 +178,7 @@ def compile_graph(ctx: RunContext) -> Any:
 
 def invoke_config(ctx: RunContext) -> dict[str, Any]:
     # Each round is at most ~5 supersteps (evaluator, reflector/profile/dropout, optimizer/generator).
-    return {"configurable": {"thread_id": ctx.run.run_id}, "recursion_limit": 12 * ctx.config.max_iterations + 50}
+    return {
+        "configurable": {"thread_id": ctx.run.run_id},
+        "recursion_limit": 12 * ctx.config.max_iterations + 50,
+    }

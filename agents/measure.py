@@ -14,18 +14,30 @@ from agents.context import RunContext
 from agents.state import Measurement
 
 
-def measure(ctx: RunContext, incumbent_id: int, incumbent_code: str, candidate_code: str) -> Measurement:
+def measure(
+    ctx: RunContext, incumbent_id: int, incumbent_code: str, candidate_code: str
+) -> Measurement:
     scripted = ctx.config.scripted_measure
     if scripted is not None:
         result = scripted(ctx.task, incumbent_code, candidate_code)
         return _record(result, incumbent_id, scripted=True)
     if ctx.device != "cuda":
-        return Measurement(measured=False, reason="not measured (no GPU): speed cannot be compared here", incumbent_id=incumbent_id)
+        return Measurement(
+            measured=False,
+            reason="not measured (no GPU): speed cannot be compared here",
+            incumbent_id=incumbent_id,
+        )
     from benchmarks.remeasure import interleaved
 
     started = time.monotonic()
-    result = interleaved(ctx.task, incumbent_code, candidate_code, device="cuda",
-                         rounds=ctx.config.remeasure_rounds, seed=ctx.config.seed)
+    result = interleaved(
+        ctx.task,
+        incumbent_code,
+        candidate_code,
+        device="cuda",
+        rounds=ctx.config.remeasure_rounds,
+        seed=ctx.config.seed,
+    )
     ctx.tracker.add_gpu_s(time.monotonic() - started)
     return _record(result, incumbent_id, scripted=False)
 

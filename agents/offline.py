@@ -35,7 +35,9 @@ def kb_meta(source: str) -> dict[str, Any] | None:
     except SyntaxError:
         return None
     for node in tree.body:
-        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "KB_META" for t in node.targets):
+        if isinstance(node, ast.Assign) and any(
+            isinstance(t, ast.Name) and t.id == "KB_META" for t in node.targets
+        ):
             try:
                 value = ast.literal_eval(node.value)
             except ValueError:
@@ -54,8 +56,14 @@ def _function(tree: ast.Module, name: str) -> ast.FunctionDef | None:
 def _defaults(fn: ast.FunctionDef) -> list[tuple[ast.arg, ast.expr]]:
     """(argument, default expression) for every argument of `fn` that has a default."""
     positional = [*fn.args.posonlyargs, *fn.args.args]
-    pairs = list(zip(positional[len(positional) - len(fn.args.defaults) :], fn.args.defaults, strict=True))
-    pairs += [(a, d) for a, d in zip(fn.args.kwonlyargs, fn.args.kw_defaults, strict=True) if d is not None]
+    pairs = list(
+        zip(positional[len(positional) - len(fn.args.defaults) :], fn.args.defaults, strict=True)
+    )
+    pairs += [
+        (a, d)
+        for a, d in zip(fn.args.kwonlyargs, fn.args.kw_defaults, strict=True)
+        if d is not None
+    ]
     return pairs
 
 
@@ -97,8 +105,14 @@ def set_tunables(source: str, entry_point: str, values: dict[str, Any]) -> str:
     data = source.encode("utf-8")
     # Replace from the end so earlier offsets stay valid.
     edits = sorted(
-        ((offsets[d.lineno - 1] + d.col_offset, offsets[d.end_lineno - 1] + d.end_col_offset, repr(values[name]))
-         for name, d in spans.items()),
+        (
+            (
+                offsets[d.lineno - 1] + d.col_offset,
+                offsets[d.end_lineno - 1] + d.end_col_offset,
+                repr(values[name]),
+            )
+            for name, d in spans.items()
+        ),
         reverse=True,
     )
     for start, end, text in edits:
@@ -112,7 +126,9 @@ def _distance(a: Any, b: Any) -> float:
     return 0.0 if a == b else 1.0
 
 
-def next_config(current: dict[str, Any], space: dict[str, list[Any]], tried: list[dict[str, Any]]) -> dict[str, Any] | None:
+def next_config(
+    current: dict[str, Any], space: dict[str, list[Any]], tried: list[dict[str, Any]]
+) -> dict[str, Any] | None:
     """The next configuration of a coordinate search around `current`: change one tunable to
     its nearest untried value (tunables in `space` order); None when every neighbour was tried."""
     seen = [dict(t) for t in tried]
@@ -132,11 +148,17 @@ def next_config(current: dict[str, Any], space: dict[str, list[Any]], tried: lis
     return options[0][2]
 
 
-def search_space(meta: dict[str, Any] | None, entry_defaults: dict[str, Any]) -> dict[str, list[Any]]:
+def search_space(
+    meta: dict[str, Any] | None, entry_defaults: dict[str, Any]
+) -> dict[str, list[Any]]:
     """The tunables the search may change: listed in KB_META and exposed by the entry point."""
     if not meta or not isinstance(meta.get("tunables"), dict):
         return {}
-    return {k: list(v) for k, v in meta["tunables"].items() if k in entry_defaults and isinstance(v, list | tuple)}
+    return {
+        k: list(v)
+        for k, v in meta["tunables"].items()
+        if k in entry_defaults and isinstance(v, list | tuple)
+    }
 
 
 # -- choosing references ------------------------------------------------------------------------
@@ -165,7 +187,9 @@ def adapt(source: str, entry_point: str, params: list[str]) -> tuple[str, str] |
     for node in tree.body:
         if not isinstance(node, ast.FunctionDef) or node.name.startswith("_"):
             continue
-        if any(_decorator_name(d) in ("jit", "autotune", "heuristics") for d in node.decorator_list):
+        if any(
+            _decorator_name(d) in ("jit", "autotune", "heuristics") for d in node.decorator_list
+        ):
             continue
         if _required_arity(node) == len(params):
             args = ", ".join(params)
@@ -187,7 +211,9 @@ def _decorator_name(node: ast.expr) -> str:
     return ""
 
 
-def reference_kernels(task: Any, kernel_hits: list[dict[str, Any]], *, benchmark: bool) -> list[dict[str, Any]]:
+def reference_kernels(
+    task: Any, kernel_hits: list[dict[str, Any]], *, benchmark: bool
+) -> list[dict[str, Any]]:
     """Kernels the offline generator may start from, best first.
 
     `kernel_hits` are knowledge-base hits of kind "kernel" ({"id", "path", "text"}), already
@@ -268,11 +294,15 @@ def diagnose(verdict: VerdictSummary) -> dict[str, str]:
     hints = []
     lowered = message.lower()
     if error in ("numerical_mismatch", "nan_inf_mismatch") and "tail" in lowered:
-        hints.append("the failing shape has a tail (a size that is not a multiple of the block): check the masks")
+        hints.append(
+            "the failing shape has a tail (a size that is not a multiple of the block): check the masks"
+        )
     if error in ("numerical_mismatch", "nan_inf_mismatch") and "outlier" in lowered:
         hints.append("it fails on outlier inputs: the arithmetic overflows for large magnitudes")
     if "out of resource" in lowered or "shared memory" in lowered:
-        hints.append("the block is too large for the SM's shared memory or registers: use smaller BLOCK sizes")
+        hints.append(
+            "the block is too large for the SM's shared memory or registers: use smaller BLOCK sizes"
+        )
     diagnosis = f"{error} at stage after {verdict.stage_reached or 'nothing'}: {message[:400]}"
     if hints:
         diagnosis += " (" + "; ".join(hints) + ")"

@@ -23,7 +23,11 @@ def why_finish(state: AgentState, ctx: RunContext) -> str | None:
     if spent:
         return f"budget spent: {spent}"
     best = incumbent(state)
-    if best is not None and best.verdict.score is not None and best.verdict.score >= cfg.target_attainment:
+    if (
+        best is not None
+        and best.verdict.score is not None
+        and best.verdict.score >= cfg.target_attainment
+    ):
         return f"target reached: roofline attainment {best.verdict.score:.2f} >= {cfg.target_attainment:.2f}"
     if best is None and state.get("repair_streak", 0) > cfg.max_repairs and iteration > 0:
         return f"gave up: {state['repair_streak']} rounds in a row without a correct kernel (agent.max_repairs = {cfg.max_repairs})"
@@ -40,9 +44,13 @@ def untried_references(state: AgentState) -> list[dict[str, Any]]:
     return [r for r in state.get("references", []) if r["id"] not in tried]
 
 
-def best_summary(ctx: RunContext, state: AgentState, best: Attempt | None, reason: str, *, finished: bool) -> dict[str, Any]:
+def best_summary(
+    ctx: RunContext, state: AgentState, best: Attempt | None, reason: str, *, finished: bool
+) -> dict[str, Any]:
     attempts = state.get("attempts", [])
-    measured = [a.measurement for a in attempts if a.measurement is not None and a.measurement.measured]
+    measured = [
+        a.measurement for a in attempts if a.measurement is not None and a.measurement.measured
+    ]
     scripted = any(m.scripted for m in measured)
     speed = speed_text(best) if best else "no correct kernel"
     if best is not None and ctx.device != "cuda":
@@ -62,7 +70,11 @@ def best_summary(ctx: RunContext, state: AgentState, best: Attempt | None, reaso
         "iterations": state.get("iteration", 0),
         "attempts": len(attempts),
         "correct_attempts": sum(1 for a in attempts if a.passed),
-        "accepted_improvements": sum(1 for a in attempts if a.accepted and a.measurement is not None and a.measurement.measured),
+        "accepted_improvements": sum(
+            1
+            for a in attempts
+            if a.accepted and a.measurement is not None and a.measurement.measured
+        ),
         "measurements": len(measured),
         "measurements_scripted": scripted,
         "pairs": len(ctx.run.pairs()),
@@ -73,5 +85,7 @@ def best_summary(ctx: RunContext, state: AgentState, best: Attempt | None, reaso
         "run_dir": str(ctx.run.path),
     }
     if scripted:
-        summary["note"] = "re-measurements in this run were SCRIPTED by a test seam, not measured on a GPU"
+        summary["note"] = (
+            "re-measurements in this run were SCRIPTED by a test seam, not measured on a GPU"
+        )
     return summary

@@ -35,25 +35,52 @@ FIX_CLASSES = (
 )
 
 _PATTERNS: dict[str, re.Pattern[str]] = {
-    "numerical stability": re.compile(r"tl\.maximum|\bmax\b|-\s*\w*max|float\(\"-inf\"\)|-inf|log1p|expm1|fp32|float32|\beps\b|tl\.where"),
-    "mask/bounds": re.compile(r"\bmask\b|other\s*=|<\s*\w*\b(N|M|K|n|n_elements|numel)\b|boundary_check|padding_option"),
-    "dtype/cast": re.compile(r"\.to\(|dtype|element_ty|tl\.(float16|bfloat16|float32|int32|int64)|\.float\(\)|\.half\(\)"),
-    "indexing/stride": re.compile(r"stride|program_id|\boffs\w*\b|tl\.arange|\* *\w*stride|\.to\(tl\.int64\)"),
+    "numerical stability": re.compile(
+        r"tl\.maximum|\bmax\b|-\s*\w*max|float\(\"-inf\"\)|-inf|log1p|expm1|fp32|float32|\beps\b|tl\.where"
+    ),
+    "mask/bounds": re.compile(
+        r"\bmask\b|other\s*=|<\s*\w*\b(N|M|K|n|n_elements|numel)\b|boundary_check|padding_option"
+    ),
+    "dtype/cast": re.compile(
+        r"\.to\(|dtype|element_ty|tl\.(float16|bfloat16|float32|int32|int64)|\.float\(\)|\.half\(\)"
+    ),
+    "indexing/stride": re.compile(
+        r"stride|program_id|\boffs\w*\b|tl\.arange|\* *\w*stride|\.to\(tl\.int64\)"
+    ),
     "grid/launch": re.compile(r"\bgrid\b|cdiv|num_warps|num_stages|\]\(|next_power_of_2"),
 }
-_API_ERRORS = {"compile_error", "import_error", "runtime_error", "syntax_error", "signature_mismatch",
-               "missing_entry_point", "no_triton_kernel", "forbidden_api", "fallback"}
+_API_ERRORS = {
+    "compile_error",
+    "import_error",
+    "runtime_error",
+    "syntax_error",
+    "signature_mismatch",
+    "missing_entry_point",
+    "no_triton_kernel",
+    "forbidden_api",
+    "fallback",
+}
 
 
 def unified_diff(before: str, after: str, a: str = "failing.py", b: str = "fixing.py") -> str:
-    return "".join(difflib.unified_diff(before.splitlines(keepends=True), after.splitlines(keepends=True), a, b))
+    return "".join(
+        difflib.unified_diff(
+            before.splitlines(keepends=True), after.splitlines(keepends=True), a, b
+        )
+    )
 
 
 def _changed_lines(diff: str) -> list[str]:
-    return [line[1:] for line in diff.splitlines() if line[:1] in "+-" and not line.startswith(("+++", "---"))]
+    return [
+        line[1:]
+        for line in diff.splitlines()
+        if line[:1] in "+-" and not line.startswith(("+++", "---"))
+    ]
 
 
-def classify_fix(before: str, after: str, failing_error: str, diff: str | None = None) -> tuple[str, list[str]]:
+def classify_fix(
+    before: str, after: str, failing_error: str, diff: str | None = None
+) -> tuple[str, list[str]]:
     """(fix class, reasons) for the change `before` -> `after` that fixed `failing_error`."""
     diff = diff if diff is not None else unified_diff(before, after)
     changed = _changed_lines(diff)
@@ -65,7 +92,9 @@ def classify_fix(before: str, after: str, failing_error: str, diff: str | None =
     if len(changed) > total:  # removed + added lines exceed the file: most of it was rewritten
         reasons.append(f"{len(changed)} changed lines for a {total}-line file")
         return "structural rewrite", reasons
-    if failing_error == "nan_inf_mismatch" or (failing_error == "numerical_mismatch" and hits["numerical stability"] > hits["mask/bounds"]):
+    if failing_error == "nan_inf_mismatch" or (
+        failing_error == "numerical_mismatch" and hits["numerical stability"] > hits["mask/bounds"]
+    ):
         if hits["numerical stability"]:
             reasons.append(f"{failing_error} fixed by a change touching max/exp/guards/precision")
             return "numerical stability", reasons
@@ -87,7 +116,13 @@ def classify_fix(before: str, after: str, failing_error: str, diff: str | None =
 
 
 def _side(attempt: Attempt, code: str, verdict: dict[str, Any]) -> dict[str, Any]:
-    return {"id": attempt.id, "node": attempt.node, "code_path": attempt.code_path, "code": code, "verdict": verdict}
+    return {
+        "id": attempt.id,
+        "node": attempt.node,
+        "code_path": attempt.code_path,
+        "code": code,
+        "verdict": verdict,
+    }
 
 
 def failing_chain(attempts: dict[int, Attempt], fixed: Attempt) -> list[Attempt]:
@@ -100,9 +135,18 @@ def failing_chain(attempts: dict[int, Attempt], fixed: Attempt) -> list[Attempt]
     return chain
 
 
-def make_pair(failing: Attempt, failing_code: str, failing_verdict: dict[str, Any], fixing: Attempt,
-              fixing_code: str, fixing_verdict: dict[str, Any], hops: int) -> dict[str, Any]:
-    diff = unified_diff(failing_code, fixing_code, f"attempts/{failing.id}/code.py", f"attempts/{fixing.id}/code.py")
+def make_pair(
+    failing: Attempt,
+    failing_code: str,
+    failing_verdict: dict[str, Any],
+    fixing: Attempt,
+    fixing_code: str,
+    fixing_verdict: dict[str, Any],
+    hops: int,
+) -> dict[str, Any]:
+    diff = unified_diff(
+        failing_code, fixing_code, f"attempts/{failing.id}/code.py", f"attempts/{fixing.id}/code.py"
+    )
     fix_class, reasons = classify_fix(failing_code, fixing_code, failing.verdict.error_class, diff)
     return {
         "failing": _side(failing, failing_code, failing_verdict),

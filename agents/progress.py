@@ -16,7 +16,7 @@ from agents.state import Attempt
 
 
 def speed_text(attempt: Attempt | None) -> str:
-    """"1.42x eager, attainment 0.63" or "speed not measured"."""
+    """ "1.42x eager, attainment 0.63" or "speed not measured"."""
     if attempt is None:
         return "no correct kernel yet"
     v = attempt.verdict
@@ -57,9 +57,13 @@ class Progress:
     def note(self, text: str, style: str = "dim") -> None:
         self._print(f"[{style}]{escape(text)}[/]")
 
-    def start(self, run_id: str, task_id: str, device: str, llm: str, method: str, run_path: str) -> None:
-        self._print(f"[bold]kernforge run[/] {escape(run_id)}: task [bold]{escape(task_id)}[/] on {device}, "
-                    f"llm {escape(llm)}, method {escape(method)}")
+    def start(
+        self, run_id: str, task_id: str, device: str, llm: str, method: str, run_path: str
+    ) -> None:
+        self._print(
+            f"[bold]kernforge run[/] {escape(run_id)}: task [bold]{escape(task_id)}[/] on {device}, "
+            f"llm {escape(llm)}, method {escape(method)}"
+        )
         self._print(f"[dim]run directory: {escape(run_path)}[/]")
 
     def attempt(self, attempt: Attempt) -> None:
@@ -82,17 +86,29 @@ class Progress:
             line += "; [green]incumbent[/]"
         self._print(head + line)
 
-    def round(self, iteration: int, max_iterations: int, best: Attempt | None, tracker: BudgetTracker) -> None:
-        best_text = f"best attempt {best.id}: {speed_text(best)}" if best else "no correct kernel yet"
-        self._print(f"[bold cyan]round {iteration}/{max_iterations}[/] {escape(best_text)} | {escape(spend_text(tracker))}")
+    def round(
+        self, iteration: int, max_iterations: int, best: Attempt | None, tracker: BudgetTracker
+    ) -> None:
+        best_text = (
+            f"best attempt {best.id}: {speed_text(best)}" if best else "no correct kernel yet"
+        )
+        self._print(
+            f"[bold cyan]round {iteration}/{max_iterations}[/] {escape(best_text)} | {escape(spend_text(tracker))}"
+        )
 
     def final(self, summary: dict[str, Any]) -> None:
         self._print("")
         self._print(f"[bold]finished[/]: {escape(summary['finish_reason'])}")
         if summary.get("best_kernel"):
-            self._print(f"[bold green]best kernel[/]: {escape(summary['best_kernel'])} (attempt {summary['best_attempt']}; "
-                        f"{escape(summary['speed'])})")
+            self._print(
+                f"[bold green]best kernel[/]: {escape(summary['best_kernel'])} (attempt {summary['best_attempt']}; "
+                f"{escape(summary['speed'])})"
+            )
         else:
-            self._print("[bold red]no correct kernel[/] was found; attempts and verdicts are in the run directory")
-        self._print(f"{summary['attempts']} attempts, {summary['pairs']} error->fix pairs; {escape(summary['spend'])}")
+            self._print(
+                "[bold red]no correct kernel[/] was found; attempts and verdicts are in the run directory"
+            )
+        self._print(
+            f"{summary['attempts']} attempts, {summary['pairs']} error->fix pairs; {escape(summary['spend'])}"
+        )
         self._print(f"[dim]run directory: {escape(summary['run_dir'])}[/]")

@@ -40,7 +40,9 @@ def task_contract(task: Any) -> dict[str, Any]:
 
     tol = task.tolerance
     if tol.is_quant:
-        tolerance = f"cosine >= {tol.cosine}, relative L1 <= {tol.rel_l1}, RMSE <= {tol.rmse} ({tol.why})"
+        tolerance = (
+            f"cosine >= {tol.cosine}, relative L1 <= {tol.rel_l1}, RMSE <= {tol.rmse} ({tol.why})"
+        )
     else:
         tolerance = f"atol {tol.atol}, rtol {tol.rtol} (|got - want| <= atol + rtol * |want|)"
     return {
@@ -52,7 +54,10 @@ def task_contract(task: Any) -> dict[str, Any]:
         "entry_point": task.entry_point,
         "signature": f"{task.entry_point}{task.signature()}",
         "params": list(task.signature().parameters),
-        "shapes": [{"name": s.name, "dims": s.dims, "phase": s.phase, "weight": s.weight} for s in task.shapes],
+        "shapes": [
+            {"name": s.name, "dims": s.dims, "phase": s.phase, "weight": s.weight}
+            for s in task.shapes
+        ],
         "cpu_shapes": [{"name": s.name, "dims": s.dims} for s in task.cpu_shapes],
         "tolerance": tolerance,
         "modes": list(task.modes),
@@ -82,18 +87,22 @@ def history_rows(attempts: list[Attempt], incumbent_id: int | None) -> list[dict
             result = f"FAILED {v.error_class}: {v.message[:240]}"
         if a.measurement is not None and a.measurement.measured:
             m = a.measurement
-            result += f"; re-measured gain {m.gain:+.1%} vs noise {m.noise:.1%}" + (" (scripted)" if m.scripted else "")
+            result += f"; re-measured gain {m.gain:+.1%} vs noise {m.noise:.1%}" + (
+                " (scripted)" if m.scripted else ""
+            )
         if a.accepted is not None and a.parent_id is not None:
             result += "; accepted" if a.accepted else "; rejected"
-        rows.append({
-            "id": a.id,
-            "parent": a.parent_id if a.parent_id is not None else "-",
-            "how": f"{a.node}/{a.mode}",
-            "change": a.change or "-",
-            "predicted": "-" if a.predicted_gain is None else f"{a.predicted_gain:+.0%}",
-            "result": result,
-            "incumbent": a.id == incumbent_id,
-        })
+        rows.append(
+            {
+                "id": a.id,
+                "parent": a.parent_id if a.parent_id is not None else "-",
+                "how": f"{a.node}/{a.mode}",
+                "change": a.change or "-",
+                "predicted": "-" if a.predicted_gain is None else f"{a.predicted_gain:+.0%}",
+                "result": result,
+                "incumbent": a.id == incumbent_id,
+            }
+        )
     return rows
 
 

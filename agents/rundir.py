@@ -122,7 +122,11 @@ class RunDir:
         path = self.path / EVENTS
         if not path.is_file():
             return []
-        return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+        return [
+            json.loads(line)
+            for line in path.read_text(encoding="utf-8").splitlines()
+            if line.strip()
+        ]
 
     # -- attempts ---------------------------------------------------------------------------
     def attempt_dir(self, attempt_id: int) -> Path:
@@ -148,7 +152,9 @@ class RunDir:
                 return attempt
         return None
 
-    def write_attempt(self, attempt: Attempt, code: str, verdict_json: str, prompt: str, reply: str) -> None:
+    def write_attempt(
+        self, attempt: Attempt, code: str, verdict_json: str, prompt: str, reply: str
+    ) -> None:
         """Write an attempt's folder in one piece (temporary folder, then rename)."""
         final = self.attempt_dir(attempt.id)
         tmp = final.with_name(f".{attempt.id}.{os.getpid()}.tmp")
@@ -160,7 +166,9 @@ class RunDir:
             (tmp / "prompt.md").write_text(prompt, encoding="utf-8")
         if reply:
             (tmp / "reply.md").write_text(reply, encoding="utf-8")
-        (tmp / "attempt.json").write_text(attempt.model_dump_json(indent=2) + "\n", encoding="utf-8")
+        (tmp / "attempt.json").write_text(
+            attempt.model_dump_json(indent=2) + "\n", encoding="utf-8"
+        )
         for f in tmp.iterdir():
             with f.open("rb") as handle:
                 os.fsync(handle.fileno())
@@ -170,7 +178,9 @@ class RunDir:
 
     def update_attempt_record(self, attempt: Attempt) -> None:
         """Rewrite attempt.json (acceptance, masking, profile path); code and verdict stay untouched."""
-        write_json_atomic(self.attempt_dir(attempt.id) / "attempt.json", attempt.model_dump(mode="json"))
+        write_json_atomic(
+            self.attempt_dir(attempt.id) / "attempt.json", attempt.model_dump(mode="json")
+        )
 
     def write_profile(self, attempt_id: int, profile: dict[str, Any]) -> str:
         path = self.attempt_dir(attempt_id) / "profile.json"
@@ -194,13 +204,20 @@ class RunDir:
         path = self.path / PAIRS
         if not path.is_file():
             return []
-        return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+        return [
+            json.loads(line)
+            for line in path.read_text(encoding="utf-8").splitlines()
+            if line.strip()
+        ]
 
     def append_pair(self, record: dict[str, Any]) -> bool:
         """Append an error->fix pair unless the same (failing, fixing) pair is already there."""
         with self._lock:
             for existing in self.pairs():
-                if (existing["failing"]["id"], existing["fixing"]["id"]) == (record["failing"]["id"], record["fixing"]["id"]):
+                if (existing["failing"]["id"], existing["fixing"]["id"]) == (
+                    record["failing"]["id"],
+                    record["fixing"]["id"],
+                ):
                     return False
             _append_line(self.path / PAIRS, record)
         return True

@@ -57,32 +57,94 @@ class Setting:
 
 
 SETTINGS: tuple[Setting, ...] = (
-    Setting("llm", "str", None, "offline | openai:MODEL | anthropic:MODEL | openai-compatible:URL#MODEL | replay:FILE (default: a provider whose key is set, else offline)"),
+    Setting(
+        "llm",
+        "str",
+        None,
+        "offline | openai:MODEL | anthropic:MODEL | openai-compatible:URL#MODEL | replay:FILE (default: a provider whose key is set, else offline)",
+    ),
     Setting("method", "str", "aka", "method preset", ("aka", "offline")),
-    Setting("device", "str", "auto", "where candidates run: cuda, cpu (Triton interpreter) or auto", ("auto", "cuda", "cpu")),
+    Setting(
+        "device",
+        "str",
+        "auto",
+        "where candidates run: cuda, cpu (Triton interpreter) or auto",
+        ("auto", "cuda", "cpu"),
+    ),
     Setting("runs_dir", "str", "runs", "where run directories are created"),
     Setting("seed", "int", 0, "seed for the judge's inputs and the agent's random choices"),
-    Setting("benchmark", "bool", False, "hidden provenance: never show the agent the task's own solution or anything derived from it"),
-    Setting("kb", "str", "auto", "knowledge base: auto (use it, build it if empty, carry on without it if it fails), on (required), off", ("auto", "on", "off")),
-    Setting("budget.iterations", "int", 8, "evaluator rounds (each judges one batch of candidates)"),
+    Setting(
+        "benchmark",
+        "bool",
+        False,
+        "hidden provenance: never show the agent the task's own solution or anything derived from it",
+    ),
+    Setting(
+        "kb",
+        "str",
+        "auto",
+        "knowledge base: auto (use it, build it if empty, carry on without it if it fails), on (required), off",
+        ("auto", "on", "off"),
+    ),
+    Setting(
+        "budget.iterations", "int", 8, "evaluator rounds (each judges one batch of candidates)"
+    ),
     Setting("budget.tokens", "int?", None, "LLM tokens, input plus output"),
     Setting("budget.cost", "float?", None, "estimated LLM cost in USD"),
-    Setting("budget.wall", "float?", None, "wall-clock seconds for the whole run (resumes included)"),
-    Setting("budget.gpu", "float?", None, "GPU seconds (judge, re-measurement and profiling on a GPU)"),
+    Setting(
+        "budget.wall", "float?", None, "wall-clock seconds for the whole run (resumes included)"
+    ),
+    Setting(
+        "budget.gpu", "float?", None, "GPU seconds (judge, re-measurement and profiling on a GPU)"
+    ),
     Setting("agent.candidates", "int", 2, "kernels proposed in parallel per generator round"),
     Setting("agent.reflect", "bool", True, "diagnose failures with the reflector before repairing"),
-    Setting("agent.max_repairs", "int", 3, "failed rounds in a row before the agent stops repairing a branch"),
-    Setting("agent.optimize", "bool", True, "optimise correct kernels (profile -> optimizer -> measure-revise)"),
-    Setting("agent.nocode_retries", "int", 2, "times a reply without usable code is fed back before giving up on that call"),
-    Setting("agent.history_window", "int", 6, "attempts shown in prompts (the incumbent always is)"),
-    Setting("agent.target_attainment", "float", 0.9, "finish once the incumbent's median roofline attainment reaches this"),
-    Setting("dropout.enabled", "bool", True, "mask a random half of the visible history on stagnation"),
+    Setting(
+        "agent.max_repairs",
+        "int",
+        3,
+        "failed rounds in a row before the agent stops repairing a branch",
+    ),
+    Setting(
+        "agent.optimize",
+        "bool",
+        True,
+        "optimise correct kernels (profile -> optimizer -> measure-revise)",
+    ),
+    Setting(
+        "agent.nocode_retries",
+        "int",
+        2,
+        "times a reply without usable code is fed back before giving up on that call",
+    ),
+    Setting(
+        "agent.history_window", "int", 6, "attempts shown in prompts (the incumbent always is)"
+    ),
+    Setting(
+        "agent.target_attainment",
+        "float",
+        0.9,
+        "finish once the incumbent's median roofline attainment reaches this",
+    ),
+    Setting(
+        "dropout.enabled", "bool", True, "mask a random half of the visible history on stagnation"
+    ),
     Setting("dropout.after", "int", 3, "rounds without an accepted improvement before dropout (k)"),
     Setting("dropout.every", "int", 0, "also drop out every m rounds once optimising (0: never)"),
     Setting("judge.trials", "int", 3, "correctness trials per input mode"),
     Setting("judge.timeout", "float", 300.0, "seconds before a candidate process is killed"),
-    Setting("judge.remeasure_rounds", "int", 2, "rounds of incumbent/candidate/candidate/incumbent timing"),
-    Setting("profile.ncu", "bool", True, "profile the incumbent with Nsight Compute when ncu is present (GPU only)"),
+    Setting(
+        "judge.remeasure_rounds",
+        "int",
+        2,
+        "rounds of incumbent/candidate/candidate/incumbent timing",
+    ),
+    Setting(
+        "profile.ncu",
+        "bool",
+        True,
+        "profile the incumbent with Nsight Compute when ncu is present (GPU only)",
+    ),
 )
 BY_KEY: dict[str, Setting] = {s.key: s for s in SETTINGS}
 
@@ -94,7 +156,9 @@ def convert(setting: Setting, value: Any, where: str) -> Any:
     """`value` (from TOML, the environment or a flag) as the setting's type."""
     kind = setting.kind.rstrip("?")
     optional = setting.kind.endswith("?")
-    if optional and (value is None or (isinstance(value, str) and value.strip().lower() in ("", "none"))):
+    if optional and (
+        value is None or (isinstance(value, str) and value.strip().lower() in ("", "none"))
+    ):
         return None
     try:
         if kind == "bool":
@@ -120,7 +184,9 @@ def convert(setting: Setting, value: Any, where: str) -> Any:
     except ValueError as exc:
         raise SettingsError(f"{where}: {setting.key} = {value!r}: {exc}") from None
     if setting.choices and value not in setting.choices:
-        raise SettingsError(f"{where}: {setting.key} = {value!r}: expected one of {', '.join(setting.choices)}")
+        raise SettingsError(
+            f"{where}: {setting.key} = {value!r}: expected one of {', '.join(setting.choices)}"
+        )
     return value
 
 
@@ -212,7 +278,9 @@ def resolve(
     env_layer = {}
     for setting in SETTINGS:
         if setting.env in env:
-            env_layer[setting.key] = convert(setting, env[setting.env], f"environment {setting.env}")
+            env_layer[setting.key] = convert(
+                setting, env[setting.env], f"environment {setting.env}"
+            )
     typed_flags = {k: convert(BY_KEY[k], v, f"flag --{k}") for k, v in flags.items()}
 
     values: dict[str, Any] = {s.key: s.default for s in SETTINGS}
@@ -225,7 +293,12 @@ def resolve(
         chosen = preset(method)
     except ValueError as exc:
         raise SettingsError(str(exc)) from None
-    ordered = [(f"preset {method}", chosen), *layers, ("environment", env_layer), ("flag", typed_flags)]
+    ordered = [
+        (f"preset {method}", chosen),
+        *layers,
+        ("environment", env_layer),
+        ("flag", typed_flags),
+    ]
     for label, layer in ordered:
         for key, value in layer.items():
             values[key] = value
@@ -248,7 +321,13 @@ def _label(layer: str, key: str) -> str:
     return layer
 
 
-BUDGET_KEYS = {"iterations": "budget.iterations", "tokens": "budget.tokens", "cost": "budget.cost", "wall": "budget.wall", "gpu": "budget.gpu"}
+BUDGET_KEYS = {
+    "iterations": "budget.iterations",
+    "tokens": "budget.tokens",
+    "cost": "budget.cost",
+    "wall": "budget.wall",
+    "gpu": "budget.gpu",
+}
 
 
 def parse_budget(text: str) -> dict[str, str]:

@@ -96,6 +96,14 @@ def main(argv: list[str] | None = None) -> int:
         v = evaluate(task, solution_path(task.name), JudgeConfig(device=device, trials=args.trials))
         verdicts.append(v)
         print(f"{v.summary_line()} [{v.stage_seconds.get('total', 0):.1f}s]", flush=True)
+        if args.out:  # written after every task, so a run cut short keeps what it measured
+            _write(args, argv, device, verdicts, t0, len(tasks))
+    text = _write(args, argv, device, verdicts, t0, len(tasks))
+    print(text)
+    return 0 if all(v.passed for v in verdicts) else 1
+
+
+def _write(args: argparse.Namespace, argv: list[str] | None, device: str, verdicts: list[Verdict], t0: float, planned: int) -> str:
     fp = verdicts[0].fingerprint if verdicts else {}
     header = [
         f"# Reference solutions judged on {fp.get('gpu_name') or device}",
@@ -104,18 +112,17 @@ def main(argv: list[str] | None = None) -> int:
         f"- date: {dt.datetime.now(dt.UTC).strftime('%Y-%m-%d %H:%M UTC')}",
         f"- device: {fp.get('gpu_name', device)}, driver {fp.get('driver_version')}, CUDA {fp.get('cuda_version')}",
         f"- versions: torch {fp.get('torch_version')}, triton {fp.get('triton_version')}, python {platform.python_version()}",
-        f"- trials per mode: {args.trials}; wall time {time.perf_counter() - t0:.0f} s",
+        f"- trials per mode: {args.trials}; wall time {time.perf_counter() - t0:.0f} s; {len(verdicts)} of {planned} planned tasks judged",
         "- times are medians over many runs with an L2 flush before each; roofline = max(FLOPs / peak, bytes / bandwidth)",
         "  with peaks calibrated on this device (see each row's perf note); attainment = roofline / measured.",
     ]
     text = render(verdicts, header)
-    print(text)
     if args.out:
         out = Path(args.out)
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(text)
         out.with_suffix(".json").write_text(json.dumps([v.model_dump(mode="json") for v in verdicts], indent=1))
-    return 0 if all(v.passed for v in verdicts) else 1
+    return text
 
 
 if __name__ == "__main__":

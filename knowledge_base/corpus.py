@@ -39,7 +39,7 @@ from typing import Any
 from knowledge_base.embedding import EMBEDDING_NAME
 
 # Bump when chunking or metadata layout changes: every source is then re-embedded once.
-SCHEMA_VERSION = "4"
+SCHEMA_VERSION = "5"
 
 KB_ROOT = Path(__file__).resolve().parent
 REPO_ROOT = KB_ROOT.parent
@@ -364,7 +364,6 @@ def load_kernel(path: Path, task_categories: dict[str, str] | None = None) -> So
         "template": is_template,
         "derived_from_task": derived,
         "topic": "kernels",
-        "summary": doc.strip()[:1500],
     }
     return Source(
         source_id=f"kernel:{path.stem}",

@@ -67,6 +67,9 @@ def _load_model(path: Path) -> Any:
             os.environ["HF_HUB_OFFLINE"] = "1"
             os.environ["TRANSFORMERS_OFFLINE"] = "1"
             from sentence_transformers import SentenceTransformer
+            from transformers.utils import logging as hf_logging
+
+            hf_logging.disable_progress_bar()  # a "Loading weights" bar on every CLI call is noise
 
             _MODELS[key] = SentenceTransformer(key, device="cpu", local_files_only=True)
         return _MODELS[key]

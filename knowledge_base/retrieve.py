@@ -19,6 +19,7 @@ it, both in the chroma query and again on the results. Templates derive from no 
 
 from __future__ import annotations
 
+import ast
 import functools
 import json
 import re
@@ -230,9 +231,12 @@ def _decode_meta(meta: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _snippet(kind: str, text: str, meta: dict[str, Any], limit: int = 600) -> str:
-    if kind == "kernel":
-        text = str(meta.get("summary") or text)
+def _snippet(kind: str, text: str, limit: int = 600) -> str:
+    if kind == "kernel":  # a kernel's text is its source; its header docstring is the summary
+        try:
+            text = ast.get_docstring(ast.parse(text)) or text
+        except SyntaxError:
+            pass
     text = text.strip()
     return text if len(text) <= limit else text[: limit - 1].rsplit(" ", 1)[0] + " …"
 
@@ -376,7 +380,7 @@ class KnowledgeBase:
         docs = self.store.documents([best_chunk[h.id] for h in top])
         for h in top:
             h.text = docs.get(best_chunk[h.id], "")
-            h.snippet = _snippet(h.kind, h.text, h.metadata)
+            h.snippet = _snippet(h.kind, h.text)
         return top
 
     def stats(self) -> dict[str, Any]:

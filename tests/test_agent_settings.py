@@ -35,7 +35,10 @@ def test_layers_override_in_order_and_say_where_each_value_came_from(tmp_path: P
     assert s["device"] == "cpu" and s.sources["device"].startswith("user file")
     assert s["seed"] == 4 and s.sources["seed"].startswith("project file")
     assert s["budget.tokens"] == 500
-    assert s["budget.iterations"] == 12 and s.sources["budget.iterations"] == "environment KERNFORGE_BUDGET_ITERATIONS"
+    assert (
+        s["budget.iterations"] == 12
+        and s.sources["budget.iterations"] == "environment KERNFORGE_BUDGET_ITERATIONS"
+    )
     assert s["dropout.after"] == 5
     assert s["dropout.every"] == 9 and s.sources["dropout.every"] == "flag --dropout.every"
     assert s["agent.candidates"] == 2 and s.sources["agent.candidates"] == "preset aka"
@@ -79,7 +82,11 @@ def test_bad_environment_value_names_the_variable(tmp_path: Path) -> None:
 
 def test_budget_string_parses_and_rejects_unknown_items() -> None:
     assert parse_budget("iterations=4, tokens=1000,cost=0.5,wall=60,gpu=30") == {
-        "budget.iterations": "4", "budget.tokens": "1000", "budget.cost": "0.5", "budget.wall": "60", "budget.gpu": "30",
+        "budget.iterations": "4",
+        "budget.tokens": "1000",
+        "budget.cost": "0.5",
+        "budget.wall": "60",
+        "budget.gpu": "30",
     }
     with pytest.raises(SettingsError, match="bad item 'dollars=3'"):
         parse_budget("dollars=3")
@@ -88,11 +95,17 @@ def test_budget_string_parses_and_rejects_unknown_items() -> None:
 def test_config_is_built_from_settings_and_round_trips_through_the_manifest(tmp_path: Path) -> None:
     s = resolve({"budget.cost": "1.5", "dropout.after": 2}, env=NO_KEYS, **_files(tmp_path))
     config = AgentConfig.from_settings("softmax_fp32", s)
-    assert config.max_cost_usd == 1.5 and config.dropout_after == 2 and config.budget.max_cost_usd == 1.5
+    assert (
+        config.max_cost_usd == 1.5
+        and config.dropout_after == 2
+        and config.budget.max_cost_usd == 1.5
+    )
     assert AgentConfig.from_json(config.to_json()) == config
 
 
-def test_show_config_prints_every_key_with_its_source(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_show_config_prints_every_key_with_its_source(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from agents.cli import app
 
     monkeypatch.chdir(tmp_path)
@@ -101,9 +114,15 @@ def test_show_config_prints_every_key_with_its_source(tmp_path: Path, monkeypatc
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
     (tmp_path / "kernforge.toml").write_text("[budget]\niterations = 5\n")
-    result = CliRunner().invoke(app, ["run", "--show-config", "--seed", "7"], env={"COLUMNS": "250"})
+    result = CliRunner().invoke(
+        app, ["run", "--show-config", "--seed", "7"], env={"COLUMNS": "250"}
+    )
     assert result.exit_code == 0, result.output
-    lines = {line.split("│")[1].strip(): line for line in result.output.splitlines() if line.count("│") >= 3}
+    lines = {
+        line.split("│")[1].strip(): line
+        for line in result.output.splitlines()
+        if line.count("│") >= 3
+    }
     assert "project file" in lines["budget.iterations"] and " 5 " in lines["budget.iterations"]
     assert "environment KERNFORGE_JUDGE_TRIALS" in lines["judge.trials"]
     assert "flag --seed" in lines["seed"]

@@ -33,10 +33,23 @@ FIXED = (ROOT / "tests" / "fixtures" / "agent" / "kernels" / "softmax_fixed.py")
 SOLUTION = (ROOT / "knowledge_base" / "kernels" / "softmax.py").read_text()
 
 
-def attempt(i: int, passed: bool = True, parent: int | None = None, masked: bool = False) -> Attempt:
-    return Attempt(id=i, parent_id=parent, node="generator", mode="fresh", iteration=i, key=f"k{i}",
-                   code_path=f"attempts/{i}/code.py", code_sha256="x", masked=masked,
-                   verdict=VerdictSummary(passed=passed, error_class="none" if passed else "numerical_mismatch"))
+def attempt(
+    i: int, passed: bool = True, parent: int | None = None, masked: bool = False
+) -> Attempt:
+    return Attempt(
+        id=i,
+        parent_id=parent,
+        node="generator",
+        mode="fresh",
+        iteration=i,
+        key=f"k{i}",
+        code_path=f"attempts/{i}/code.py",
+        code_sha256="x",
+        masked=masked,
+        verdict=VerdictSummary(
+            passed=passed, error_class="none" if passed else "numerical_mismatch"
+        ),
+    )
 
 
 # -- state ----------------------------------------------------------------------------------------
@@ -48,36 +61,54 @@ def test_attempts_reducer_replaces_by_id_and_keeps_order() -> None:
 
 
 def test_pending_reducer_collects_parallel_writes_and_none_clears() -> None:
-    c = [Candidate(key=str(i), slot=i, node="generator", mode="fresh", iteration=1, code="") for i in (1, 0)]
+    c = [
+        Candidate(key=str(i), slot=i, node="generator", mode="fresh", iteration=1, code="")
+        for i in (1, 0)
+    ]
     assert [x.slot for x in collect_pending([c[0]], [c[1]])] == [0, 1]
     assert collect_pending(c, None) == []
 
 
 def test_visible_history_hides_masked_and_always_shows_the_incumbent() -> None:
-    state = {"attempts": [attempt(1), attempt(2, masked=True), attempt(3), attempt(4), attempt(5)], "incumbent_id": 1}
+    state = {
+        "attempts": [attempt(1), attempt(2, masked=True), attempt(3), attempt(4), attempt(5)],
+        "incumbent_id": 1,
+    }
     assert [a.id for a in visible_history(state, 2)] == [1, 4, 5]
     assert [a.id for a in visible_history(state, 10)] == [1, 3, 4, 5]
 
 
 def test_dropout_never_masks_incumbent_or_latest_and_touches_no_file(tmp_path: Path) -> None:
-    state = {"attempts": [attempt(i) for i in range(1, 8)], "incumbent_id": 3, "iteration": 6, "stale": 3}
+    state = {
+        "attempts": [attempt(i) for i in range(1, 8)],
+        "incumbent_id": 3,
+        "iteration": 6,
+        "stale": 3,
+    }
     assert eligible(state) == [1, 2, 4, 5, 6]
     events = []
-    ctx = SimpleNamespace(config=SimpleNamespace(seed=0), event=lambda kind, **f: events.append((kind, f)),
-                          progress=SimpleNamespace(note=lambda *a, **k: None))
+    ctx = SimpleNamespace(
+        config=SimpleNamespace(seed=0),
+        event=lambda kind, **f: events.append((kind, f)),
+        progress=SimpleNamespace(note=lambda *a, **k: None),
+    )
     out = dropout(state, ctx)
     masked = [a.id for a in out["attempts"]]
     assert len(masked) == 3 and 3 not in masked and 7 not in masked
     assert all(a.masked for a in out["attempts"])
     assert events[0][0] == "dropout" and events[0][1]["masked"] == masked
-    assert dropout(state, ctx)["attempts"] == out["attempts"]  # seeded: the same run masks the same ones
+    assert (
+        dropout(state, ctx)["attempts"] == out["attempts"]
+    )  # seeded: the same run masks the same ones
 
 
 def test_checkpoint_serializer_rebuilds_our_records(tmp_path: Path) -> None:
     from agents.graph import checkpointer
 
     saver = checkpointer(tmp_path / "c.sqlite")
-    a = attempt(1).model_copy(update={"measurement": Measurement(measured=True, gain=0.1, scripted=True)})
+    a = attempt(1).model_copy(
+        update={"measurement": Measurement(measured=True, gain=0.1, scripted=True)}
+    )
     kind, blob = saver.serde.dumps_typed({"attempts": [a]})
     back = saver.serde.loads_typed((kind, blob))["attempts"][0]
     assert isinstance(back, Attempt) and isinstance(back.measurement, Measurement) and back == a
@@ -97,14 +128,32 @@ def test_generator_prompt_carries_the_task_contract() -> None:
 
     task = get_task("softmax_fp32")
     contract = task_contract(task)
-    text = render("generator.md.j2", task=contract, device={"name": "cpu", "peaks": "not measured"},
-                  knowledge=[], knowledge_note="kb off", history=history_rows([attempt(1)], 1), slot=0, candidates=1)
-    for needle in ("softmax(x: torch.Tensor) -> torch.Tensor", "atol 1e-05", "torch.softmax", "tail", "not measured", "| 1 * |"):
+    text = render(
+        "generator.md.j2",
+        task=contract,
+        device={"name": "cpu", "peaks": "not measured"},
+        knowledge=[],
+        knowledge_note="kb off",
+        history=history_rows([attempt(1)], 1),
+        slot=0,
+        candidates=1,
+    )
+    for needle in (
+        "softmax(x: torch.Tensor) -> torch.Tensor",
+        "atol 1e-05",
+        "torch.softmax",
+        "tail",
+        "not measured",
+        "| 1 * |",
+    ):
         assert needle in text, needle
 
 
 def test_optimizer_reply_states_change_and_gain() -> None:
-    assert parse_proposal("CHANGE: BLOCK_N 4096 -> 2048\nPREDICTED_GAIN: 12%\n```python\n```") == ("BLOCK_N 4096 -> 2048", 0.12)
+    assert parse_proposal("CHANGE: BLOCK_N 4096 -> 2048\nPREDICTED_GAIN: 12%\n```python\n```") == (
+        "BLOCK_N 4096 -> 2048",
+        0.12,
+    )
     assert parse_proposal("**CHANGE**: fuse\npredicted gain: 1.3x") == ("fuse", pytest.approx(0.3))
     assert parse_proposal("just code") == ("", None)
 
@@ -115,8 +164,12 @@ def test_optimizer_reply_states_change_and_gain() -> None:
 def test_set_tunables_rewrites_only_the_defaults() -> None:
     out = offline.set_tunables(SOLUTION, "softmax", {"BLOCK_N": 2048, "num_warps": 4})
     assert "def softmax(x: torch.Tensor, BLOCK_N: int = 2048, num_warps: int = 4)" in out
-    changed = [(a, b) for a, b in zip(SOLUTION.splitlines(), out.splitlines(), strict=True) if a != b]
-    assert len(changed) == 1 and changed[0][0].startswith("def softmax(")  # comments, KB_META, body untouched
+    changed = [
+        (a, b) for a, b in zip(SOLUTION.splitlines(), out.splitlines(), strict=True) if a != b
+    ]
+    assert len(changed) == 1 and changed[0][0].startswith(
+        "def softmax("
+    )  # comments, KB_META, body untouched
     assert offline.tunable_values(out, "softmax") == {"BLOCK_N": 2048, "num_warps": 4}
     with pytest.raises(ValueError, match="no keyword argument"):
         offline.set_tunables(SOLUTION, "softmax", {"ROWS": 2})
@@ -128,7 +181,9 @@ def test_tunable_search_tries_nearest_untried_neighbour_first() -> None:
     assert offline.next_config(current, space, [current]) == {"BLOCK_N": 2048, "num_warps": 8}
     tried = [current, {"BLOCK_N": 2048, "num_warps": 8}, {"BLOCK_N": 8192, "num_warps": 8}]
     assert offline.next_config(current, space, tried) == {"BLOCK_N": 4096, "num_warps": 4}
-    everything = [{"BLOCK_N": b, "num_warps": w} for b in space["BLOCK_N"] for w in space["num_warps"]]
+    everything = [
+        {"BLOCK_N": b, "num_warps": w} for b in space["BLOCK_N"] for w in space["num_warps"]
+    ]
     assert offline.next_config(current, space, everything) is None
 
 
@@ -151,8 +206,12 @@ def test_benchmark_mode_never_offers_the_tasks_own_solution() -> None:
 
 
 def test_rule_diagnosis_names_the_fix() -> None:
-    v = VerdictSummary(passed=False, error_class="nan_inf_mismatch", stage_reached="call",
-                       message="NaN [shape tail {'M': 7}, mode outlier]")
+    v = VerdictSummary(
+        passed=False,
+        error_class="nan_inf_mismatch",
+        stage_reached="call",
+        message="NaN [shape tail {'M': 7}, mode outlier]",
+    )
     d = offline.diagnose(v)
     assert "max" in d["advice"] and "tail" in d["diagnosis"] and "outlier" in d["diagnosis"]
 
@@ -162,13 +221,16 @@ def test_rule_diagnosis_names_the_fix() -> None:
 
 def test_fix_classes_follow_the_verdict_and_the_diff() -> None:
     assert classify_fix(BROKEN, FIXED, "nan_inf_mismatch")[0] == "numerical stability"
-    masked = FIXED.replace("mask=cols < N, other=float(\"-inf\")", "")
+    masked = FIXED.replace('mask=cols < N, other=float("-inf")', "")
     assert classify_fix(masked, FIXED, "crash")[0] == "mask/bounds"
     no_cast = FIXED.replace(".to(y_ptr.dtype.element_ty)", "")
     assert classify_fix(no_cast, FIXED, "dtype_mismatch")[0] == "dtype/cast"
     bad_grid = FIXED.replace("[(M,)]", "[(1,)]")
     assert classify_fix(bad_grid, FIXED, "numerical_mismatch")[0] == "grid/launch"
-    assert classify_fix(FIXED.replace("tl.maximum", "tl.maxx"), FIXED, "compile_error")[0] == "API misuse"
+    assert (
+        classify_fix(FIXED.replace("tl.maximum", "tl.maxx"), FIXED, "compile_error")[0]
+        == "API misuse"
+    )
     assert classify_fix("x = 1\n", FIXED, "syntax_error")[0] == "structural rewrite"
 
 
@@ -179,7 +241,12 @@ def test_attempt_folders_are_whole_and_pairs_are_not_duplicated(tmp_path: Path) 
     run = RunDir.create(tmp_path, "r")
     a = attempt(1)
     run.write_attempt(a, "code", json.dumps({"passed": True}), "prompt", "")
-    assert sorted(p.name for p in run.attempt_dir(1).iterdir()) == ["attempt.json", "code.py", "prompt.md", "verdict.json"]
+    assert sorted(p.name for p in run.attempt_dir(1).iterdir()) == [
+        "attempt.json",
+        "code.py",
+        "prompt.md",
+        "verdict.json",
+    ]
     assert run.find_attempt("k1") == a and run.find_attempt("nope") is None
     assert not list((tmp_path / "r" / "attempts").glob(".*"))
     pair = {"failing": {"id": 1}, "fixing": {"id": 2}}

@@ -29,14 +29,25 @@ def dropout(state: AgentState, ctx: RunContext) -> dict[str, Any]:
     candidates = eligible(state)
     rng = random.Random(ctx.config.seed * 1_000_003 + iteration)
     chosen = sorted(rng.sample(candidates, math.ceil(len(candidates) / 2))) if candidates else []
-    masked = [a.model_copy(update={"masked": True}) for a in state.get("attempts", []) if a.id in chosen]
+    masked = [
+        a.model_copy(update={"masked": True}) for a in state.get("attempts", []) if a.id in chosen
+    ]
     record = {
         "iteration": iteration,
         "masked": chosen,
-        "kept_visible": sorted(set(a.id for a in state.get("attempts", []) if not a.masked) - set(chosen)),
+        "kept_visible": sorted(
+            set(a.id for a in state.get("attempts", []) if not a.masked) - set(chosen)
+        ),
         "incumbent": state.get("incumbent_id"),
         "stale_rounds": state.get("stale", 0),
     }
-    ctx.event("dropout", **record, note="masked attempts stay on disk and in the state; they are only hidden from prompts")
-    ctx.progress.note(f"dropout: {state.get('stale', 0)} rounds without improvement; masked attempts {chosen or 'none'}", style="magenta")
+    ctx.event(
+        "dropout",
+        **record,
+        note="masked attempts stay on disk and in the state; they are only hidden from prompts",
+    )
+    ctx.progress.note(
+        f"dropout: {state.get('stale', 0)} rounds without improvement; masked attempts {chosen or 'none'}",
+        style="magenta",
+    )
     return {"attempts": masked, "dropouts": [*state.get("dropouts", []), record]}

@@ -35,7 +35,9 @@ def summarize_verdict(verdict: Any) -> VerdictSummary:
         geomean_speedup_eager=verdict.geomean_speedup_eager,
         geomean_speedup_compile=verdict.geomean_speedup_compile,
         score=verdict.score,
-        candidate_us={s.shape: s.candidate_us for s in verdict.shapes if s.candidate_us is not None},
+        candidate_us={
+            s.shape: s.candidate_us for s in verdict.shapes if s.candidate_us is not None
+        },
         skipped=list(verdict.skipped),
         flags=list(verdict.flags),
     )
@@ -52,7 +54,13 @@ def judge(ctx: RunContext, candidate: Candidate, attempt_id: int) -> Attempt:
     verdict = evaluate(
         ctx.task,
         code_path,
-        JudgeConfig(device=ctx.device, trials=cfg.judge_trials, seed=cfg.seed, timeout_s=cfg.judge_timeout_s, perf=True),
+        JudgeConfig(
+            device=ctx.device,
+            trials=cfg.judge_trials,
+            seed=cfg.seed,
+            timeout_s=cfg.judge_timeout_s,
+            perf=True,
+        ),
         source=candidate.code,
         label=f"attempt {attempt_id}",
     )
@@ -75,7 +83,13 @@ def judge(ctx: RunContext, candidate: Candidate, attempt_id: int) -> Attempt:
         origin=candidate.origin,
         tunables=dict(candidate.tunables),
     )
-    ctx.run.write_attempt(attempt, candidate.code, verdict.model_dump_json(indent=2), candidate.prompt, candidate.reply)
+    ctx.run.write_attempt(
+        attempt,
+        candidate.code,
+        verdict.model_dump_json(indent=2),
+        candidate.prompt,
+        candidate.reply,
+    )
     ctx.event(
         "attempt",
         id=attempt.id,
@@ -101,7 +115,11 @@ def decide(ctx: RunContext, attempt: Attempt, incumbent: Attempt | None) -> Atte
         ctx.event("incumbent", id=attempt.id, reason="first correct kernel")
         return attempt.model_copy(update={"accepted": True})
     if not ctx.can_measure:
-        m = Measurement(measured=False, reason="not measured (no GPU): the incumbent stays", incumbent_id=incumbent.id)
+        m = Measurement(
+            measured=False,
+            reason="not measured (no GPU): the incumbent stays",
+            incumbent_id=incumbent.id,
+        )
     else:
         m = measure(ctx, incumbent.id, ctx.run.read_code(incumbent), ctx.run.read_code(attempt))
     accepted = m.measured and m.significant
@@ -120,7 +138,12 @@ def decide(ctx: RunContext, attempt: Attempt, incumbent: Attempt | None) -> Atte
         reason=m.reason,
     )
     if accepted:
-        ctx.event("incumbent", id=attempt.id, reason=f"re-measured gain {m.gain:+.2%} > noise {m.noise:.2%}", replaces=incumbent.id)
+        ctx.event(
+            "incumbent",
+            id=attempt.id,
+            reason=f"re-measured gain {m.gain:+.2%} > noise {m.noise:.2%}",
+            replaces=incumbent.id,
+        )
     return attempt.model_copy(update={"measurement": m, "accepted": accepted})
 
 
@@ -128,15 +151,32 @@ def record_pairs(ctx: RunContext, known: dict[int, Attempt], fixed: Attempt) -> 
     fixed_code = ctx.run.read_code(fixed)
     fixed_verdict = _verdict_json(ctx, fixed)
     for hops, failing in enumerate(failing_chain(known, fixed), start=1):
-        pair = make_pair(failing, ctx.run.read_code(failing), _verdict_json(ctx, failing), fixed, fixed_code, fixed_verdict, hops)
+        pair = make_pair(
+            failing,
+            ctx.run.read_code(failing),
+            _verdict_json(ctx, failing),
+            fixed,
+            fixed_code,
+            fixed_verdict,
+            hops,
+        )
         if ctx.run.append_pair(pair):
-            ctx.event("pair", failing=failing.id, fixing=fixed.id, hops=hops, error_class=pair["error_class"], fix_class=pair["fix_class"])
+            ctx.event(
+                "pair",
+                failing=failing.id,
+                fixing=fixed.id,
+                hops=hops,
+                error_class=pair["error_class"],
+                fix_class=pair["fix_class"],
+            )
 
 
 def _verdict_json(ctx: RunContext, attempt: Attempt) -> dict[str, Any]:
     import json
 
-    return json.loads((ctx.run.attempt_dir(attempt.id) / "verdict.json").read_text(encoding="utf-8"))
+    return json.loads(
+        (ctx.run.attempt_dir(attempt.id) / "verdict.json").read_text(encoding="utf-8")
+    )
 
 
 def evaluator(state: AgentState, ctx: RunContext) -> dict[str, Any]:
@@ -152,20 +192,34 @@ def evaluator(state: AgentState, ctx: RunContext) -> dict[str, Any]:
     for candidate in pending:
         attempt = ctx.run.find_attempt(candidate.key)
         if attempt is not None:
-            ctx.event("attempt_recovered", id=attempt.id, note="judged before the process stopped; taken from disk, not judged again")
+            ctx.event(
+                "attempt_recovered",
+                id=attempt.id,
+                note="judged before the process stopped; taken from disk, not judged again",
+            )
         else:
             attempt = judge(ctx, candidate, next_id)
             next_id += 1
         if attempt.passed and attempt.accepted is None:
-            attempt = decide(ctx, attempt, known.get(incumbent_id) if incumbent_id is not None else None)
+            attempt = decide(
+                ctx, attempt, known.get(incumbent_id) if incumbent_id is not None else None
+            )
             ctx.run.update_attempt_record(attempt)
         known[attempt.id] = attempt
         batch.append(attempt)
         if attempt.accepted:
             incumbent_id = attempt.id
             best = attempt
-            ctx.run.write_best(ctx.run.read_code(best), best_summary(ctx, {**state, "attempts": list(known.values()), "iteration": iteration},
-                                                                     best, "in progress", finished=False))
+            ctx.run.write_best(
+                ctx.run.read_code(best),
+                best_summary(
+                    ctx,
+                    {**state, "attempts": list(known.values()), "iteration": iteration},
+                    best,
+                    "in progress",
+                    finished=False,
+                ),
+            )
         if attempt.passed:
             record_pairs(ctx, known, attempt)
         ctx.progress.attempt(attempt)
@@ -173,7 +227,12 @@ def evaluator(state: AgentState, ctx: RunContext) -> dict[str, Any]:
     passed_any = any(a.passed for a in batch)
     stale = 0 if incumbent_id != before or before is None else state.get("stale", 0) + 1
     ctx.run.write_budget(ctx.tracker.snapshot())
-    ctx.progress.round(iteration, ctx.config.max_iterations, known.get(incumbent_id) if incumbent_id is not None else None, ctx.tracker)
+    ctx.progress.round(
+        iteration,
+        ctx.config.max_iterations,
+        known.get(incumbent_id) if incumbent_id is not None else None,
+        ctx.tracker,
+    )
     return {
         "attempts": batch,
         "pending": None,

@@ -19,7 +19,15 @@ def finish(state: AgentState, ctx: RunContext) -> dict[str, Any]:
         ctx.run.write_best(ctx.run.read_code(best), summary)
     write_json_atomic(ctx.run.path / "summary.json", summary)
     ctx.run.write_budget(ctx.tracker.snapshot())
-    ctx.event("finish", reason=reason, best_attempt=summary["best_attempt"], best_kernel=summary["best_kernel"],
-              speed=summary["speed"], attempts=summary["attempts"], pairs=summary["pairs"], budget=summary["budget"]["used"])
+    ctx.event(
+        "finish",
+        reason=reason,
+        best_attempt=summary["best_attempt"],
+        best_kernel=summary["best_kernel"],
+        speed=summary["speed"],
+        attempts=summary["attempts"],
+        pairs=summary["pairs"],
+        budget=summary["budget"]["used"],
+    )
     ctx.progress.final(summary)
     return {"finished": True, "stop_reason": reason, "spend": ctx.tracker.snapshot()}

@@ -50,7 +50,15 @@ def knowledge_rows(retrieved: list[dict[str, Any]]) -> list[dict[str, Any]]:
         if hit.get("kind") == "kernel" and not shown_kernel and hit.get("text"):
             body = f"```python\n{hit['text'].strip()}\n```"
             shown_kernel = True
-        rows.append({"title": hit["title"], "kind": hit["kind"], "tier": hit["tier"], "path": hit["path"], "body": body})
+        rows.append(
+            {
+                "title": hit["title"],
+                "kind": hit["kind"],
+                "tier": hit["tier"],
+                "path": hit["path"],
+                "body": body,
+            }
+        )
     return rows
 
 
@@ -63,7 +71,12 @@ def generator(job: GeneratorJob, ctx: RunContext) -> dict[str, Any]:
 def _offline(job: GeneratorJob, ctx: RunContext) -> dict[str, Any]:
     untried = [r for r in job["references"] if r["id"] not in job["tried"]]
     if job["slot"] >= len(untried):
-        ctx.event("generator", slot=job["slot"], mode=job["mode"], note="offline policy: no untried reference kernel left")
+        ctx.event(
+            "generator",
+            slot=job["slot"],
+            mode=job["mode"],
+            note="offline policy: no untried reference kernel left",
+        )
         return {}
     ref = untried[job["slot"]]
     code = ref["source"]
@@ -75,12 +88,26 @@ def _offline(job: GeneratorJob, ctx: RunContext) -> dict[str, Any]:
     if job["reflection"]:
         prompt += f"\nPrevious diagnosis (rules): {job['reflection']['diagnosis']}\n"
     ctx.event("generator", slot=job["slot"], mode=job["mode"], origin=ref["id"], how=ref["how"])
-    return {"pending": [Candidate(
-        key=candidate_key(job["iteration"], job["slot"], job["mode"], parent_id, code),
-        slot=job["slot"], node="generator", mode=job["mode"], iteration=job["iteration"], parent_id=parent_id,
-        code=code, prompt=prompt, origin=ref["id"],
-        tunables={k: v for k, v in tunable_values(code, ctx.task.entry_point).items() if k in ref["tunables"]},
-    )]}
+    return {
+        "pending": [
+            Candidate(
+                key=candidate_key(job["iteration"], job["slot"], job["mode"], parent_id, code),
+                slot=job["slot"],
+                node="generator",
+                mode=job["mode"],
+                iteration=job["iteration"],
+                parent_id=parent_id,
+                code=code,
+                prompt=prompt,
+                origin=ref["id"],
+                tunables={
+                    k: v
+                    for k, v in tunable_values(code, ctx.task.entry_point).items()
+                    if k in ref["tunables"]
+                },
+            )
+        ]
+    }
 
 
 def _with_model(job: GeneratorJob, ctx: RunContext) -> dict[str, Any]:
@@ -99,11 +126,27 @@ def _with_model(job: GeneratorJob, ctx: RunContext) -> dict[str, Any]:
             "stage": parent.verdict.stage_reached or "nothing",
             "message": parent.verdict.message,
         }
-        reflection = job["reflection"] or {"diagnosis": "(no diagnosis)", "advice": "Read the judge's message."}
-        prompt = render("repair.md.j2", failed=failed, reflection=reflection, slot=job["slot"], candidates=job["candidates"], **common)
+        reflection = job["reflection"] or {
+            "diagnosis": "(no diagnosis)",
+            "advice": "Read the judge's message.",
+        }
+        prompt = render(
+            "repair.md.j2",
+            failed=failed,
+            reflection=reflection,
+            slot=job["slot"],
+            candidates=job["candidates"],
+            **common,
+        )
     else:
-        prompt = render("generator.md.j2", knowledge=knowledge_rows(job["retrieved"]), knowledge_note=job["knowledge_note"],
-                        slot=job["slot"], candidates=job["candidates"], **common)
+        prompt = render(
+            "generator.md.j2",
+            knowledge=knowledge_rows(job["retrieved"]),
+            knowledge_note=job["knowledge_note"],
+            slot=job["slot"],
+            candidates=job["candidates"],
+            **common,
+        )
     system = render("system.md.j2", task=task, device=job["device_info"])
     try:
         reply = ask_for_code(ctx, "generator", system, prompt)
@@ -112,13 +155,33 @@ def _with_model(job: GeneratorJob, ctx: RunContext) -> dict[str, Any]:
         return {"stop_reason": str(exc), **ctx.llm_updates()}
     updates: dict[str, Any] = {"nocode_errors": reply.nocode, **ctx.llm_updates()}
     if reply.code is None:
-        ctx.event("generator", slot=job["slot"], mode=job["mode"], note=f"no usable code after {reply.nocode} replies")
+        ctx.event(
+            "generator",
+            slot=job["slot"],
+            mode=job["mode"],
+            note=f"no usable code after {reply.nocode} replies",
+        )
         return updates
     parent_id = parent.id if parent is not None else None
-    ctx.event("generator", slot=job["slot"], mode=job["mode"], parent=parent_id, nocode_replies=reply.nocode)
-    updates["pending"] = [Candidate(
-        key=candidate_key(job["iteration"], job["slot"], job["mode"], parent_id, reply.code),
-        slot=job["slot"], node="generator", mode=job["mode"], iteration=job["iteration"], parent_id=parent_id,
-        code=reply.code, prompt=reply.prompt_md, reply=reply.reply_md, origin=ctx.provider.describe() if ctx.provider else "",
-    )]
+    ctx.event(
+        "generator",
+        slot=job["slot"],
+        mode=job["mode"],
+        parent=parent_id,
+        nocode_replies=reply.nocode,
+    )
+    updates["pending"] = [
+        Candidate(
+            key=candidate_key(job["iteration"], job["slot"], job["mode"], parent_id, reply.code),
+            slot=job["slot"],
+            node="generator",
+            mode=job["mode"],
+            iteration=job["iteration"],
+            parent_id=parent_id,
+            code=reply.code,
+            prompt=reply.prompt_md,
+            reply=reply.reply_md,
+            origin=ctx.provider.describe() if ctx.provider else "",
+        )
+    ]
     return updates

@@ -24,10 +24,15 @@ from agents.prompting import history_rows, render, task_contract
 from agents.state import AgentState, Attempt, Candidate, incumbent, visible_history
 
 _CHANGE = re.compile(r"^\s*\**CHANGE\**\s*:\s*(.+)$", re.IGNORECASE | re.MULTILINE)
-_GAIN = re.compile(r"^\s*\**PREDICTED[_ ]GAIN\**\s*:\s*([+-]?\d+(?:\.\d+)?)\s*(%|x|×)?", re.IGNORECASE | re.MULTILINE)
+_GAIN = re.compile(
+    r"^\s*\**PREDICTED[_ ]GAIN\**\s*:\s*([+-]?\d+(?:\.\d+)?)\s*(%|x|×)?",
+    re.IGNORECASE | re.MULTILINE,
+)
 
-CANNOT_MEASURE = ("nothing can be measured here (no GPU): a faster kernel could not be told from a slower one, "
-                  "so the run finishes with the first correct kernel")
+CANNOT_MEASURE = (
+    "nothing can be measured here (no GPU): a faster kernel could not be told from a slower one, "
+    "so the run finishes with the first correct kernel"
+)
 
 
 def parse_proposal(text: str) -> tuple[str, float | None]:
@@ -60,41 +65,79 @@ def _offline(state: AgentState, ctx: RunContext, best: Attempt, iteration: int) 
     ref = next((r for r in state.get("references", []) if r["id"] == best.origin), None)
     space = ref["tunables"] if ref else {}
     code = ctx.run.read_code(best)
-    current = {k: v for k, v in offline.tunable_values(code, ctx.task.entry_point).items() if k in space}
-    tried = [a.tunables for a in state.get("attempts", []) if a.origin == best.origin and a.tunables]
+    current = {
+        k: v for k, v in offline.tunable_values(code, ctx.task.entry_point).items() if k in space
+    }
+    tried = [
+        a.tunables for a in state.get("attempts", []) if a.origin == best.origin and a.tunables
+    ]
     config = offline.next_config(current, space, tried) if space else None
     if config is None:
-        reason = ("offline tunable search exhausted: every neighbour of the incumbent's configuration was tried"
-                  if space else "offline policy: the incumbent exposes no tunables to search")
+        reason = (
+            "offline tunable search exhausted: every neighbour of the incumbent's configuration was tried"
+            if space
+            else "offline policy: the incumbent exposes no tunables to search"
+        )
         ctx.event("optimizer", note=reason, incumbent=best.id, configuration=current)
         return {"stop_reason": reason}
     changed = {k: v for k, v in config.items() if current.get(k) != v}
     new_code = offline.set_tunables(code, ctx.task.entry_point, changed)
     change = ", ".join(f"{k}: {current[k]} -> {v}" for k, v in changed.items())
-    prompt = (f"# offline policy: tunable search\n\nIncumbent attempt {best.id} with {current}.\n"
-              f"Profile: {(state.get('profile') or {}).get('diagnosis', 'none')}\n\nTry {change} (coordinate search, nearest value first).\n")
-    ctx.event("proposal", node="optimizer", incumbent=best.id, change=change, predicted_gain=None,
-              note="offline search states no prediction: it has no model of the gain")
+    prompt = (
+        f"# offline policy: tunable search\n\nIncumbent attempt {best.id} with {current}.\n"
+        f"Profile: {(state.get('profile') or {}).get('diagnosis', 'none')}\n\nTry {change} (coordinate search, nearest value first).\n"
+    )
+    ctx.event(
+        "proposal",
+        node="optimizer",
+        incumbent=best.id,
+        change=change,
+        predicted_gain=None,
+        note="offline search states no prediction: it has no model of the gain",
+    )
     ctx.progress.note(f"optimizer (offline search): {change}")
-    return {"pending": [Candidate(
-        key=candidate_key(iteration, 0, "optimize", best.id, new_code), slot=0, node="optimizer", mode="optimize",
-        iteration=iteration, parent_id=best.id, code=new_code, prompt=prompt, change=change, predicted_gain=None,
-        origin=best.origin, tunables=config,
-    )]}
+    return {
+        "pending": [
+            Candidate(
+                key=candidate_key(iteration, 0, "optimize", best.id, new_code),
+                slot=0,
+                node="optimizer",
+                mode="optimize",
+                iteration=iteration,
+                parent_id=best.id,
+                code=new_code,
+                prompt=prompt,
+                change=change,
+                predicted_gain=None,
+                origin=best.origin,
+                tunables=config,
+            )
+        ]
+    }
 
 
-def _with_model(state: AgentState, ctx: RunContext, best: Attempt, iteration: int) -> dict[str, Any]:
+def _with_model(
+    state: AgentState, ctx: RunContext, best: Attempt, iteration: int
+) -> dict[str, Any]:
     task = task_contract(ctx.task)
     device = state.get("device_info") or {"name": ctx.device, "peaks": "not measured"}
     prof = state.get("profile") or {}
-    noises = [a.measurement.noise for a in state.get("attempts", []) if a.measurement is not None and a.measurement.measured]
+    noises = [
+        a.measurement.noise
+        for a in state.get("attempts", [])
+        if a.measurement is not None and a.measurement.measured
+    ]
     prompt = render(
         "optimizer.md.j2",
         task=task,
         device=device,
         history=history_rows(visible_history(state, ctx.config.history_window), best.id),
         incumbent={"id": best.id, "code": ctx.run.read_code(best)},
-        profile={"timing": prof.get("timing", "not measured"), "diagnosis": prof.get("diagnosis", "no profile"), "ncu": prof.get("ncu")},
+        profile={
+            "timing": prof.get("timing", "not measured"),
+            "diagnosis": prof.get("diagnosis", "no profile"),
+            "ncu": prof.get("ncu"),
+        },
         noise=f"{noises[-1]:.1%}" if noises else "",
     )
     system = render("system.md.j2", task=task, device=device)
@@ -105,15 +148,38 @@ def _with_model(state: AgentState, ctx: RunContext, best: Attempt, iteration: in
         return {"stop_reason": str(exc), **ctx.llm_updates()}
     updates: dict[str, Any] = {"nocode_errors": reply.nocode, **ctx.llm_updates()}
     if reply.code is None:
-        ctx.event("optimizer", note=f"no usable code after {reply.nocode} replies; the incumbent stays")
+        ctx.event(
+            "optimizer", note=f"no usable code after {reply.nocode} replies; the incumbent stays"
+        )
         return updates
     change, predicted = parse_proposal(reply.text)
-    ctx.event("proposal", node="optimizer", incumbent=best.id, change=change or "(not stated)", predicted_gain=predicted,
-              note="" if change and predicted is not None else "the reply did not state CHANGE and/or PREDICTED_GAIN")
-    ctx.progress.note(f"optimizer: {change or '(change not stated)'}; predicts {'?' if predicted is None else f'{predicted:+.0%}'}")
-    updates["pending"] = [Candidate(
-        key=candidate_key(iteration, 0, "optimize", best.id, reply.code), slot=0, node="optimizer", mode="optimize",
-        iteration=iteration, parent_id=best.id, code=reply.code, prompt=reply.prompt_md, reply=reply.reply_md,
-        change=change, predicted_gain=predicted, origin=best.origin,
-    )]
+    ctx.event(
+        "proposal",
+        node="optimizer",
+        incumbent=best.id,
+        change=change or "(not stated)",
+        predicted_gain=predicted,
+        note=""
+        if change and predicted is not None
+        else "the reply did not state CHANGE and/or PREDICTED_GAIN",
+    )
+    ctx.progress.note(
+        f"optimizer: {change or '(change not stated)'}; predicts {'?' if predicted is None else f'{predicted:+.0%}'}"
+    )
+    updates["pending"] = [
+        Candidate(
+            key=candidate_key(iteration, 0, "optimize", best.id, reply.code),
+            slot=0,
+            node="optimizer",
+            mode="optimize",
+            iteration=iteration,
+            parent_id=best.id,
+            code=reply.code,
+            prompt=reply.prompt_md,
+            reply=reply.reply_md,
+            change=change,
+            predicted_gain=predicted,
+            origin=best.origin,
+        )
+    ]
     return updates

@@ -25,7 +25,20 @@ NCU_TIMEOUT_S = 300.0
 
 
 def roofline_rows(verdict: dict[str, Any]) -> list[dict[str, Any]]:
-    keys = ("shape", "phase", "weight", "candidate_us", "eager_us", "compile_us", "speedup_eager", "roofline_us", "attainment", "iou", "mfu", "launch_bound")
+    keys = (
+        "shape",
+        "phase",
+        "weight",
+        "candidate_us",
+        "eager_us",
+        "compile_us",
+        "speedup_eager",
+        "roofline_us",
+        "attainment",
+        "iou",
+        "mfu",
+        "launch_bound",
+    )
     return [{k: s.get(k) for k in keys} for s in verdict.get("shapes", [])]
 
 
@@ -52,7 +65,9 @@ def timing_diagnosis(rows: list[dict[str, Any]]) -> str:
     if not timed:
         return "not measured"
     if all(r.get("launch_bound") for r in timed):
-        return "launch-bound (timing only): every shape is within 2x of the empty-kernel launch floor"
+        return (
+            "launch-bound (timing only): every shape is within 2x of the empty-kernel launch floor"
+        )
     att = [r["attainment"] for r in timed if r.get("attainment") is not None]
     if att:
         worst = min(timed, key=lambda r: r.get("attainment") or 1.0)
@@ -63,7 +78,9 @@ def timing_diagnosis(rows: list[dict[str, Any]]) -> str:
 def kernel_regex(code: str) -> str:
     names = []
     for node in ast.walk(ast.parse(code)):
-        if isinstance(node, ast.FunctionDef) and any("jit" in ast.unparse(d) for d in node.decorator_list):
+        if isinstance(node, ast.FunctionDef) and any(
+            "jit" in ast.unparse(d) for d in node.decorator_list
+        ):
             names.append(node.name)
     return "|".join(names) or ".*"
 
@@ -75,8 +92,20 @@ def run_ncu_on(ctx: RunContext, attempt: Attempt) -> dict[str, Any]:
     shape = max(ctx.task.shapes, key=lambda s: s.weight)
     code_file = ctx.run.path / attempt.code_path
     driver = Path(__file__).resolve().parents[1] / "ncu_driver.py"
-    cmd = [sys.executable, str(driver), "--task-file", str(ctx.task.path), "--dtype", ctx.task.dtype,
-           "--candidate", str(code_file), "--shape", shape.name, "--seed", str(ctx.config.seed)]
+    cmd = [
+        sys.executable,
+        str(driver),
+        "--task-file",
+        str(ctx.task.path),
+        "--dtype",
+        ctx.task.dtype,
+        "--candidate",
+        str(code_file),
+        "--shape",
+        shape.name,
+        "--seed",
+        str(ctx.config.seed),
+    ]
     started = time.monotonic()
     try:
         kernels = run_ncu(cmd, kernel_regex(ctx.run.read_code(attempt)), timeout_s=NCU_TIMEOUT_S)
@@ -89,9 +118,13 @@ def run_ncu_on(ctx: RunContext, attempt: Attempt) -> dict[str, Any]:
 def ncu_text(ncu: dict[str, Any]) -> str:
     s = ncu["summary"]
     parts = [f"on {ncu['shape']}"]
-    for key, label in (("duration_us", "duration {:.2f} us"), ("sm_throughput_pct", "SM {:.0f}%"),
-                       ("dram_throughput_pct", "DRAM {:.0f}%"), ("achieved_occupancy_pct", "occupancy {:.0f}%"),
-                       ("registers_per_thread", "{:.0f} registers/thread")):
+    for key, label in (
+        ("duration_us", "duration {:.2f} us"),
+        ("sm_throughput_pct", "SM {:.0f}%"),
+        ("dram_throughput_pct", "DRAM {:.0f}%"),
+        ("achieved_occupancy_pct", "occupancy {:.0f}%"),
+        ("registers_per_thread", "{:.0f} registers/thread"),
+    ):
         if s.get(key) is not None:
             parts.append(label.format(s[key]))
     if s.get("spills"):
@@ -108,7 +141,9 @@ def profile(state: AgentState, ctx: RunContext) -> dict[str, Any]:
     current = state.get("profile")
     if current and current.get("attempt_id") == best.id:
         return {}  # this incumbent is profiled already
-    verdict = json.loads((ctx.run.attempt_dir(best.id) / "verdict.json").read_text(encoding="utf-8"))
+    verdict = json.loads(
+        (ctx.run.attempt_dir(best.id) / "verdict.json").read_text(encoding="utf-8")
+    )
     rows = roofline_rows(verdict)
     result: dict[str, Any] = {
         "attempt_id": best.id,
@@ -128,14 +163,24 @@ def profile(state: AgentState, ctx: RunContext) -> dict[str, Any]:
 
         if not ncu_available():
             result["feedback"] = "timing only"
-            result["diagnosis"] = f"{timing_diagnosis(rows)} (ncu is not installed here: timing-only feedback)"
+            result["diagnosis"] = (
+                f"{timing_diagnosis(rows)} (ncu is not installed here: timing-only feedback)"
+            )
         else:
             try:
                 ncu = run_ncu_on(ctx, best)
-            except (RuntimeError, OSError, ValueError, IndexError, subprocess.SubprocessError) as exc:
+            except (
+                RuntimeError,
+                OSError,
+                ValueError,
+                IndexError,
+                subprocess.SubprocessError,
+            ) as exc:
                 result["feedback"] = "timing only"
                 result["ncu_error"] = str(exc)[-1500:]
-                result["diagnosis"] = f"{timing_diagnosis(rows)} (ncu failed: {str(exc).splitlines()[0][:200]}; timing-only feedback)"
+                result["diagnosis"] = (
+                    f"{timing_diagnosis(rows)} (ncu failed: {str(exc).splitlines()[0][:200]}; timing-only feedback)"
+                )
             else:
                 result["feedback"] = "ncu"
                 result["ncu_raw"] = ncu
@@ -144,6 +189,15 @@ def profile(state: AgentState, ctx: RunContext) -> dict[str, Any]:
     path = ctx.run.write_profile(best.id, result)
     updated = best.model_copy(update={"profile_path": path})
     ctx.run.update_attempt_record(updated)
-    ctx.event("profile", attempt=best.id, feedback=result["feedback"], diagnosis=result["diagnosis"], ncu=result["ncu"])
+    ctx.event(
+        "profile",
+        attempt=best.id,
+        feedback=result["feedback"],
+        diagnosis=result["diagnosis"],
+        ncu=result["ncu"],
+    )
     ctx.progress.note(f"profile of attempt {best.id}: {result['diagnosis']}")
-    return {"profile": {k: v for k, v in result.items() if k not in ("roofline", "ncu_raw")}, "attempts": [updated]}
+    return {
+        "profile": {k: v for k, v in result.items() if k not in ("roofline", "ncu_raw")},
+        "attempts": [updated],
+    }

@@ -21,9 +21,13 @@ from agents.state import AgentState, latest_batch
 def reflector(state: AgentState, ctx: RunContext) -> dict[str, Any]:
     failed = [a for a in latest_batch(state) if not a.passed]
     if not failed:
-        reflection = {"attempt_id": None, "by": "rules", "error_class": "no_code",
-                      "diagnosis": "the previous round produced no candidate (no usable code)",
-                      "advice": "answer with the complete module in one ```python block"}
+        reflection = {
+            "attempt_id": None,
+            "by": "rules",
+            "error_class": "no_code",
+            "diagnosis": "the previous round produced no candidate (no usable code)",
+            "advice": "answer with the complete module in one ```python block",
+        }
         ctx.event("reflection", **reflection)
         return {"reflection": reflection}
     target = failed[0]
@@ -31,7 +35,9 @@ def reflector(state: AgentState, ctx: RunContext) -> dict[str, Any]:
     reflection: dict[str, Any] = {"attempt_id": target.id, "by": "rules", **rules}
     updates: dict[str, Any] = {}
     if not ctx.offline and ctx.config.reflect:
-        verdict = json.loads((ctx.run.attempt_dir(target.id) / "verdict.json").read_text(encoding="utf-8"))
+        verdict = json.loads(
+            (ctx.run.attempt_dir(target.id) / "verdict.json").read_text(encoding="utf-8")
+        )
         failed_view = {
             "id": target.id,
             "code": ctx.run.read_code(target),
@@ -41,7 +47,11 @@ def reflector(state: AgentState, ctx: RunContext) -> dict[str, Any]:
             "mismatch": verdict.get("mismatch"),
         }
         task = task_contract(ctx.task)
-        system = render("system.md.j2", task=task, device=state.get("device_info", {"name": ctx.device, "peaks": "not measured"}))
+        system = render(
+            "system.md.j2",
+            task=task,
+            device=state.get("device_info", {"name": ctx.device, "peaks": "not measured"}),
+        )
         prompt = render("reflector.md.j2", task=task, failed=failed_view, rules=rules)
         try:
             text, _ = ask_for_text(ctx, "reflector", system, prompt)
@@ -50,6 +60,10 @@ def reflector(state: AgentState, ctx: RunContext) -> dict[str, Any]:
             return {"stop_reason": str(exc), "reflection": reflection, **ctx.llm_updates()}
         reflection = {**reflection, "by": "llm", "diagnosis": text.strip()}
         updates.update(ctx.llm_updates())
-    ctx.event("reflection", **{k: (v[:1000] if isinstance(v, str) else v) for k, v in reflection.items()})
-    ctx.progress.note(f"reflector ({reflection['by']}) on attempt {target.id}: {reflection['diagnosis'][:160]}")
+    ctx.event(
+        "reflection", **{k: (v[:1000] if isinstance(v, str) else v) for k, v in reflection.items()}
+    )
+    ctx.progress.note(
+        f"reflector ({reflection['by']}) on attempt {target.id}: {reflection['diagnosis'][:160]}"
+    )
     return {"reflection": reflection, **updates}

@@ -46,28 +46,48 @@ def search_kb(ctx: RunContext) -> tuple[list[dict[str, Any]], list[dict[str, Any
         kernels = kb.search("", k=KERNEL_HITS, task=ctx.task, hidden_task=hidden, kinds=("kernel",))
     except Exception as exc:  # chromadb, embeddings, a missing model: the KB is optional in auto
         if mode == "on":
-            raise RuntimeError(f"the knowledge base is required (kb = on) but failed: {type(exc).__name__}: {exc}") from exc
-        return [], [], f"knowledge base unavailable ({type(exc).__name__}: {exc}); continuing without it"
+            raise RuntimeError(
+                f"the knowledge base is required (kb = on) but failed: {type(exc).__name__}: {exc}"
+            ) from exc
+        return (
+            [],
+            [],
+            f"knowledge base unavailable ({type(exc).__name__}: {exc}); continuing without it",
+        )
     hidden_note = f", task {hidden} hidden" if hidden else ""
-    return [_hit_row(h) for h in knowledge], [_hit_row(h) for h in kernels], f"{len(knowledge)} documents/kernels retrieved{hidden_note}"
+    return (
+        [_hit_row(h) for h in knowledge],
+        [_hit_row(h) for h in kernels],
+        f"{len(knowledge)} documents/kernels retrieved{hidden_note}",
+    )
 
 
 def retrieve(state: AgentState, ctx: RunContext) -> dict[str, Any]:
     device = device_info(ctx.device, ctx.task)
     ctx.event("device", **device)
     knowledge, kernel_hits, note = search_kb(ctx)
-    ctx.event("retrieve", note=note, hits=[{k: h[k] for k in ("id", "kind", "path", "tier", "score")} for h in knowledge],
-              kernel_hits=[h["id"] for h in kernel_hits], benchmark=ctx.config.benchmark)
+    ctx.event(
+        "retrieve",
+        note=note,
+        hits=[{k: h[k] for k in ("id", "kind", "path", "tier", "score")} for h in knowledge],
+        kernel_hits=[h["id"] for h in kernel_hits],
+        benchmark=ctx.config.benchmark,
+    )
     ctx.progress.note(f"retrieve: {note}")
     references = offline.reference_kernels(ctx.task, kernel_hits, benchmark=ctx.config.benchmark)
     if ctx.offline:
         listed = ", ".join(f"{r['id']} ({r['how']})" for r in references) or "none"
-        ctx.event("references", references=[{k: r[k] for k in ("id", "path", "how", "tunables")} for r in references])
+        ctx.event(
+            "references",
+            references=[{k: r[k] for k in ("id", "path", "how", "tunables")} for r in references],
+        )
         ctx.progress.note(f"offline policy: reference kernels: {listed}")
     return {
         "task_id": ctx.task.id,
         "device_info": device,
-        "retrieved": [{k: v for k, v in h.items() if k != "text" or h["kind"] == "kernel"} for h in knowledge],
+        "retrieved": [
+            {k: v for k, v in h.items() if k != "text" or h["kind"] == "kernel"} for h in knowledge
+        ],
         "references": references,
         "knowledge_note": note,
     }

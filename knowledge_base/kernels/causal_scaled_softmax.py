@@ -11,7 +11,8 @@ use the online (max, rescaled sum) recurrence over the visible chunks, then a se
 writes p (recomputing exp from a cache-hot reload) and zeros for the masked tail. The scale is
 folded into the exponent: exp(scale * (s - max s)) computed as exp2 with scale * log2(e)
 (scale > 0, so the max commutes with it). Row offsets are int64 (BH * SQ * SK passes 2^31).
-Tunables: BLOCK_N (power of two; >= SK for the one-tile path), num_warps (4-16).
+Tunables: BLOCK_N (power of two; >= SK for the one-tile path), num_warps (4-16; on H200 bf16 4 beat
+8 by 20-60% for rows of 1000-4093).
 """
 
 import torch
@@ -72,7 +73,7 @@ def _causal_softmax_kernel(s_ptr, p_ptr, SQ, SK, qk_scale, BLOCK_N: tl.constexpr
             tl.store(p_row + cols, p.to(dtype), mask=cols < SK)
 
 
-def causal_scaled_softmax(s: torch.Tensor, BLOCK_N: int = 4096, num_warps: int = 8) -> torch.Tensor:
+def causal_scaled_softmax(s: torch.Tensor, BLOCK_N: int = 4096, num_warps: int = 4) -> torch.Tensor:
     assert s.dim() == 3 and s.shape[2] >= s.shape[1]
     s = s.contiguous()
     BH, SQ, SK = s.shape

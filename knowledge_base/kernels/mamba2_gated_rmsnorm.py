@@ -8,7 +8,8 @@ Tiling: one program per (token, group). A group of up to BLOCK_G channels (every
 1024-8192) is one tile held in registers: the gate, the sum of squares and the scaled store use
 a single read of x and z. Larger groups fall back to a two-pass chunked loop that recomputes h
 (cache hits). Token offsets int64.
-Tunables: BLOCK_G (power of two >= G for the one-tile path), num_warps (4-16).
+Tunables: BLOCK_G (power of two >= G for the one-tile path), num_warps (4-16; by default 4 for
+tiles up to 2048, else 8).
 """
 
 import torch
@@ -66,13 +67,15 @@ def _gated_rmsnorm_kernel(x_ptr, z_ptr, w_ptr, out_ptr, E, G, eps, BLOCK_G: tl.c
 
 
 def mamba2_gated_rmsnorm(x: torch.Tensor, z: torch.Tensor, weight: torch.Tensor, group_size: int,
-                         BLOCK_G: int = 8192, num_warps: int = 8) -> torch.Tensor:
+                         BLOCK_G: int = 8192, num_warps: int | None = None) -> torch.Tensor:
     assert x.dim() == 2 and x.shape == z.shape and x.shape[1] % group_size == 0
     x = x.contiguous()
     z = z.contiguous()
     M, E = x.shape
     out = torch.empty_like(x)
     block = min(BLOCK_G, triton.next_power_of_2(group_size))
+    if num_warps is None:  # H200: 4 warps for groups of 1024, 8 for 5120
+        num_warps = 4 if block <= 2048 else 8
     _gated_rmsnorm_kernel[(M, E // group_size)](x, z, weight.contiguous(), out, E, group_size, EPS, BLOCK_G=block,
                                                 ONE_TILE=group_size <= block, num_warps=num_warps)
     return out

@@ -13,9 +13,10 @@ with weight[Cout, Cin, 1, 1]:
 i.e. for every image b, Y_b[Cout, H*W] = W[Cout, Cin] @ X_b[Cin, H*W] with X_b the image's
 contiguous [Cin, H*W] slab. Output [B, Cout, H, W] in the inputs' dtype. Accumulate in fp32 on
 tensor cores; fp32 means IEEE fp32 products (TF32 is rejected; the reference disables cuDNN's
-TF32 default). The weight is scaled by 1/sqrt(Cin) so y is O(1); "outlier" mode puts rare 10-1000x
-values in x and weight. On the CPU interpreter bf16 tl.dot is computed wrongly, so bf16 is
-checked on GPU only.
+TF32 default). The weight is scaled by 1/sqrt(Cin) so y is O(1); "outlier" mode puts rare
+10-1000x values in x (activation outliers; weights stay well-scaled: an outlier activation times
+an outlier weight makes terms of ~3e4 whose cancellation no tolerance relative to |y| can judge).
+On the CPU interpreter bf16 tl.dot is computed wrongly, so bf16 is checked on GPU only.
 """
 ENTRY_POINT = "conv2d_1x1"
 DTYPES = ("fp32", "fp16", "bf16")
@@ -62,7 +63,7 @@ def conv2d_1x1(x: torch.Tensor, weight: torch.Tensor) -> torch.Tensor:
 def make_inputs(dims, dtype, mode, gen):
     B, Cin, Cout, H, W = dims["B"], dims["Cin"], dims["Cout"], dims["H"], dims["W"]
     x = maybe_outliers(randn((B, Cin, H, W), dtype, gen), mode, gen)
-    weight = maybe_outliers(randn((Cout, Cin, 1, 1), torch.float32, gen), mode, gen) * Cin ** -0.5
+    weight = randn((Cout, Cin, 1, 1), torch.float32, gen) * Cin ** -0.5
     return (x, weight.to(dtype))
 
 

@@ -14,7 +14,9 @@ x[B, Cin, H, W] with weight[Cout, Cin, 3, 3] and bias[Cout]:
 Accumulate in fp32 -- in effect a GEMM with K = 9 * Cin, to be done on tensor cores. fp32 means
 IEEE fp32 products: TF32 (10-bit mantissa) changes the answer and the tolerance rejects it (the
 reference disables cuDNN's TF32 default). The weight is scaled by 1/sqrt(9 * Cin) so y is O(1);
-"outlier" mode puts rare 10-1000x values in x and weight. On the CPU interpreter bf16 tl.dot is
+"outlier" mode puts rare 10-1000x values in x (activation outliers; weights stay
+well-scaled: an outlier activation times an outlier weight makes terms of ~2e4 whose cancellation
+no fp32 tolerance relative to |y| can judge). On the CPU interpreter bf16 tl.dot is
 computed wrongly, so bf16 is checked on GPU only.
 """
 ENTRY_POINT = "conv2d_3x3"
@@ -63,8 +65,7 @@ def conv2d_3x3(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor) -> tor
 def make_inputs(dims, dtype, mode, gen):
     B, Cin, Cout, H, W = dims["B"], dims["Cin"], dims["Cout"], dims["H"], dims["W"]
     x = maybe_outliers(randn((B, Cin, H, W), dtype, gen), mode, gen)
-    # outliers are drawn at unit scale, then scaled: they stay 10-1000x a typical weight
-    weight = maybe_outliers(randn((Cout, Cin, 3, 3), torch.float32, gen), mode, gen) * (9 * Cin) ** -0.5
+    weight = randn((Cout, Cin, 3, 3), torch.float32, gen) * (9 * Cin) ** -0.5
     bias = randn((Cout,), dtype, gen, std=0.1)
     return (x, weight.to(dtype), bias)
 

@@ -37,11 +37,14 @@ CPU_SHAPES = [
     {"name": "small", "dims": {"M": 32, "N": 48, "K": 64}},
     {"name": "tail", "dims": {"M": 13, "N": 17, "K": 50}},
 ]
-# h is O(1). fp32: reduction order moves h by ~1e-6; TF32 inputs leave ~5e-4, which fails.
+# h is O(1). fp32: a 1000x activation outlier puts +-40 terms into the running sum, after which
+# each of the K adds rounds at ulp(~100): a different order (split-K, as cuBLAS uses for decode)
+# moves h by ~1.2e-4 (measured on H200, K = 6144). TF32 inputs leave errors of ~4e-4 std, ~2e-3
+# max over a decode output, which these bounds still reject.
 # fp16/bf16: fp32 accumulation in any order; the reference rounds h to the dtype, a fused
 # epilogue need not: with the final rounding of y, a couple of ulps (2^-11 / 2^-8 relative).
 TOLERANCE = {
-    "fp32": {"atol": 1e-4, "rtol": 1e-4},
+    "fp32": {"atol": 4e-4, "rtol": 1e-4},
     "fp16": {"atol": 5e-3, "rtol": 5e-3},
     "bf16": {"atol": 2e-2, "rtol": 2e-2},
 }

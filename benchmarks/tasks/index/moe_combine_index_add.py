@@ -35,10 +35,12 @@ CPU_SHAPES = [
     {"name": "tiny", "dims": {"T": 8, "K": 2, "D": 64}},
     {"name": "tail", "dims": {"T": 13, "K": 3, "D": 200}},
 ]
-# K + 1 <= 9 terms of O(1): fp32 sums in different orders agree to ~1e-6.
-# fp16/bf16: one rounding of that sum on each side, one ulp apart at most.
+# K + 1 <= 9 terms of O(1): fp32 sums in different orders agree to ~1e-6. In "outlier" mode
+# terms reach ~350-1000 and can cancel to an O(1) result: fp32 order then moves it by ~1e-4
+# absolute (measured 2.4e-5 on an H200 with atomics), hence atol 2e-4 -- a missing or doubled
+# term is off by ~0.35. fp16/bf16: one rounding of the fp32 sum on each side, one ulp apart.
 TOLERANCE = {
-    "fp32": {"atol": 1e-5, "rtol": 1e-5},
+    "fp32": {"atol": 2e-4, "rtol": 1e-5},
     "fp16": {"atol": 1e-3, "rtol": 2e-3},
     "bf16": {"atol": 1e-2, "rtol": 1.6e-2},
 }

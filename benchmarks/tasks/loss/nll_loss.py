@@ -46,7 +46,7 @@ FORBIDDEN = ("torch.nn.functional.nll_loss", "torch.nn.NLLLoss", "torch.nn.funct
 def nll_loss(logp: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
     valid = targets != IGNORE_INDEX
     safe = torch.where(valid, targets, torch.zeros_like(targets))
-    picked = logp.float().gather(1, safe[:, None]).squeeze(1)
+    picked = logp.gather(1, safe[:, None]).squeeze(1).float()
     total = torch.where(valid, picked, torch.zeros_like(picked)).sum()
     return -total / valid.sum().float()
 

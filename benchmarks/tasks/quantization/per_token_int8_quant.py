@@ -16,11 +16,13 @@ multiply by a reciprocal, not an approximate divide) and the rounding is to near
 (torch.quantize_per_*, torch.ao) are forbidden: scales, rounding, clamping and the cast are the
 task. "outlier" mode puts rare 10-1000x values in x: they set s for their row and crush the row's
 ordinary values towards zero. "zero_rows" mode zeroes every fifth row: s must fall back to
-1e-10 / 127 and q to 0 (no 0 / 0).
+1e-10 / 127 and q to 0 (no 0 / 0). "ties" mode makes every row's abs-max exactly 127 (so s = 1)
+and every value a multiple of 0.5: half the values are exact .5 ties, which only round-half-even
+gets right.
 """
 ENTRY_POINT = "per_token_int8_quant"
 DTYPES = ("fp32", "fp16", "bf16")
-MODES = ("zero_rows",)
+MODES = ("zero_rows", "ties")
 SHAPES = [
     {"name": "llama3_8b_qkv_in_prefill", "dims": {"M": 8192, "K": 4096}, "weight": 0.3, "phase": "prefill",
      "source": "Llama-3-8B W8A8 serving: activations entering the QKV / gate-up projections (hidden 4096), "
@@ -38,19 +40,19 @@ CPU_SHAPES = [
 ]
 TOLERANCE = {
     "cosine": 0.99999,
-    "rel_l1": 2e-4,
-    "rmse": 0.03,
+    "rel_l1": 5e-4,
+    "rmse": 0.1,
     "why": (
         "Both outputs are compared as numbers: q in int8 steps (|q| ~ 25 on average, ~0-2 in rows an "
         "outlier dominates), s in fp32. A kernel that follows the contract (IEEE division, ties to "
-        "even) is bit-exact. What a correct kernel may still differ in is the last bit of x / s: a "
-        "kernel that multiplies by 127 / amax instead (what many production kernels do) flips q by one "
-        "step where x / s sits within an ulp of a .5 boundary -- measured on the CPU shapes and the "
-        "GPU shapes over 5 seeds: rel_l1 <= 3e-5, rmse <= 0.01, cosine > 0.9999999 on q, scales equal "
-        "to 1 ulp. The bounds reject the wrong algorithms we measured: rounding ties away from zero "
-        "(floor(|v| + 0.5)): fp16/bf16 inputs put many values exactly on .5 (rel_l1 3e-4 to 2e-3, "
-        "rmse 0.04-0.1); truncating instead of rounding (rel_l1 ~2e-2, rmse ~0.6); a scale of amax / "
-        "128 or amax / 127.5 (rel_l1 >= 4e-3 on s and q)."
+        "even) is bit-exact. A correct kernel may still differ in the last bit of x / s: multiplying "
+        "by 127 / amax (as vLLM's kernel does) or Triton's approximate divide flips q by one step where "
+        "x / s sits within an ulp of a .5 boundary. Measured for the reciprocal variant over the CPU "
+        "shapes and GPU-width rows (K up to 18944), all modes, 3 seeds: rel_l1 <= 4.4e-5, cosine >= "
+        "0.9999995, rmse <= 0.034 (rmse is per element, so a few flips in a 2560-element CPU shape "
+        "weigh most). The bounds reject what we measured wrong: truncating instead of rounding (rel_l1 "
+        "0.22, rmse 0.71), scales of amax / 128 or amax / 127.5 (rel_l1 >= 8e-3, rmse >= 0.5), and "
+        "rounding ties away from zero, which the 'ties' mode exposes (rel_l1 8e-3, rmse 0.51 there)."
     ),
 }
 FORBIDDEN = ("torch.quantize_per_tensor", "torch.quantize_per_channel", "torch.quantize_per_tensor_dynamic",
@@ -66,8 +68,21 @@ def per_token_int8_quant(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     return q, s
 
 
+def ties_rows(M: int, K: int, dtype: torch.dtype, gen: torch.Generator) -> torch.Tensor:
+    """Rows of multiples of 0.5 in [-126.5, 126.5] with one +-127 per row: s = 1, many exact ties
+    (all exactly representable in fp16 and bf16)."""
+    x = torch.clamp(torch.round(randn((M, K), torch.float32, gen, std=40.0) * 2) / 2, -126.5, 126.5)
+    col = torch.randint(0, K, (M,), generator=gen, device=gen.device)
+    sign = torch.where(torch.rand((M,), generator=gen, device=gen.device) < 0.5, -1.0, 1.0)
+    x[torch.arange(M, device=gen.device), col] = 127.0 * sign
+    return x.to(dtype)
+
+
 def make_inputs(dims, dtype, mode, gen):
-    x = maybe_outliers(randn((dims["M"], dims["K"]), dtype, gen), mode, gen)
+    M, K = dims["M"], dims["K"]
+    if mode == "ties":
+        return (ties_rows(M, K, dtype, gen),)
+    x = maybe_outliers(randn((M, K), dtype, gen), mode, gen)
     if mode == "zero_rows":
         x[::5] = 0
     return (x,)
