@@ -18,10 +18,22 @@ pairs_app = typer.Typer(no_args_is_help=True, help="The error -> fix data set.")
 
 @pairs_app.command("export")
 def export_cmd(
-    runs: list[Path] = typer.Option(..., "--runs", help="run directories or folders holding them (repeat, or list them after --runs)"),
-    more_runs: list[Path] = typer.Argument(None, metavar="[DIR]...", help="more run directories (so `--runs A B C` works)"),
-    fmt: str = typer.Option("jsonl", "--format", help="jsonl | parquet | hf (a Hugging Face datasets folder)"),
-    out: Path = typer.Option(..., "--out", help="output file (jsonl, parquet) or folder (hf); a README.md card is written beside it"),
+    runs: list[Path] = typer.Option(
+        ...,
+        "--runs",
+        help="run directories or folders holding them (repeat, or list them after --runs)",
+    ),
+    more_runs: list[Path] = typer.Argument(
+        None, metavar="[DIR]...", help="more run directories (so `--runs A B C` works)"
+    ),
+    fmt: str = typer.Option(
+        "jsonl", "--format", help="jsonl | parquet | hf (a Hugging Face datasets folder)"
+    ),
+    out: Path = typer.Option(
+        ...,
+        "--out",
+        help="output file (jsonl, parquet) or folder (hf); a README.md card is written beside it",
+    ),
 ) -> None:
     """Collect every run's pairs.jsonl, deduplicate, and write the data set with its card."""
     from benchmarks.pairs_export import export_pairs
@@ -37,6 +49,8 @@ def export_cmd(
         console.print(f"[yellow]skipped[/] {escape(item)}")
     for name, count in sorted(pairs.filled.items()):
         console.print(f"[yellow]missing[/] {escape(name)} in {count} record(s), filled in")
-    console.print(f"{len(pairs.records)} pair(s) from {len(pairs.runs)} run(s) ({pairs.duplicates} duplicate(s) removed, "
-                  f"{len(pairs.skipped)} skipped" + (f", {scripted} scripted" if scripted else "") + ")")
+    console.print(
+        f"{len(pairs.records)} pair(s) from {len(pairs.runs)} run(s) ({pairs.duplicates} duplicate(s) removed, "
+        f"{len(pairs.skipped)} skipped" + (f", {scripted} scripted" if scripted else "") + ")"
+    )
     console.print(f"  {escape(str(result.out))}\n  {escape(str(result.card))}")

@@ -16,9 +16,16 @@ err_console = Console(stderr=True)
 
 
 def report_cmd(
-    paths: list[Path] = typer.Argument(..., help="bench or import folders (results.jsonl), run directories, folders of runs, "
-                                                 "or results .jsonl/.parquet files; several devices' results may be combined"),
-    out: Path = typer.Option(None, "--out", help="where report.html, report.md and plots/ go (default: <first path>/report)"),
+    paths: list[Path] = typer.Argument(
+        ...,
+        help="bench or import folders (results.jsonl), run directories, folders of runs, "
+        "or results .jsonl/.parquet files; several devices' results may be combined",
+    ),
+    out: Path = typer.Option(
+        None,
+        "--out",
+        help="where report.html, report.md and plots/ go (default: <first path>/report)",
+    ),
     title: str = typer.Option("kernforge report", "--title", help="the page's title"),
 ) -> None:
     """Write a self-contained HTML report (plots inline, no network) and a Markdown summary."""
@@ -31,12 +38,18 @@ def report_cmd(
         err_console.print(f"[bold red]error:[/] {escape(str(exc))}")
         raise typer.Exit(2) from None
     if not rows:
-        err_console.print(f"[bold red]error:[/] no result rows in {', '.join(escape(str(p)) for p in paths)}")
+        err_console.print(
+            f"[bold red]error:[/] no result rows in {', '.join(escape(str(p)) for p in paths)}"
+        )
         raise typer.Exit(2)
     first = paths[0]
     out = out or ((first.parent if first.is_file() else first) / "report")
     files = write_report(rows, out, sources, title)
     scripted = sum(r.scripted for r in rows)
-    console.print(f"[bold]kernforge report[/]: {len(rows)} rows from {len(sources)} source(s)"
-                  + (f", {scripted} scripted (labelled)" if scripted else ""))
-    console.print(f"  {escape(str(files.html))}\n  {escape(str(files.markdown))}\n  {len(files.plots)} plot(s) in {escape(str(out / 'plots'))}")
+    console.print(
+        f"[bold]kernforge report[/]: {len(rows)} rows from {len(sources)} source(s)"
+        + (f", {scripted} scripted (labelled)" if scripted else "")
+    )
+    console.print(
+        f"  {escape(str(files.html))}\n  {escape(str(files.markdown))}\n  {len(files.plots)} plot(s) in {escape(str(out / 'plots'))}"
+    )

@@ -7,6 +7,7 @@
               -> finish           budget spent, target attainment reached, or nothing left to do
     reflector -> generator x N    repair (Send, one per slot)
               -> profile          the incumbent stands and this branch is out of repairs
+              -> dropout          ... and no accepted improvement for k rounds
               -> finish
     profile   -> optimizer
     dropout   -> optimizer
@@ -114,7 +115,9 @@ def after_reflection(state: AgentState, ctx: RunContext) -> list[Send] | str:
         out_of_repairs = state.get("repair_streak", 0) > cfg.max_repairs or cfg.max_repairs == 0
         if ctx.offline or not failed or out_of_repairs:
             # the optimizer's change failed and is not worth repairing: back to the incumbent
-            return "profile" if cfg.optimize else "finish"
+            if not cfg.optimize:
+                return "finish"
+            return "dropout" if should_drop_out(state, ctx) else "profile"
         return generator_jobs(state, ctx, "repair")
     if ctx.offline or not failed or cfg.max_repairs == 0:
         return generator_jobs(state, ctx, "fresh")
@@ -154,7 +157,9 @@ def build_graph(ctx: RunContext) -> StateGraph:
         ["reflector", "profile", "dropout", "finish"],
     )
     graph.add_conditional_edges(
-        "reflector", partial(after_reflection, ctx=ctx), ["generator", "profile", "finish"]
+        "reflector",
+        partial(after_reflection, ctx=ctx),
+        ["generator", "profile", "dropout", "finish"],
     )
     graph.add_edge("profile", "optimizer")
     graph.add_edge("dropout", "optimizer")

@@ -30,7 +30,13 @@ from benchmarks.verdict import STAGE_ORDER, Stage
 from profiling import roofline
 
 NOT_MEASURED = "not measured"
-PASS_STAGES: tuple[Stage, ...] = (Stage.COMPILE, Stage.CALL, Stage.CORRECT_STANDARD, Stage.CORRECT_OUTLIER, Stage.NO_FALLBACK)
+PASS_STAGES: tuple[Stage, ...] = (
+    Stage.COMPILE,
+    Stage.CALL,
+    Stage.CORRECT_STANDARD,
+    Stage.CORRECT_OUTLIER,
+    Stage.NO_FALLBACK,
+)
 STAGE_TITLES = {
     Stage.COMPILE: "compiles",
     Stage.CALL: "runs (call)",
@@ -115,7 +121,9 @@ def stage_pass_rates(rows: Iterable[ResultRow]) -> dict[str, dict[Stage, Rate]]:
     out: dict[str, dict[Stage, Rate]] = {}
     for label in labels(finals):
         mine = [r for r in finals if r.label() == label]
-        out[label] = {stage: Rate(sum(r.reached(stage) for r in mine), len(mine)) for stage in PASS_STAGES}
+        out[label] = {
+            stage: Rate(sum(r.reached(stage) for r in mine), len(mine)) for stage in PASS_STAGES
+        }
     return out
 
 
@@ -150,7 +158,9 @@ class FastPCurve:
         return self.values is not None
 
 
-def fast_p_curves(rows: Iterable[ResultRow], baseline: str = "eager", ps: tuple[float, ...] = FAST_P_GRID) -> dict[str, FastPCurve]:
+def fast_p_curves(
+    rows: Iterable[ResultRow], baseline: str = "eager", ps: tuple[float, ...] = FAST_P_GRID
+) -> dict[str, FastPCurve]:
     """Per method: fast_p (share of outcomes correct AND faster than the baseline by more than p)
     for p in `ps`, over every run outcome of the method (failures count in the denominator)."""
     finals = final_rows(rows)
@@ -163,7 +173,9 @@ def fast_p_curves(rows: Iterable[ResultRow], baseline: str = "eager", ps: tuple[
             continue
         speeds = [speedup(r, baseline) for r in mine]
         correct = [r.passed for r in mine]
-        out[label] = FastPCurve(baseline, ps, [roofline.fast_p(speeds, correct, p) for p in ps], "", len(mine))
+        out[label] = FastPCurve(
+            baseline, ps, [roofline.fast_p(speeds, correct, p) for p in ps], "", len(mine)
+        )
     return out
 
 
@@ -311,16 +323,35 @@ def variance_share(rows: Iterable[ResultRow]) -> VarianceShare:
         return VarianceShare(None, None, None, None, None, n, False, "fewer than two run outcomes")
     ys = [1.0 if r.passed else 0.0 for r in finals]
     if len(set(ys)) == 1:
-        return VarianceShare(None, None, None, None, None, n, False,
-                             "undefined: every outcome is the same (all correct or all incorrect)")
+        return VarianceShare(
+            None,
+            None,
+            None,
+            None,
+            None,
+            n,
+            False,
+            "undefined: every outcome is the same (all correct or all incorrect)",
+        )
     cats = [r.category for r in finals]
     meths = [r.label() for r in finals]
     cells = list(zip(cats, meths, strict=True))
     counts = _by(finals, lambda r: (r.category, r.label()))
-    balanced = len(counts) == len(set(cats)) * len(set(meths)) and len({len(v) for v in counts.values()}) == 1
-    eta_c, eta_m, eta_cells = _eta_squared(ys, cats), _eta_squared(ys, meths), _eta_squared(ys, cells)
+    balanced = (
+        len(counts) == len(set(cats)) * len(set(meths))
+        and len({len(v) for v in counts.values()}) == 1
+    )
+    eta_c, eta_m, eta_cells = (
+        _eta_squared(ys, cats),
+        _eta_squared(ys, meths),
+        _eta_squared(ys, cells),
+    )
     inter = eta_cells - eta_c - eta_m if balanced else None
-    note = "" if balanced else "unbalanced design (cells differ in size): shares of category and method overlap; no interaction term"
+    note = (
+        ""
+        if balanced
+        else "unbalanced design (cells differ in size): shares of category and method overlap; no interaction term"
+    )
     return VarianceShare(eta_c, eta_m, eta_cells, inter, 1.0 - eta_cells, n, balanced, note)
 
 
@@ -371,13 +402,21 @@ def iteration_curves(rows: Iterable[ResultRow]) -> dict[str, list[IterationPoint
                     bests.append(max(timed))
                 else:
                     why = why or _nm("a correct kernel has no timing")
-            best: Measured = why if why else (roofline.geomean(bests) if bests else _nm("no correct kernel yet"))
-            points.append(IterationPoint(
-                iteration=it, attempts=len(now),
-                compile_rate=sum(r.reached(Stage.COMPILE) for r in now) / len(now) if now else 0.0,
-                correct_rate=sum(r.passed for r in now) / len(now) if now else 0.0,
-                solved_share=solved / len(runs), best_speedup=best,
-            ))
+            best: Measured = (
+                why if why else (roofline.geomean(bests) if bests else _nm("no correct kernel yet"))
+            )
+            points.append(
+                IterationPoint(
+                    iteration=it,
+                    attempts=len(now),
+                    compile_rate=sum(r.reached(Stage.COMPILE) for r in now) / len(now)
+                    if now
+                    else 0.0,
+                    correct_rate=sum(r.passed for r in now) / len(now) if now else 0.0,
+                    solved_share=solved / len(runs),
+                    best_speedup=best,
+                )
+            )
         out[label] = points
     return out
 
@@ -431,10 +470,18 @@ def repair_bias(rows: Iterable[ResultRow]) -> dict[str, RepairBias]:
             if any(not on_gpu(r) for r in group):
                 return _nm("judged on the CPU interpreter")
             timed = [s for r in group if (s := speedup(r, "eager")) is not None]
-            return roofline.geomean(timed) if len(timed) == len(group) else _nm("some kernels have no timing")
+            return (
+                roofline.geomean(timed)
+                if len(timed) == len(group)
+                else _nm("some kernels have no timing")
+            )
 
         g_rescued, g_first = geo(rescued), geo(first)
-        ratio: Measured = g_rescued / g_first if is_measured(g_rescued) and is_measured(g_first) else _nm("needs both groups timed")
+        ratio: Measured = (
+            g_rescued / g_first
+            if is_measured(g_rescued) and is_measured(g_first)
+            else _nm("needs both groups timed")
+        )
         out[label] = RepairBias(len(rescued), len(first), descended, g_rescued, g_first, ratio)
     return out
 
@@ -476,11 +523,15 @@ def portability(rows: Iterable[ResultRow]) -> PortabilitySummary:
             if r.passed and s is not None:
                 best[r.device] = max(best.get(r.device, 0.0), s)
         if len(best) >= 2:
-            entries.append(Portability(task_id, label, best, max(best.values()) / min(best.values())))
+            entries.append(
+                Portability(task_id, label, best, max(best.values()) / min(best.values()))
+            )
     by_method: dict[str, Measured] = {}
     for label in labels(finals):
         ratios = [e.ratio for e in entries if e.method == label]
-        by_method[label] = roofline.geomean(ratios) if ratios else _nm("no task correct and timed on two GPUs")
+        by_method[label] = (
+            roofline.geomean(ratios) if ratios else _nm("no task correct and timed on two GPUs")
+        )
     return PortabilitySummary(devices, entries, by_method)
 
 
@@ -537,9 +588,18 @@ def analyze(rows: Iterable[ResultRow], weights: dict[str, float] | None = None) 
     if not rows:
         raise ValueError("no result rows to analyse")
     return Analysis(
-        rows=rows, finals=final_rows(rows), methods=labels(rows), stage_rates=stage_pass_rates(rows),
-        fast_p_eager=fast_p_curves(rows, "eager"), fast_p_compile=fast_p_curves(rows, "compile"),
-        speedups=geomean_speedups(rows), s_agg=s_agg(rows, weights), table=category_method_table(rows),
-        variance=variance_share(rows), iterations=iteration_curves(rows), repair=repair_bias(rows),
-        portability=portability(rows), features=feature_adoption(rows),
+        rows=rows,
+        finals=final_rows(rows),
+        methods=labels(rows),
+        stage_rates=stage_pass_rates(rows),
+        fast_p_eager=fast_p_curves(rows, "eager"),
+        fast_p_compile=fast_p_curves(rows, "compile"),
+        speedups=geomean_speedups(rows),
+        s_agg=s_agg(rows, weights),
+        table=category_method_table(rows),
+        variance=variance_share(rows),
+        iterations=iteration_curves(rows),
+        repair=repair_bias(rows),
+        portability=portability(rows),
+        features=feature_adoption(rows),
     )

@@ -12,9 +12,11 @@ geak          GEAK-agent output: JSONL (or a JSON list) with one object per prob
               "softmax.py"), the generated code is "predict" ("label" is the dataset's reference,
               never the candidate). Other spellings are accepted (task / task_id / problem /
               name / op, code / solution / generated_code / kernel_code / completion / output /
-              response). The iteration comes from an "iteration"/"iter" field or the `_<n>`
-              suffix of the file name. GEAK's memory files (`*_mem_<n>.json`) are not outputs and
-              are skipped with a note.
+              response). The iteration n comes from an "iteration"/"iter"/"round" field or the
+              `_<n>` suffix of the file name, counted from 0 as GEAK does; the row's attempt is n
+              and its iteration n + 1 (kernforge counts rounds from 1). Without one, repeated
+              lines of a task are attempts 0, 1, ... in file order. GEAK's memory files
+              (`*_mem_<n>.json`) are not outputs and are skipped with a note.
 kernelagent   KernelAgent (meta-pytorch/KernelAgent) sessions: each `session_<timestamp>/` holds
               problem.txt, test.py, seed_<i>.py, and -- when a worker passed KernelAgent's own test
               -- final_kernel.py and result.json ({"success", "worker_id", "kernel_code",
@@ -40,13 +42,38 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from benchmarks.results import ResultRow, ResultStore, Source, no_kernel_row, row_from_verdict
+from benchmarks.results import (
+    ResultRow,
+    ResultStore,
+    Source,
+    all_tasks,
+    no_kernel_row,
+    row_from_verdict,
+)
 from benchmarks.task import DTYPE_NAMES, Task
 
 FORMATS = ("folder", "geak", "kernelagent")
 DEFAULT_METHOD = {"folder": "external", "geak": "geak", "kernelagent": "kernelagent"}
-NAME_FIELDS = ("task_id", "task", "filename", "problem", "problem_name", "name", "op", "kernel_name")
-CODE_FIELDS = ("predict", "code", "solution", "generated_code", "kernel_code", "completion", "output", "response")
+NAME_FIELDS = (
+    "task_id",
+    "task",
+    "filename",
+    "problem",
+    "problem_name",
+    "name",
+    "op",
+    "kernel_name",
+)
+CODE_FIELDS = (
+    "predict",
+    "code",
+    "solution",
+    "generated_code",
+    "kernel_code",
+    "completion",
+    "output",
+    "response",
+)
 ITERATION_FIELDS = ("iteration", "iter", "round")
 _ITER_SUFFIX = re.compile(r"_(\d+)$")
 _FENCE = re.compile(r"```[ \t]*(?:python|py)?[ \t]*\n(.*?)```", re.S)
@@ -105,7 +132,9 @@ def read_folder(folder: str | Path) -> ImportPlan:
         if path.name.startswith("."):
             continue
         if path.is_file() and path.suffix == ".py":
-            plan.kernels.append(ImportedKernel(path.stem, path.read_text(encoding="utf-8"), str(path)))
+            plan.kernels.append(
+                ImportedKernel(path.stem, path.read_text(encoding="utf-8"), str(path))
+            )
         else:
             plan.skipped.append(Skipped(str(path), "not a .py file named by task; ignored"))
     return plan
@@ -125,14 +154,26 @@ def _geak_objects(path: Path, plan: ImportPlan) -> list[tuple[str, Any]]:
         try:
             data = json.loads(text)
         except json.JSONDecodeError as exc:
-            plan.skipped.append(Skipped(str(path), f"not valid JSON ({exc.msg} at line {exc.lineno})"))
+            plan.skipped.append(
+                Skipped(str(path), f"not valid JSON ({exc.msg} at line {exc.lineno})")
+            )
             return []
         if isinstance(data, list):
             return [(f"{path}[{i}]", obj) for i, obj in enumerate(data)]
-        if isinstance(data, dict) and all(isinstance(v, dict) for v in data.values()) and any(
-            {"call_candidate", "exe_candidate", "perf_candidates"} & set(v) for v in data.values()
+        if (
+            isinstance(data, dict)
+            and all(isinstance(v, dict) for v in data.values())
+            and any(
+                {"call_candidate", "exe_candidate", "perf_candidates"} & set(v)
+                for v in data.values()
+            )
         ):
-            plan.skipped.append(Skipped(str(path), "a GEAK memory file (call/exe candidates per problem), not an output file; skipped"))
+            plan.skipped.append(
+                Skipped(
+                    str(path),
+                    "a GEAK memory file (call/exe candidates per problem), not an output file; skipped",
+                )
+            )
             return []
         return [(str(path), data)]
     out = []
@@ -142,14 +183,20 @@ def _geak_objects(path: Path, plan: ImportPlan) -> list[tuple[str, Any]]:
         try:
             out.append((f"{path}:{n}", json.loads(line)))
         except json.JSONDecodeError as exc:
-            plan.skipped.append(Skipped(f"{path}:{n}", f"not a JSON object ({exc.msg}); line skipped"))
+            plan.skipped.append(
+                Skipped(f"{path}:{n}", f"not a JSON object ({exc.msg}); line skipped")
+            )
     return out
 
 
 def read_geak(source: str | Path) -> ImportPlan:
     """GEAK-style outputs: a .jsonl/.json file, or a folder of them (read in name order)."""
     source = Path(source)
-    files = sorted(p for p in source.iterdir() if p.suffix in (".jsonl", ".json")) if source.is_dir() else [source]
+    files = (
+        sorted(p for p in source.iterdir() if p.suffix in (".jsonl", ".json"))
+        if source.is_dir()
+        else [source]
+    )
     plan = ImportPlan("geak")
     counters: dict[str, int] = {}
     for path in files:
@@ -157,12 +204,19 @@ def read_geak(source: str | Path) -> ImportPlan:
         file_iter = int(suffix.group(1)) if suffix else None
         for where, obj in _geak_objects(path, plan):
             if not isinstance(obj, dict):
-                plan.skipped.append(Skipped(where, f"expected a JSON object, got {type(obj).__name__}"))
+                plan.skipped.append(
+                    Skipped(where, f"expected a JSON object, got {type(obj).__name__}")
+                )
                 continue
             name_field, name = _first(obj, NAME_FIELDS)
             if name_field is None or not isinstance(name, str):
-                plan.skipped.append(Skipped(where, f"no task name: none of {', '.join(NAME_FIELDS)} is a non-empty string "
-                                                   f"(fields present: {', '.join(sorted(obj)) or 'none'})"))
+                plan.skipped.append(
+                    Skipped(
+                        where,
+                        f"no task name: none of {', '.join(NAME_FIELDS)} is a non-empty string "
+                        f"(fields present: {', '.join(sorted(obj)) or 'none'})",
+                    )
+                )
                 continue
             code_field, code = _first(obj, CODE_FIELDS)
             if code_field is not None and not isinstance(code, str):
@@ -178,19 +232,40 @@ def read_geak(source: str | Path) -> ImportPlan:
                 counters[task_name] = attempt + 1
             if code is None:
                 present = [f for f in CODE_FIELDS if f in obj]
-                why = f"empty {present[0]!r}" if present else f"no code field ({', '.join(CODE_FIELDS)})"
-                plan.kernels.append(ImportedKernel(task_name, None, where, attempt, None if iteration is None else iteration + 1,
-                                                   note=f"GEAK produced no kernel: {why}"))
+                why = (
+                    f"empty {present[0]!r}"
+                    if present
+                    else f"no code field ({', '.join(CODE_FIELDS)})"
+                )
+                plan.kernels.append(
+                    ImportedKernel(
+                        task_name,
+                        None,
+                        where,
+                        attempt,
+                        None if iteration is None else iteration + 1,
+                        note=f"GEAK produced no kernel: {why}",
+                    )
+                )
                 continue
-            plan.kernels.append(ImportedKernel(task_name, extract_code(code), where, attempt,
-                                               None if iteration is None else iteration + 1))
+            plan.kernels.append(
+                ImportedKernel(
+                    task_name,
+                    extract_code(code),
+                    where,
+                    attempt,
+                    None if iteration is None else iteration + 1,
+                )
+            )
     if not files:
         plan.skipped.append(Skipped(str(source), "no .jsonl or .json file here"))
     return plan
 
 
 def _is_session(folder: Path) -> bool:
-    return any((folder / name).is_file() for name in ("final_kernel.py", "problem.txt", "result.json")) or any(folder.glob("seed_*.py"))
+    return any(
+        (folder / name).is_file() for name in ("final_kernel.py", "problem.txt", "result.json")
+    ) or any(folder.glob("seed_*.py"))
 
 
 def _named_task(folder: Path) -> str | None:
@@ -218,10 +293,19 @@ def _session_kernel(session: Path, name: str, seed: int) -> ImportedKernel:
             data = json.loads(result.read_text(encoding="utf-8"))
         except json.JSONDecodeError:
             data = {}
-        if isinstance(data, dict) and isinstance(data.get("kernel_code"), str) and data["kernel_code"].strip():
+        if (
+            isinstance(data, dict)
+            and isinstance(data.get("kernel_code"), str)
+            and data["kernel_code"].strip()
+        ):
             return ImportedKernel(name, data["kernel_code"], f"{result} (kernel_code)", seed=seed)
-    return ImportedKernel(name, None, str(session), seed=seed,
-                          note="KernelAgent session has no final_kernel.py: no worker passed KernelAgent's own test")
+    return ImportedKernel(
+        name,
+        None,
+        str(session),
+        seed=seed,
+        note="KernelAgent session has no final_kernel.py: no worker passed KernelAgent's own test",
+    )
 
 
 def read_kernelagent(root: str | Path, task: str | None = None) -> ImportPlan:
@@ -237,15 +321,27 @@ def read_kernelagent(root: str | Path, task: str | None = None) -> ImportPlan:
         if _is_session(folder):
             name = task or _named_task(folder) or folder.name
             if name.startswith("session_") and task is None:
-                plan.skipped.append(Skipped(str(folder), "a session folder that does not say its task: put it under a folder "
-                                                         "named by task id, or add result.json/meta.json with \"task\""))
+                plan.skipped.append(
+                    Skipped(
+                        str(folder),
+                        "a session folder that does not say its task: put it under a folder "
+                        'named by task id, or add result.json/meta.json with "task"',
+                    )
+                )
                 continue
             plan.kernels.append(_session_kernel(folder, name, 0))
         elif sessions:
             for seed, session in enumerate(sessions):
-                plan.kernels.append(_session_kernel(session, task or _named_task(session) or folder.name, seed))
+                plan.kernels.append(
+                    _session_kernel(session, task or _named_task(session) or folder.name, seed)
+                )
         else:
-            plan.skipped.append(Skipped(str(folder), "no KernelAgent session here (no final_kernel.py, problem.txt, result.json or seed_*.py)"))
+            plan.skipped.append(
+                Skipped(
+                    str(folder),
+                    "no KernelAgent session here (no final_kernel.py, problem.txt, result.json or seed_*.py)",
+                )
+            )
     return plan
 
 
@@ -254,17 +350,24 @@ def detect_format(source: str | Path) -> str:
     if source.is_file():
         if source.suffix in (".jsonl", ".json"):
             return "geak"
-        raise ValueError(f"{source} is a file but not .jsonl/.json; give a folder for --format folder or kernelagent")
+        raise ValueError(
+            f"{source} is a file but not .jsonl/.json; give a folder for --format folder or kernelagent"
+        )
     if not source.is_dir():
         raise FileNotFoundError(f"{source} does not exist")
     if any(source.glob("*.jsonl")):
         return "geak"
-    if _is_session(source) or any(_is_session(p) or any(_is_session(q) for q in p.iterdir() if q.is_dir())
-                                  for p in source.iterdir() if p.is_dir()):
+    if _is_session(source) or any(
+        _is_session(p) or any(_is_session(q) for q in p.iterdir() if q.is_dir())
+        for p in source.iterdir()
+        if p.is_dir()
+    ):
         return "kernelagent"
     if any(source.glob("*.py")):
         return "folder"
-    raise ValueError(f"cannot tell the format of {source}: no *.jsonl (geak), no KernelAgent session, no *.py (folder)")
+    raise ValueError(
+        f"cannot tell the format of {source}: no *.jsonl (geak), no KernelAgent session, no *.py (folder)"
+    )
 
 
 def read_source(source: str | Path, fmt: str = "auto", task: str | None = None) -> ImportPlan:
@@ -298,10 +401,14 @@ def resolve_task(name: str, tasks: dict[str, Task], dtype: str | None = None) ->
         return variants[0]
     if variants:
         ids = ", ".join(sorted(t.id for t in variants))
-        raise KeyError(f"{name!r} names a task file with several dtypes ({ids}); name the kernel by task id or pass --dtype")
+        raise KeyError(
+            f"{name!r} names a task file with several dtypes ({ids}); name the kernel by task id or pass --dtype"
+        )
     close = sorted(t for t in tasks if t.startswith(name[:4]))[:5] if len(name) >= 4 else []
     hint = f" (similar: {', '.join(close)})" if close else ""
-    raise KeyError(f"{name!r} is not a kernforge task id or task name{hint}; see `kernforge tasks list`")
+    raise KeyError(
+        f"{name!r} is not a kernforge task id or task name{hint}; see `kernforge tasks list`"
+    )
 
 
 def _top_level_functions(code: str) -> set[str] | None:
@@ -321,7 +428,10 @@ def adapt_entry_point(code: str, task: Task, alias: str = "kernel_function") -> 
     params = list(task.signature().parameters)
     args = ", ".join(params)
     shim = f"\n\ndef {task.entry_point}({args}):\n    return {alias}({args})\n"
-    return code.rstrip() + "\n" + shim, f"entry point {task.entry_point}() added as a wrapper of {alias}()"
+    return (
+        code.rstrip() + "\n" + shim,
+        f"entry point {task.entry_point}() added as a wrapper of {alias}()",
+    )
 
 
 # --------------------------------------------------------------------------------------------
@@ -333,7 +443,9 @@ def adapt_entry_point(code: str, task: Task, alias: str = "kernel_function") -> 
 class ImportReport:
     format: str
     added: list[ResultRow] = field(default_factory=list)
-    already: list[str] = field(default_factory=list)  # kernels whose row was stored by an earlier import
+    already: list[str] = field(
+        default_factory=list
+    )  # kernels whose row was stored by an earlier import
     unknown: list[Skipped] = field(default_factory=list)  # task names that are not ours
     skipped: list[Skipped] = field(default_factory=list)  # unusable lines, files, folders
 
@@ -342,16 +454,23 @@ class ImportReport:
         return sum(r.passed for r in self.added)
 
 
-def import_kernels(plan: ImportPlan, store: ResultStore, *, method: str | None = None, model: str = "",
-                   dtype: str | None = None, judge_config: Any = None, scripted: bool = False,
-                   tasks: dict[str, Task] | None = None,
-                   on_row: Callable[[ResultRow], None] | None = None) -> ImportReport:
+def import_kernels(
+    plan: ImportPlan,
+    store: ResultStore,
+    *,
+    method: str | None = None,
+    model: str = "",
+    dtype: str | None = None,
+    judge_config: Any = None,
+    scripted: bool = False,
+    tasks: dict[str, Task] | None = None,
+    on_row: Callable[[ResultRow], None] | None = None,
+) -> ImportReport:
     """Judge every kernel of `plan` and append a row per kernel to `store` (resumable: a kernel
     whose (task, method, seed, attempt) is stored already is not judged again)."""
     from benchmarks.judge import JudgeConfig, evaluate
-    from benchmarks.task import load_all
 
-    tasks = tasks if tasks is not None else load_all()
+    tasks = tasks if tasks is not None else all_tasks()
     config = judge_config or JudgeConfig(device="auto")
     method = method or DEFAULT_METHOD[plan.format]
     source: Source = f"import:{plan.format}"  # type: ignore[assignment]
@@ -368,21 +487,44 @@ def import_kernels(plan: ImportPlan, store: ResultStore, *, method: str | None =
     for kernel, task in resolved:
         key = (task.id, kernel.seed, kernel.attempt)
         if key in given:
-            report.skipped.append(Skipped(kernel.origin, f"also {task.id} (seed {kernel.seed}, attempt {kernel.attempt}), "
-                                                         f"already given by {given[key]}; skipped"))
+            report.skipped.append(
+                Skipped(
+                    kernel.origin,
+                    f"also {task.id} (seed {kernel.seed}, attempt {kernel.attempt}), "
+                    f"already given by {given[key]}; skipped",
+                )
+            )
             continue
         given[key] = kernel.origin
         if store.has(task.id, method, kernel.seed, kernel.attempt):
-            report.already.append(f"{task.id} (seed {kernel.seed}, attempt {kernel.attempt}) from {kernel.origin}")
+            report.already.append(
+                f"{task.id} (seed {kernel.seed}, attempt {kernel.attempt}) from {kernel.origin}"
+            )
             continue
-        common = dict(category=task.category, method=method, model=model, seed=kernel.seed, attempt=kernel.attempt,
-                      iteration=kernel.iteration, scripted=scripted, source=source)
+        common = dict(
+            category=task.category,
+            method=method,
+            model=model,
+            seed=kernel.seed,
+            attempt=kernel.attempt,
+            iteration=kernel.iteration,
+            scripted=scripted,
+            source=source,
+        )
         if kernel.code is None:
-            row = no_kernel_row(task.id, reason=kernel.note or "no kernel", origin=kernel.origin, **common)
+            row = no_kernel_row(
+                task.id, reason=kernel.note or "no kernel", origin=kernel.origin, **common
+            )
         else:
-            code, note = adapt_entry_point(kernel.code, task) if plan.format == "kernelagent" else (kernel.code, "")
+            code, note = (
+                adapt_entry_point(kernel.code, task)
+                if plan.format == "kernelagent"
+                else (kernel.code, "")
+            )
             verdict = evaluate(task, kernel.origin, config, source=code, label=kernel.origin)
-            row = row_from_verdict(verdict, origin=kernel.origin + (f" [{note}]" if note else ""), **common)
+            row = row_from_verdict(
+                verdict, origin=kernel.origin + (f" [{note}]" if note else ""), **common
+            )
         store.append(row)
         report.added.append(row)
         if on_row is not None:

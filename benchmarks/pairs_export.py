@@ -125,7 +125,9 @@ class PairSet:
     runs: list[RunInfo] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)  # "file:line: reason"
     duplicates: int = 0
-    filled: Counter = field(default_factory=Counter)  # optional field -> records it was missing from
+    filled: Counter = field(
+        default_factory=Counter
+    )  # optional field -> records it was missing from
 
 
 # --------------------------------------------------------------------------------------------
@@ -135,9 +137,16 @@ class PairSet:
 
 def _drop_docstrings(tree: ast.AST) -> None:
     for node in ast.walk(tree):
-        if isinstance(node, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.body:
+        if (
+            isinstance(node, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+            and node.body
+        ):
             first = node.body[0]
-            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str):
+            if (
+                isinstance(first, ast.Expr)
+                and isinstance(first.value, ast.Constant)
+                and isinstance(first.value.value, str)
+            ):
                 node.body = node.body[1:] or [ast.Pass()]
 
 
@@ -147,7 +156,9 @@ def normalise_code(code: str) -> str:
     try:
         tree = ast.parse(code)
     except SyntaxError:
-        lines = (re.sub(r"\s+", " ", re.sub(r"#[^\n]*", "", line)).strip() for line in code.splitlines())
+        lines = (
+            re.sub(r"\s+", " ", re.sub(r"#[^\n]*", "", line)).strip() for line in code.splitlines()
+        )
         return "\n".join(line for line in lines if line)
     _drop_docstrings(tree)
     return ast.dump(tree)
@@ -176,7 +187,9 @@ def find_pair_files(paths: list[str | Path]) -> list[Path]:
         else:
             found = sorted(f for f in p.rglob(PAIRS_FILE) if len(f.relative_to(p).parts) <= 4)
             if not found and not (p / "manifest.json").is_file():
-                raise FileNotFoundError(f"no {PAIRS_FILE} in or under {p} (give run directories, or a folder holding them)")
+                raise FileNotFoundError(
+                    f"no {PAIRS_FILE} in or under {p} (give run directories, or a folder holding them)"
+                )
             files.extend(found)
     return list(dict.fromkeys(files))
 
@@ -192,12 +205,19 @@ def _run_info(run_dir: Path) -> RunInfo:
     llm = str(manifest.get("llm") or config.get("llm") or "")
     fp = manifest.get("fingerprint") or {}
     return RunInfo(
-        run_id=str(manifest.get("run_id") or run_dir.name), path=str(run_dir),
+        run_id=str(manifest.get("run_id") or run_dir.name),
+        path=str(run_dir),
         task_id=str((manifest.get("task") or {}).get("id") or config.get("task") or ""),
-        method=str(config.get("method") or ""), model=llm,
+        method=str(config.get("method") or ""),
+        model=llm,
         scripted=is_scripted_llm(llm) or is_scripted_llm(str(config.get("llm", ""))),
         created=str(manifest.get("created") or ""),
-        device=str(fp.get("gpu_name") or fp.get("device") or (manifest.get("device") or {}).get("resolved") or ""),
+        device=str(
+            fp.get("gpu_name")
+            or fp.get("device")
+            or (manifest.get("device") or {}).get("resolved")
+            or ""
+        ),
     )
 
 
@@ -222,7 +242,9 @@ def _side_verdict(side: dict[str, Any], run_dir: Path) -> dict[str, Any] | None:
     return None
 
 
-def _record(raw: dict[str, Any], run: RunInfo, run_dir: Path, where: str, filled: Counter) -> PairRecord | str:
+def _record(
+    raw: dict[str, Any], run: RunInfo, run_dir: Path, where: str, filled: Counter
+) -> PairRecord | str:
     failing, fixing = raw.get("failing"), raw.get("fixing")
     if not isinstance(failing, dict) or not isinstance(fixing, dict):
         return "no 'failing' and 'fixing' objects"
@@ -238,35 +260,59 @@ def _record(raw: dict[str, Any], run: RunInfo, run_dir: Path, where: str, filled
         filled[name] += 1
         return default
 
-    task_id = pick("task_id", raw.get("task_id"), raw.get("task"), run.task_id, (fv or {}).get("task_id"), (xv or {}).get("task_id"))
+    task_id = pick(
+        "task_id",
+        raw.get("task_id"),
+        raw.get("task"),
+        run.task_id,
+        (fv or {}).get("task_id"),
+        (xv or {}).get("task_id"),
+    )
     diff = raw.get("diff")
     if not isinstance(diff, str) or not diff:
         filled["diff (recomputed)"] += 1
-        diff = "".join(difflib.unified_diff(failing_code.splitlines(keepends=True), fixing_code.splitlines(keepends=True),
-                                            f"attempts/{failing.get('id')}/code.py", f"attempts/{fixing.get('id')}/code.py"))
+        diff = "".join(
+            difflib.unified_diff(
+                failing_code.splitlines(keepends=True),
+                fixing_code.splitlines(keepends=True),
+                f"attempts/{failing.get('id')}/code.py",
+                f"attempts/{fixing.get('id')}/code.py",
+            )
+        )
     if fv is None:
         filled["failing_verdict"] += 1
     if xv is None:
         filled["fixing_verdict"] += 1
     model = pick("model", raw.get("model"), run.model)
     return PairRecord(
-        id=pair_hash(failing_code, fixing_code), task_id=task_id,
-        category=pick("category", raw.get("category"), category_of(task_id) if task_id != "unknown" else None),
-        method=pick("method", raw.get("method"), run.method), model=model,
+        id=pair_hash(failing_code, fixing_code),
+        task_id=task_id,
+        category=pick(
+            "category", raw.get("category"), category_of(task_id) if task_id != "unknown" else None
+        ),
+        method=pick("method", raw.get("method"), run.method),
+        model=model,
         scripted=bool(raw.get("scripted")) or run.scripted or is_scripted_llm(str(model)),
-        run_id=run.run_id, device=pick("device", raw.get("device"), run.device, (xv or {}).get("device")),
+        run_id=run.run_id,
+        device=pick("device", raw.get("device"), run.device, (xv or {}).get("device")),
         created=pick("created", raw.get("created"), run.created, default=""),
         error_class=pick("error_class", raw.get("error_class"), (fv or {}).get("error_class")),
         fix_class=pick("fix_class", raw.get("fix_class")),
         fix_reasons=[str(r) for r in raw.get("fix_reasons") or []],
         hops=int(raw.get("hops") or 1),
-        failing_attempt=failing.get("id"), fixing_attempt=fixing.get("id"),
-        failing_node=str(failing.get("node") or ""), fixing_node=str(fixing.get("node") or ""),
-        failing_stage=str((fv or {}).get("stage_reached") or ""), fixing_stage=str((xv or {}).get("stage_reached") or ""),
+        failing_attempt=failing.get("id"),
+        fixing_attempt=fixing.get("id"),
+        failing_node=str(failing.get("node") or ""),
+        fixing_node=str(fixing.get("node") or ""),
+        failing_stage=str((fv or {}).get("stage_reached") or ""),
+        fixing_stage=str((xv or {}).get("stage_reached") or ""),
         failing_message=str((fv or {}).get("message") or ""),
         fixing_speedup_eager=(xv or {}).get("geomean_speedup_eager"),
-        failing_code=failing_code, fixing_code=fixing_code, diff=diff,
-        failing_verdict=json.dumps(fv) if fv is not None else "", fixing_verdict=json.dumps(xv) if xv is not None else "",
+        failing_code=failing_code,
+        fixing_code=fixing_code,
+        diff=diff,
+        failing_verdict=json.dumps(fv) if fv is not None else "",
+        fixing_verdict=json.dumps(xv) if xv is not None else "",
         source=where,
     )
 
@@ -317,8 +363,18 @@ def dataset_card(pairs: PairSet, fmt: str) -> str:
     n = len(records)
     size = "n<1K" if n < 1000 else "1K<n<10K" if n < 10_000 else "10K<n<100K"
     lines = [
-        "---", "pretty_name: kernforge error-fix pairs", "tags:", "- triton", "- gpu-kernels", "- code-repair",
-        f"size_categories:\n- {size}", "---", "", "# kernforge error → fix pairs", CARD_MARKER, "",
+        "---",
+        "pretty_name: kernforge error-fix pairs",
+        "tags:",
+        "- triton",
+        "- gpu-kernels",
+        "- code-repair",
+        f"size_categories:\n- {size}",
+        "---",
+        "",
+        "# kernforge error → fix pairs",
+        CARD_MARKER,
+        "",
         "Pairs of Triton kernels written by kernforge's agent: a kernel the judge rejected and the later kernel, "
         "in the same run, that fixed it. Every verdict comes from kernforge's judge (static check, compile, call, "
         "correctness on standard and outlier inputs at every shape, determinism, no PyTorch fallback, timing on a GPU).",
@@ -326,19 +382,32 @@ def dataset_card(pairs: PairSet, fmt: str) -> str:
         f"- **pairs**: {n} (format: {fmt}), after removing {pairs.duplicates} duplicate(s) by normalised code of both sides",
         f"- **scripted**: {scripted} of {n} pairs come from runs with the replay provider (`scripted = true`): their "
         "kernels were served from a script, not written by a model; use them to test pipelines, not to train or rank models."
-        if scripted else f"- **scripted**: none of the {n} pairs come from the replay provider",
-        f"- **runs**: {len(pairs.runs)}; dates {dates[0]} … {dates[-1]}" if dates else f"- **runs**: {len(pairs.runs)}",
+        if scripted
+        else f"- **scripted**: none of the {n} pairs come from the replay provider",
+        f"- **runs**: {len(pairs.runs)}; dates {dates[0]} … {dates[-1]}"
+        if dates
+        else f"- **runs**: {len(pairs.runs)}",
         f"- **exported**: {datetime.now(UTC).isoformat(timespec='seconds')}",
         "",
-        "## Provenance", "",
-        "| run | task | method | model | scripted | device | created | pairs read | kept |", "|---|---|---|---|---|---|---|---|---|",
+        "## Provenance",
+        "",
+        "| run | task | method | model | scripted | device | created | pairs read | kept |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for r in pairs.runs:
-        lines.append(f"| {r.run_id} | {r.task_id or '—'} | {r.method or '—'} | {r.model or '—'} | {'yes' if r.scripted else 'no'} | "
-                     f"{r.device or '—'} | {r.created or '—'} | {r.pairs_read} | {r.pairs_kept} |")
+        lines.append(
+            f"| {r.run_id} | {r.task_id or '—'} | {r.method or '—'} | {r.model or '—'} | {'yes' if r.scripted else 'no'} | "
+            f"{r.device or '—'} | {r.created or '—'} | {r.pairs_read} | {r.pairs_kept} |"
+        )
     lines += ["", "## Fix classes", "", "| fix class | pairs |", "|---|---|"]
     lines += [f"| {k} | {v} |" for k, v in Counter(r.fix_class for r in records).most_common()]
-    lines += ["", "## Error classes of the failing side", "", "| error class | pairs |", "|---|---|"]
+    lines += [
+        "",
+        "## Error classes of the failing side",
+        "",
+        "| error class | pairs |",
+        "|---|---|",
+    ]
     lines += [f"| {k} | {v} |" for k, v in Counter(r.error_class for r in records).most_common()]
     lines += ["", "## Fields", "", "| field | type | meaning |", "|---|---|---|"]
     for name, info in PairRecord.model_fields.items():
@@ -346,15 +415,23 @@ def dataset_card(pairs: PairSet, fmt: str) -> str:
         lines.append(f"| {name} | {type_name} | {FIELD_DOCS.get(name, '')} |")
     lines += ["", "## What was filled in or skipped", ""]
     if pairs.filled:
-        lines += [f"- `{k}` missing in {v} record(s): filled with \"unknown\" (or recomputed / left empty)" for k, v in sorted(pairs.filled.items())]
+        lines += [
+            f'- `{k}` missing in {v} record(s): filled with "unknown" (or recomputed / left empty)'
+            for k, v in sorted(pairs.filled.items())
+        ]
     if pairs.skipped:
         lines += [f"- skipped {s}" for s in pairs.skipped]
     if not pairs.filled and not pairs.skipped:
         lines.append("- nothing: every record was complete")
-    lines += ["", "## Caveats", "",
-              "- Speedups exist only for runs judged on a GPU; on the CPU interpreter they are null (not measured).",
-              "- The fix class is a rule-based label over the diff and the failing verdict, not a human annotation.",
-              "- Load the hf format offline with `datasets.load_from_disk(path)`; verdicts are JSON text (`json.loads`).", ""]
+    lines += [
+        "",
+        "## Caveats",
+        "",
+        "- Speedups exist only for runs judged on a GPU; on the CPU interpreter they are null (not measured).",
+        "- The fix class is a rule-based label over the diff and the failing verdict, not a human annotation.",
+        "- Load the hf format offline with `datasets.load_from_disk(path)`; verdicts are JSON text (`json.loads`).",
+        "",
+    ]
     return "\n".join(lines)
 
 
@@ -397,7 +474,9 @@ def export_pairs(paths: list[str | Path], fmt: str, out: str | Path) -> ExportRe
         try:
             import datasets
         except ImportError as exc:  # pragma: no cover - depends on the install
-            raise RuntimeError("--format hf needs the Hugging Face datasets library: pip install 'datasets>=2.19'") from exc
+            raise RuntimeError(
+                "--format hf needs the Hugging Face datasets library: pip install 'datasets>=2.19'"
+            ) from exc
         datasets.disable_progress_bars()
         datasets.Dataset.from_list(rows, features=_hf_features(datasets)).save_to_disk(str(out))
     card = _card_path(out, fmt)
@@ -413,7 +492,14 @@ def _arrow_schema(pa: Any) -> Any:
         if ann == list[str]:
             fields.append(pa.field(name, pa.list_(pa.string())))
             continue
-        base = next((t for t in (str, bool, int, float) if ann is t or (hasattr(ann, "__args__") and t in ann.__args__)), str)
+        base = next(
+            (
+                t
+                for t in (str, bool, int, float)
+                if ann is t or (hasattr(ann, "__args__") and t in ann.__args__)
+            ),
+            str,
+        )
         fields.append(pa.field(name, types[base]))
     return pa.schema(fields)
 
@@ -426,6 +512,13 @@ def _hf_features(datasets: Any) -> Any:
         if ann == list[str]:
             feats[name] = datasets.Sequence(datasets.Value("string"))
             continue
-        base = next((t for t in (str, bool, int, float) if ann is t or (hasattr(ann, "__args__") and t in ann.__args__)), str)
+        base = next(
+            (
+                t
+                for t in (str, bool, int, float)
+                if ann is t or (hasattr(ann, "__args__") and t in ann.__args__)
+            ),
+            str,
+        )
         feats[name] = datasets.Value(kinds[base])
     return datasets.Features(feats)

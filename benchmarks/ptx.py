@@ -64,4 +64,6 @@ def ptx_features_of_dir(folder: str | Path) -> dict[str, bool] | None:
     files = sorted(folder.rglob("*.ptx"))
     if not files:
         return None
-    return merge_features([ptx_features(p.read_text(encoding="utf-8", errors="replace")) for p in files])
+    return merge_features(
+        [ptx_features(p.read_text(encoding="utf-8", errors="replace")) for p in files]
+    )

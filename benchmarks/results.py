@@ -39,8 +39,19 @@ Source = Literal["kernforge", "import:folder", "import:geak", "import:kernelagen
 RowKey = tuple[str, str, int, int]
 
 # per-shape numbers kept in a row (the rest stays in the verdict)
-SHAPE_FIELDS = ("shape", "dtype", "weight", "phase", "candidate_us", "eager_us", "compile_us",
-                "speedup_eager", "speedup_compile", "attainment", "launch_bound")
+SHAPE_FIELDS = (
+    "shape",
+    "dtype",
+    "weight",
+    "phase",
+    "candidate_us",
+    "eager_us",
+    "compile_us",
+    "speedup_eager",
+    "speedup_compile",
+    "attainment",
+    "launch_bound",
+)
 
 
 class ResultRow(BaseModel):
@@ -109,35 +120,78 @@ def _shape_numbers(verdict: Verdict) -> list[dict[str, Any]]:
     return out
 
 
-def row_from_verdict(verdict: Verdict, *, category: str, method: str, model: str = "", seed: int = 0,
-                     attempt: int = 0, iteration: int | None = None, parent_attempt: int | None = None,
-                     mode: str = "", run_id: str = "", scripted: bool = False, source: Source = "kernforge",
-                     origin: str = "", ptx_features: dict[str, bool] | None = None,
-                     timestamp: str | None = None) -> ResultRow:
+def row_from_verdict(
+    verdict: Verdict,
+    *,
+    category: str,
+    method: str,
+    model: str = "",
+    seed: int = 0,
+    attempt: int = 0,
+    iteration: int | None = None,
+    parent_attempt: int | None = None,
+    mode: str = "",
+    run_id: str = "",
+    scripted: bool = False,
+    source: Source = "kernforge",
+    origin: str = "",
+    ptx_features: dict[str, bool] | None = None,
+    timestamp: str | None = None,
+) -> ResultRow:
     """A row from a judge verdict plus who produced the kernel."""
     fp = verdict.fingerprint or {}
     fields: dict[str, Any] = dict(
-        task_id=verdict.task_id, category=category, method=method, model=model, seed=seed, attempt=attempt,
-        iteration=iteration, parent_attempt=parent_attempt, mode=mode, run_id=run_id,
-        device=device_name(fp) if fp else (CPU_DEVICE_NAME if verdict.device == "cpu" else verdict.device),
-        device_key=str(fp.get("key", "")), passed=verdict.passed,
+        task_id=verdict.task_id,
+        category=category,
+        method=method,
+        model=model,
+        seed=seed,
+        attempt=attempt,
+        iteration=iteration,
+        parent_attempt=parent_attempt,
+        mode=mode,
+        run_id=run_id,
+        device=device_name(fp)
+        if fp
+        else (CPU_DEVICE_NAME if verdict.device == "cpu" else verdict.device),
+        device_key=str(fp.get("key", "")),
+        passed=verdict.passed,
         stage_reached=verdict.stage_reached.value if verdict.stage_reached else None,
-        error_class=verdict.error_class.value, message=verdict.message,
+        error_class=verdict.error_class.value,
+        message=verdict.message,
         perf_measured=any(s.candidate_us is not None for s in verdict.shapes),
-        geomean_speedup_eager=verdict.geomean_speedup_eager, geomean_speedup_compile=verdict.geomean_speedup_compile,
-        score=verdict.score, shapes=_shape_numbers(verdict), flags=list(verdict.flags),
-        fallback_ops=list(verdict.fallback_ops), ptx_features=ptx_features, scripted=scripted, source=source,
-        origin=origin, code_sha256=verdict.candidate_sha256, verdict=verdict.model_dump(mode="json"),
+        geomean_speedup_eager=verdict.geomean_speedup_eager,
+        geomean_speedup_compile=verdict.geomean_speedup_compile,
+        score=verdict.score,
+        shapes=_shape_numbers(verdict),
+        flags=list(verdict.flags),
+        fallback_ops=list(verdict.fallback_ops),
+        ptx_features=ptx_features,
+        scripted=scripted,
+        source=source,
+        origin=origin,
+        code_sha256=verdict.candidate_sha256,
+        verdict=verdict.model_dump(mode="json"),
     )
     if timestamp:
         fields["timestamp"] = timestamp
     return ResultRow(**fields)
 
 
-def no_kernel_row(task_id: str, *, category: str, method: str, reason: str, **fields: Any) -> ResultRow:
+def no_kernel_row(
+    task_id: str, *, category: str, method: str, reason: str, **fields: Any
+) -> ResultRow:
     """A row for a method that produced no kernel for a task: a failure that must still count."""
-    return ResultRow(task_id=task_id, category=category, method=method, passed=False, stage_reached=None,
-                     error_class="no_kernel", message=reason, **fields)
+    return ResultRow(
+        task_id=task_id,
+        category=category,
+        method=method,
+        passed=False,
+        stage_reached=None,
+        error_class="no_kernel",
+        message=reason,
+        **fields,
+    )
 
 
 # --------------------------------------------------------------------------------------------
@@ -161,12 +215,18 @@ def _from_parquet_record(data: dict[str, Any]) -> ResultRow:
     return ResultRow.model_validate(data)
 
 
+class MissingPyarrow(RuntimeError):
+    """Parquet was asked for where pyarrow is not installed."""
+
+
 def _pyarrow() -> Any:
     try:
         import pyarrow
         import pyarrow.parquet  # noqa: F401
-    except ImportError as exc:  # pragma: no cover - depends on the install
-        raise RuntimeError("writing or reading Parquet needs pyarrow: pip install 'pyarrow>=15'") from exc
+    except ImportError as exc:
+        raise MissingPyarrow(
+            "writing or reading Parquet needs pyarrow (pip install 'pyarrow>=15')"
+        ) from exc
     return pyarrow
 
 
@@ -197,7 +257,9 @@ class ResultStore:
                 rows.append(ResultRow.model_validate_json(line))
             except ValueError as exc:
                 # a line cut short by a crash is the only expected damage: it was never complete
-                self.warnings.append(f"{self.jsonl}:{n}: unreadable row skipped ({str(exc).splitlines()[0]})")
+                self.warnings.append(
+                    f"{self.jsonl}:{n}: unreadable row skipped ({str(exc).splitlines()[0]})"
+                )
         return rows
 
     def __len__(self) -> int:
@@ -227,16 +289,24 @@ class ResultStore:
         self.write_parquet()
         return added
 
-    def write_parquet(self) -> Path:
-        """Rewrite results.parquet from every stored row (atomically)."""
-        write_parquet(self._rows, self.parquet)
+    def write_parquet(self) -> Path | None:
+        """Rewrite results.parquet from every stored row (atomically). Where pyarrow is not
+        installed (a minimal GPU machine), the JSONL file stays the record: a warning says so and
+        None is returned; `ResultStore(dir).write_parquet()` anywhere with pyarrow writes it later."""
+        try:
+            write_parquet(self._rows, self.parquet)
+        except MissingPyarrow as exc:
+            self.warnings.append(f"{self.parquet} not written: {exc}; {self.jsonl} holds every row")
+            return None
         return self.parquet
 
     @classmethod
     def load(cls, directory: str | Path) -> ResultStore:
         directory = Path(directory)
         if not (directory / RESULTS_JSONL).is_file():
-            raise FileNotFoundError(f"{directory} holds no {RESULTS_JSONL} (is it a bench or import folder?)")
+            raise FileNotFoundError(
+                f"{directory} holds no {RESULTS_JSONL} (is it a bench or import folder?)"
+            )
         return cls(directory)
 
 
@@ -294,26 +364,52 @@ def rows_from_run_dir(run_dir: str | Path) -> list[ResultRow]:
     config = manifest.get("config") or {}
     task_id = (manifest.get("task") or {}).get("id") or config.get("task", "")
     llm = str(manifest.get("llm") or config.get("llm") or "")
-    scripted = is_scripted_llm(llm) or is_scripted_llm(str(config.get("llm", ""))) or bool(config.get("scripted_measure"))
-    common = dict(category=category_of(task_id), method=str(config.get("method", "aka")), model=llm,
-                  seed=int(config.get("seed", 0) or 0), run_id=str(manifest.get("run_id", run_dir.name)),
-                  scripted=scripted, source="kernforge")
+    scripted = (
+        is_scripted_llm(llm)
+        or is_scripted_llm(str(config.get("llm", "")))
+        or bool(config.get("scripted_measure"))
+    )
+    common = dict(
+        category=category_of(task_id),
+        method=str(config.get("method", "aka")),
+        model=llm,
+        seed=int(config.get("seed", 0) or 0),
+        run_id=str(manifest.get("run_id", run_dir.name)),
+        scripted=scripted,
+        source="kernforge",
+    )
     created = manifest.get("created")
     rows = []
     attempts = run_dir / "attempts"
-    for folder in sorted((p for p in attempts.iterdir() if p.is_dir() and p.name.isdigit()), key=lambda p: int(p.name)):
-        record = json.loads((folder / "attempt.json").read_text(encoding="utf-8")) if (folder / "attempt.json").is_file() else {}
+    for folder in sorted(
+        (p for p in attempts.iterdir() if p.is_dir() and p.name.isdigit()),
+        key=lambda p: int(p.name),
+    ):
+        record = (
+            json.loads((folder / "attempt.json").read_text(encoding="utf-8"))
+            if (folder / "attempt.json").is_file()
+            else {}
+        )
         if not (folder / "verdict.json").is_file():
             continue
         verdict = Verdict.model_validate_json((folder / "verdict.json").read_text(encoding="utf-8"))
         measurement = record.get("measurement") or {}
-        stamp = datetime.fromtimestamp((folder / "verdict.json").stat().st_mtime, UTC).isoformat(timespec="seconds")
-        rows.append(row_from_verdict(
-            verdict, attempt=int(folder.name), iteration=record.get("iteration"), parent_attempt=record.get("parent_id"),
-            mode=str(record.get("mode", "")), origin=f"{run_dir.name}/attempts/{folder.name}/code.py",
-            ptx_features=ptx_features_of_dir(folder), timestamp=stamp or created,
-            **{**common, "scripted": common["scripted"] or bool(measurement.get("scripted"))},
-        ))
+        stamp = datetime.fromtimestamp((folder / "verdict.json").stat().st_mtime, UTC).isoformat(
+            timespec="seconds"
+        )
+        rows.append(
+            row_from_verdict(
+                verdict,
+                attempt=int(folder.name),
+                iteration=record.get("iteration"),
+                parent_attempt=record.get("parent_id"),
+                mode=str(record.get("mode", "")),
+                origin=f"{run_dir.name}/attempts/{folder.name}/code.py",
+                ptx_features=ptx_features_of_dir(folder),
+                timestamp=stamp or created,
+                **{**common, "scripted": common["scripted"] or bool(measurement.get("scripted"))},
+            )
+        )
     return rows
 
 
@@ -329,7 +425,11 @@ def collect_rows(paths: Iterable[str | Path]) -> tuple[list[ResultRow], list[str
             if path.suffix == ".parquet":
                 got = read_parquet(path)
             else:
-                store_rows = [ResultRow.model_validate_json(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+                store_rows = [
+                    ResultRow.model_validate_json(line)
+                    for line in path.read_text(encoding="utf-8").splitlines()
+                    if line.strip()
+                ]
                 got = store_rows
             rows.extend(got)
             sources.append(f"{path} ({len(got)} rows)")
@@ -354,6 +454,8 @@ def collect_rows(paths: Iterable[str | Path]) -> tuple[list[ResultRow], list[str
         before = len(sources)
         visit(p, 0)
         if len(sources) == before:
-            raise FileNotFoundError(f"{p} holds no results: no {RESULTS_JSONL}, no run directory (manifest.json + attempts/), "
-                                    "no .jsonl/.parquet results file")
+            raise FileNotFoundError(
+                f"{p} holds no results: no {RESULTS_JSONL}, no run directory (manifest.json + attempts/), "
+                "no .jsonl/.parquet results file"
+            )
     return rows, sources

@@ -14,6 +14,7 @@ import json
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 kb_app = typer.Typer(no_args_is_help=True, help="Build, search and inspect the knowledge base.")
@@ -61,7 +62,11 @@ def build(
         f"[red]{len(report.removed)} removed[/], {report.unchanged} unchanged; "
         f"{report.embedded} chunks embedded in {report.seconds:.1f} s"
     )
-    for label, ids in (("added", report.added), ("updated", report.updated), ("removed", report.removed)):
+    for label, ids in (
+        ("added", report.added),
+        ("updated", report.updated),
+        ("removed", report.removed),
+    ):
         if ids and len(ids) <= 12:
             console.print(f"  {label}: {', '.join(ids)}")
 
@@ -71,9 +76,13 @@ def search_cmd(
     query: str = typer.Argument("", help="what to look for (may be empty when --task is given)"),
     task: str = typer.Option(None, "--task", help="task id (e.g. softmax_fp16) to query by"),
     k: int = typer.Option(5, "--k", min=1, max=50, help="number of results"),
-    hidden: bool = typer.Option(False, "--hidden", help="hide the task's own solution and anything derived from it"),
+    hidden: bool = typer.Option(
+        False, "--hidden", help="hide the task's own solution and anything derived from it"
+    ),
     kind: list[str] = typer.Option(None, "--kind", help="kernel and/or doc (repeatable)"),
-    hardware: str = typer.Option(None, "--hardware", help="prefer items verified on this GPU (e.g. h200)"),
+    hardware: str = typer.Option(
+        None, "--hardware", help="prefer items verified on this GPU (e.g. h200)"
+    ),
     as_json: bool = typer.Option(False, "--json", help="print hits as JSON lines"),
     kb_url: str = typer.Option(None, "--kb-url", help=KB_URL_HELP),
 ) -> None:
@@ -109,8 +118,9 @@ def search_cmd(
             f"{h.score:.3f}",
             f"[{tier_style.get(h.tier, 'white')}]{h.tier}[/]",
             h.kind,
-            h.id,
-            f"[bold]{h.title}{section}[/]\n{h.path}\n{snippet}",
+            escape(h.id),
+            # kernel text is full of [i, :] indexing, which rich would read as markup
+            f"[bold]{escape(h.title + section)}[/]\n{escape(h.path)}\n{escape(snippet)}",
         )
     console.print(table)
     if not hits:
@@ -128,9 +138,13 @@ def stats(kb_url: str = typer.Option(None, "--kb-url", help=KB_URL_HELP)) -> Non
     table.add_column("group")
     table.add_column("counts")
     for key in ("by_kind", "by_tier", "by_topic"):
-        table.add_row(key.removeprefix("by_"), ", ".join(f"{k}: {v}" for k, v in sorted(s[key].items())))
+        table.add_row(
+            key.removeprefix("by_"), ", ".join(f"{k}: {v}" for k, v in sorted(s[key].items()))
+        )
     table.add_row("templates", ", ".join(x.removeprefix("kernel:") for x in s["templates"]) or "-")
-    table.add_row("task kernels", ", ".join(x.removeprefix("kernel:") for x in s["task_kernels"]) or "-")
+    table.add_row(
+        "task kernels", ", ".join(x.removeprefix("kernel:") for x in s["task_kernels"]) or "-"
+    )
     console.print(table)
     if s["chunks"] == 0:
         console.print("[yellow]empty: run `kernforge kb build`[/]")

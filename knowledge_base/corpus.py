@@ -144,7 +144,9 @@ def parse_front_matter(text: str, path: Path) -> tuple[dict[str, Any], str]:
     """Split `---`-delimited front matter (key: value, lists as [a, b]) from the body."""
     lines = text.splitlines()
     if not lines or lines[0].strip() != "---":
-        raise CorpusError(path, "front matter", "the file must open with a '---' front matter block")
+        raise CorpusError(
+            path, "front matter", "the file must open with a '---' front matter block"
+        )
     try:
         end = next(i for i in range(1, len(lines)) if lines[i].strip() == "---")
     except StopIteration:
@@ -155,10 +157,14 @@ def parse_front_matter(text: str, path: Path) -> tuple[dict[str, Any], str]:
             continue
         key, sep, value = line.partition(":")
         if not sep:
-            raise CorpusError(path, f"front matter line {n}", f"expected 'key: value', got {line!r}")
+            raise CorpusError(
+                path, f"front matter line {n}", f"expected 'key: value', got {line!r}"
+            )
         value = value.split(" #", 1)[0].strip()
         if value.startswith("[") and value.endswith("]"):
-            meta[key.strip()] = [v.strip().strip("'\"") for v in value[1:-1].split(",") if v.strip()]
+            meta[key.strip()] = [
+                v.strip().strip("'\"") for v in value[1:-1].split(",") if v.strip()
+            ]
         else:
             meta[key.strip()] = value.strip("'\"")
     return meta, "\n".join(lines[end + 1 :]).strip()
@@ -321,8 +327,15 @@ def load_kernel(path: Path, task_categories: dict[str, str] | None = None) -> So
             raise CorpusError(path, "KB_META", "a template must declare KB_META")
         cats = task_categories if task_categories is not None else _task_categories()
         warnings.append(f"{_rel(path)} has no KB_META; indexed with op_family={path.stem!r}")
-        meta = {"op_family": path.stem, "category": cats.get(path.stem, ""), "dtypes": [],
-                "techniques": [], "tunables": {}, "verified_on": [], "attainment": {}}
+        meta = {
+            "op_family": path.stem,
+            "category": cats.get(path.stem, ""),
+            "dtypes": [],
+            "techniques": [],
+            "tunables": {},
+            "verified_on": [],
+            "attainment": {},
+        }
     else:
         missing = [k for k in KERNEL_META_KEYS if k not in meta]
         if missing:
@@ -330,7 +343,11 @@ def load_kernel(path: Path, task_categories: dict[str, str] | None = None) -> So
     if is_template and meta.get("template") is not True:
         raise CorpusError(path, "KB_META.template", "tpl_*.py files must set 'template': True")
     if not doc.strip():
-        raise CorpusError(path, "docstring", "a kernel must open with a header docstring (op, traffic, tiling, tunables)")
+        raise CorpusError(
+            path,
+            "docstring",
+            "a kernel must open with a header docstring (op, traffic, tiling, tunables)",
+        )
     verified = _as_list(meta.get("verified_on"))
     tier = "proven" if verified else "promising"
     derived = "" if is_template else str(meta.get("derived_from_task", path.stem))
@@ -405,7 +422,9 @@ def collect(content_root: Path = KB_ROOT, include_hardware: bool = True) -> list
     if kernels_root.is_dir():
         cats = _task_categories()
         sources += [
-            load_kernel(p, cats) for p in sorted(kernels_root.glob("*.py")) if not p.name.startswith("_")
+            load_kernel(p, cats)
+            for p in sorted(kernels_root.glob("*.py"))
+            if not p.name.startswith("_")
         ]
     if include_hardware:
         sources += hardware_sources()

@@ -63,7 +63,9 @@ def _load_model(path: Path) -> Any:
     with _MODEL_LOCK:
         if key not in _MODELS:
             if not (path / "config.json").is_file():
-                raise RuntimeError(f"no sentence-transformers model at {path} (config.json missing)")
+                raise RuntimeError(
+                    f"no sentence-transformers model at {path} (config.json missing)"
+                )
             os.environ["HF_HUB_OFFLINE"] = "1"
             os.environ["TRANSFORMERS_OFFLINE"] = "1"
             from sentence_transformers import SentenceTransformer

@@ -82,10 +82,14 @@ def evaluate_tasks(kb: KnowledgeBase, tasks: dict[str, Any]) -> list[TaskResult]
     for task_id, task in sorted(tasks.items()):
         family = solution_family(task.name)
         hits = kb.search("", task=task, hidden_task=task_id, kinds=("kernel",), k=TOP_K)
-        top = [(h.id, str(h.metadata.get("op_family", "")), str(h.metadata.get("category", ""))) for h in hits]
+        top = [
+            (h.id, str(h.metadata.get("op_family", "")), str(h.metadata.get("category", "")))
+            for h in hits
+        ]
         hit = any((family and fam == family) or cat == task.category for _, fam, cat in top)
         leaked = [
-            h.id for h in hits
+            h.id
+            for h in hits
             if h.metadata.get("derived_from_task") == task.name or h.id == f"kernel:{task.name}"
         ]
         results.append(TaskResult(task_id, task.category, family, top, hit, leaked))
@@ -113,7 +117,11 @@ def _machine() -> str:
         pass
     import os
 
-    return f"{platform.system()} {platform.release()}, {cpu}, {os.cpu_count()} CPUs, no GPU used"
+    load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
+    return (
+        f"{platform.system()} {platform.release()}, {cpu}, {os.cpu_count()} CPUs, no GPU used; "
+        f"load average {load} (1/5/15 min) when the report was written -- latency scales with it"
+    )
 
 
 def render(
@@ -157,15 +165,23 @@ def render(
         "| --- | --- | --- | --- | --- |",
     ]
     for r in results:
-        tops = "; ".join(f"{kid.removeprefix('kernel:')} ({fam} / {cat})" for kid, fam, cat in r.top)
-        lines.append(f"| {r.task_id} | {r.category} | {r.op_family or '-'} | {tops} | {'yes' if r.hit else 'NO'} |")
+        tops = "; ".join(
+            f"{kid.removeprefix('kernel:')} ({fam} / {cat})" for kid, fam, cat in r.top
+        )
+        lines.append(
+            f"| {r.task_id} | {r.category} | {r.op_family or '-'} | {tops} | {'yes' if r.hit else 'NO'} |"
+        )
     return "\n".join(lines) + "\n"
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--kb-url", default=None, help="chroma server URL; default: the embedded store")
-    parser.add_argument("--kb-dir", default=None, help="embedded store folder; default .kb/ or $KERNFORGE_KB_DIR")
+    parser.add_argument(
+        "--kb-url", default=None, help="chroma server URL; default: the embedded store"
+    )
+    parser.add_argument(
+        "--kb-dir", default=None, help="embedded store folder; default .kb/ or $KERNFORGE_KB_DIR"
+    )
     parser.add_argument("--out", default=str(DEFAULT_OUT), help="report path")
     args = parser.parse_args(argv)
 
@@ -183,7 +199,10 @@ def main(argv: list[str] | None = None) -> int:
     queries += [{"task": t, "hidden_task": tid, "k": 5} for tid, t in sorted(tasks.items())]
     latency, _ = median_latency_ms(kb, queries)
 
-    command = "python -m knowledge_base.quality" + (" " + " ".join(argv if argv is not None else sys.argv[1:])).rstrip()
+    command = (
+        "python -m knowledge_base.quality"
+        + (" " + " ".join(argv if argv is not None else sys.argv[1:])).rstrip()
+    )
     text = render(results, latency, len(queries), kb.stats(), command.strip(), build_note)
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -192,8 +211,10 @@ def main(argv: list[str] | None = None) -> int:
     n = len(results)
     rate = sum(r.hit for r in results) / n if n else 0.0
     leaks = sum(len(r.leaked) for r in results)
-    print(f"hit rate {rate:.1%} over {n} tasks (floor {HIT_FLOOR:.0%}); leaks {leaks}; "
-          f"median warm latency {latency:.1f} ms (floor {LATENCY_FLOOR_MS:.0f} ms); report: {out}")
+    print(
+        f"hit rate {rate:.1%} over {n} tasks (floor {HIT_FLOOR:.0%}); leaks {leaks}; "
+        f"median warm latency {latency:.1f} ms (floor {LATENCY_FLOOR_MS:.0f} ms); report: {out}"
+    )
     for r in results:
         if not r.hit:
             print(f"  miss: {r.task_id} ({r.category}): {[t[0] for t in r.top]}")

@@ -141,9 +141,22 @@ def task_name(ref: Any) -> str:
 
 
 def hardware_key(name: str) -> str:
-    """"NVIDIA H200", "h200-sxm", "nvidia-h200" -> "h200"; "RTX 4090" -> "4090"."""
+    """ "NVIDIA H200", "h200-sxm", "nvidia-h200" -> "h200"; "RTX 4090" -> "4090"."""
     text = re.sub(r"[^a-z0-9]+", " ", name.lower())
-    drop = {"nvidia", "amd", "instinct", "geforce", "rtx", "sxm", "sxm5", "sxm4", "hbm3", "80gb", "gpu", "x1"}
+    drop = {
+        "nvidia",
+        "amd",
+        "instinct",
+        "geforce",
+        "rtx",
+        "sxm",
+        "sxm5",
+        "sxm4",
+        "hbm3",
+        "80gb",
+        "gpu",
+        "x1",
+    }
     words = [w for w in text.split() if w not in drop and not re.fullmatch(r"x\d+", w)]
     return words[0] if words else text.strip()
 
@@ -197,7 +210,9 @@ def _matches(meta: dict[str, Any], filters: dict[str, Any]) -> bool:
     return True
 
 
-def _where(kinds: tuple[str, ...], hidden_name: str, filters: dict[str, Any]) -> dict[str, Any] | None:
+def _where(
+    kinds: tuple[str, ...], hidden_name: str, filters: dict[str, Any]
+) -> dict[str, Any] | None:
     """The part of the filtering chroma can do itself (the rest is `_matches`)."""
     clauses: list[dict[str, Any]] = []
     if tuple(sorted(kinds)) != tuple(sorted(KINDS)):
@@ -314,7 +329,9 @@ class KnowledgeBase:
         filters = dict(filters or {})
         unknown = sorted(set(filters) - set(FILTER_KEYS))
         if unknown:
-            raise ValueError(f"unknown filter key(s) {unknown}; supported: {', '.join(FILTER_KEYS)}")
+            raise ValueError(
+                f"unknown filter key(s) {unknown}; supported: {', '.join(FILTER_KEYS)}"
+            )
         if "tier" in filters:
             for t in _as_values(filters["tier"]):
                 if t not in TIERS:
@@ -337,7 +354,9 @@ class KnowledgeBase:
         for cid, meta, dist in rows:
             meta = dict(meta)
             sid = str(meta.get("source_id", ""))
-            if hidden_name and (meta.get("derived_from_task") == hidden_name or sid == f"kernel:{hidden_name}"):
+            if hidden_name and (
+                meta.get("derived_from_task") == hidden_name or sid == f"kernel:{hidden_name}"
+            ):
                 continue  # belt and braces: never trust the server-side filter alone
             if meta.get("kind") not in kinds or not _matches(meta, filters):
                 continue
@@ -398,7 +417,9 @@ class KnowledgeBase:
             "sources": len(sources),
             "by_kind": dict(Counter(str(m.get("kind")) for m in sources.values())),
             "by_tier": dict(Counter(str(m.get("tier")) for m in sources.values())),
-            "by_topic": dict(Counter(str(m.get("topic")) for m in sources.values() if m.get("kind") == "doc")),
+            "by_topic": dict(
+                Counter(str(m.get("topic")) for m in sources.values() if m.get("kind") == "doc")
+            ),
             "templates": sorted(str(m["source_id"]) for m in kernels if m.get("template")),
             "task_kernels": sorted(str(m["source_id"]) for m in kernels if not m.get("template")),
         }
@@ -427,11 +448,19 @@ def search(
 ) -> list[Hit]:
     """`KnowledgeBase.search` on the default knowledge base (built on first use if empty)."""
     return default_kb(url).search(
-        query, k=k, task=task, filters=filters, hidden_task=hidden_task, kinds=kinds, hardware=hardware
+        query,
+        k=k,
+        task=task,
+        filters=filters,
+        hidden_task=hidden_task,
+        kinds=kinds,
+        hardware=hardware,
     )
 
 
-def median_latency_ms(kb: KnowledgeBase, queries: list[dict[str, Any]]) -> tuple[float, list[float]]:
+def median_latency_ms(
+    kb: KnowledgeBase, queries: list[dict[str, Any]]
+) -> tuple[float, list[float]]:
     """Median wall time of `kb.search(**q)` over `queries`, after one untimed warm-up search
     (a query of its own, so no timed query repeats it). The query-vector cache is emptied first, so
     every timed search embeds its query: this is the latency of a new question, not a repeat."""

@@ -86,32 +86,75 @@ def _cases(dev: torch.device) -> list[Case]:
     gemm = _load("tpl_tiled_gemm")
     M = N = K = 4096
     a, b = randn(M, K), randn(K, N, scale=K**-0.5)
-    cases.append(Case("tpl_tiled_gemm", "4096x4096x4096 bf16", "bf16", 2 * M * N * K, 2 * (M * K + K * N + M * N),
-                      lambda: gemm.tiled_gemm(a, b, 128, 256, 64, 8, 8, 3), lambda: a @ b,
-                      lambda: _close(gemm.tiled_gemm(a, b, 128, 256, 64, 8, 8, 3), a.float() @ b.float(), 2e-2, 2e-2)))
+    cases.append(
+        Case(
+            "tpl_tiled_gemm",
+            "4096x4096x4096 bf16",
+            "bf16",
+            2 * M * N * K,
+            2 * (M * K + K * N + M * N),
+            lambda: gemm.tiled_gemm(a, b, 128, 256, 64, 8, 8, 3),
+            lambda: a @ b,
+            lambda: _close(
+                gemm.tiled_gemm(a, b, 128, 256, 64, 8, 8, 3), a.float() @ b.float(), 2e-2, 2e-2
+            ),
+        )
+    )
 
     pers = _load("tpl_persistent_gemm")
-    cases.append(Case("tpl_persistent_gemm", "4096x4096x4096 bf16", "bf16", 2 * M * N * K, 2 * (M * K + K * N + M * N),
-                      lambda: pers.persistent_gemm(a, b), lambda: a @ b,
-                      lambda: _close(pers.persistent_gemm(a, b), a.float() @ b.float(), 2e-2, 2e-2)))
+    cases.append(
+        Case(
+            "tpl_persistent_gemm",
+            "4096x4096x4096 bf16",
+            "bf16",
+            2 * M * N * K,
+            2 * (M * K + K * N + M * N),
+            lambda: pers.persistent_gemm(a, b),
+            lambda: a @ b,
+            lambda: _close(pers.persistent_gemm(a, b), a.float() @ b.float(), 2e-2, 2e-2),
+        )
+    )
 
     epi = _load("tpl_gemm_epilogue")
     bias = randn(N)
-    cases.append(Case("tpl_gemm_epilogue", "4096x4096x4096 bf16 +bias silu", "bf16", 2 * M * N * K,
-                      2 * (M * K + K * N + M * N + N),
-                      lambda: epi.gemm_epilogue(a, b, bias, "silu", BLOCK_M=128, BLOCK_N=128, num_warps=8),
-                      lambda: torch.nn.functional.silu(a @ b + bias),
-                      lambda: _close(epi.gemm_epilogue(a, b, bias, "silu", BLOCK_M=128, BLOCK_N=128, num_warps=8),
-                                     torch.nn.functional.silu(a.float() @ b.float() + bias.float()), 2e-2, 2e-2)))
+    cases.append(
+        Case(
+            "tpl_gemm_epilogue",
+            "4096x4096x4096 bf16 +bias silu",
+            "bf16",
+            2 * M * N * K,
+            2 * (M * K + K * N + M * N + N),
+            lambda: epi.gemm_epilogue(a, b, bias, "silu", BLOCK_M=128, BLOCK_N=128, num_warps=8),
+            lambda: torch.nn.functional.silu(a @ b + bias),
+            lambda: _close(
+                epi.gemm_epilogue(a, b, bias, "silu", BLOCK_M=128, BLOCK_N=128, num_warps=8),
+                torch.nn.functional.silu(a.float() @ b.float() + bias.float()),
+                2e-2,
+                2e-2,
+            ),
+        )
+    )
 
     sk = _load("tpl_splitk_gemm")
     Ms, Ns, Ks = 16, 4096, 14336
     xa, wt = randn(Ms, Ks), randn(Ks, Ns, scale=Ks**-0.5)
-    cases.append(Case("tpl_splitk_gemm", "16x4096x14336 bf16 (decode down-proj)", "bf16", 2 * Ms * Ns * Ks,
-                      2 * (Ms * Ks + Ks * Ns + Ms * Ns),
-                      lambda: sk.splitk_gemm(xa, wt, SPLIT_K=8, BLOCK_M=16, BLOCK_N=64, BLOCK_K=128), lambda: xa @ wt,
-                      lambda: _close(sk.splitk_gemm(xa, wt, SPLIT_K=8, BLOCK_M=16, BLOCK_N=64, BLOCK_K=128),
-                                     xa.float() @ wt.float(), 2e-2, 2e-2)))
+    cases.append(
+        Case(
+            "tpl_splitk_gemm",
+            "16x4096x14336 bf16 (decode down-proj)",
+            "bf16",
+            2 * Ms * Ns * Ks,
+            2 * (Ms * Ks + Ks * Ns + Ms * Ns),
+            lambda: sk.splitk_gemm(xa, wt, SPLIT_K=8, BLOCK_M=16, BLOCK_N=64, BLOCK_K=128),
+            lambda: xa @ wt,
+            lambda: _close(
+                sk.splitk_gemm(xa, wt, SPLIT_K=8, BLOCK_M=16, BLOCK_N=64, BLOCK_K=128),
+                xa.float() @ wt.float(),
+                2e-2,
+                2e-2,
+            ),
+        )
+    )
 
     w8 = _load("tpl_w8a8_gemm")
     x8, w8w = randn(M, K, dtype=torch.float32), randn(N, K, dtype=torch.float32)
@@ -122,29 +165,95 @@ def _cases(dev: torch.device) -> list[Case]:
     def w8ref() -> torch.Tensor:
         return (aq.double() @ wq.double().t()) * as_.double()[:, None] * ws.double()[None, :]
 
-    cases.append(Case("tpl_w8a8_gemm", "4096x4096x4096 int8 -> bf16", "int8", 2 * M * N * K, M * K + K * N + 2 * M * N,
-                      lambda: w8.w8a8_gemm(aq, wq_t, as_, ws, out_dtype=bf16, BLOCK_M=128, BLOCK_N=128, BLOCK_K=128,
-                                           num_warps=8, num_stages=3),
-                      lambda: torch._int_mm(aq, wq_t),
-                      lambda: _close(w8.w8a8_gemm(aq, wq_t, as_, ws, out_dtype=torch.float32, BLOCK_M=128, BLOCK_N=128,
-                                                  BLOCK_K=128, num_warps=8, num_stages=3), w8ref(), 1e-2, 1e-4)))
+    cases.append(
+        Case(
+            "tpl_w8a8_gemm",
+            "4096x4096x4096 int8 -> bf16",
+            "int8",
+            2 * M * N * K,
+            M * K + K * N + 2 * M * N,
+            lambda: w8.w8a8_gemm(
+                aq,
+                wq_t,
+                as_,
+                ws,
+                out_dtype=bf16,
+                BLOCK_M=128,
+                BLOCK_N=128,
+                BLOCK_K=128,
+                num_warps=8,
+                num_stages=3,
+            ),
+            lambda: torch._int_mm(aq, wq_t),
+            lambda: _close(
+                w8.w8a8_gemm(
+                    aq,
+                    wq_t,
+                    as_,
+                    ws,
+                    out_dtype=torch.float32,
+                    BLOCK_M=128,
+                    BLOCK_N=128,
+                    BLOCK_K=128,
+                    num_warps=8,
+                    num_stages=3,
+                ),
+                w8ref(),
+                1e-2,
+                1e-4,
+            ),
+        )
+    )
 
     sm = _load("tpl_online_softmax")
     xs = randn(32768, 4096, dtype=fp16, scale=2.0)
-    cases.append(Case("tpl_online_softmax", "32768x4096 fp16", "fp16", 5 * xs.numel(), 4 * xs.numel(),
-                      lambda: sm.online_softmax(xs), lambda: torch.softmax(xs, -1),
-                      lambda: _close(sm.online_softmax(xs), torch.softmax(xs.float(), -1), 1e-3, 1e-2)))
+    cases.append(
+        Case(
+            "tpl_online_softmax",
+            "32768x4096 fp16",
+            "fp16",
+            5 * xs.numel(),
+            4 * xs.numel(),
+            lambda: sm.online_softmax(xs),
+            lambda: torch.softmax(xs, -1),
+            lambda: _close(sm.online_softmax(xs), torch.softmax(xs.float(), -1), 1e-3, 1e-2),
+        )
+    )
     xshort = randn(262144, 128, dtype=fp16, scale=2.0)
-    cases.append(Case("tpl_online_softmax", "262144x128 fp16 (row packing)", "fp16", 5 * xshort.numel(),
-                      4 * xshort.numel(), lambda: sm.online_softmax(xshort), lambda: torch.softmax(xshort, -1),
-                      lambda: _close(sm.online_softmax(xshort), torch.softmax(xshort.float(), -1), 1e-3, 1e-2)))
+    cases.append(
+        Case(
+            "tpl_online_softmax",
+            "262144x128 fp16 (row packing)",
+            "fp16",
+            5 * xshort.numel(),
+            4 * xshort.numel(),
+            lambda: sm.online_softmax(xshort),
+            lambda: torch.softmax(xshort, -1),
+            lambda: _close(
+                sm.online_softmax(xshort), torch.softmax(xshort.float(), -1), 1e-3, 1e-2
+            ),
+        )
+    )
 
     ln = _load("tpl_welford_layernorm")
     xl, wl, bl = randn(8192, 4096), randn(4096), randn(4096)
-    cases.append(Case("tpl_welford_layernorm", "8192x4096 bf16", "bf16", 8 * xl.numel(), 2 * 2 * xl.numel() + 8 * 4096,
-                      lambda: ln.welford_layernorm(xl, wl, bl), lambda: torch.nn.functional.layer_norm(xl, (4096,), wl, bl),
-                      lambda: _close(ln.welford_layernorm(xl, wl, bl)[0],
-                                     torch.nn.functional.layer_norm(xl.float(), (4096,), wl.float(), bl.float()), 4e-2, 2e-2)))
+    cases.append(
+        Case(
+            "tpl_welford_layernorm",
+            "8192x4096 bf16",
+            "bf16",
+            8 * xl.numel(),
+            2 * 2 * xl.numel() + 8 * 4096,
+            lambda: ln.welford_layernorm(xl, wl, bl),
+            lambda: torch.nn.functional.layer_norm(xl, (4096,), wl, bl),
+            lambda: _close(
+                ln.welford_layernorm(xl, wl, bl)[0],
+                torch.nn.functional.layer_norm(xl.float(), (4096,), wl.float(), bl.float()),
+                4e-2,
+                2e-2,
+            ),
+        )
+    )
 
     pa = _load("tpl_paged_attention_decode")
     B, H, KVH, D, PAGE, ctx = 32, 32, 8, 128, 16, 4096
@@ -152,7 +261,9 @@ def _cases(dev: torch.device) -> list[Case]:
     num_pages = B * pages_per_seq
     q = randn(B, H, D)
     kc, vc = randn(num_pages, PAGE, KVH, D), randn(num_pages, PAGE, KVH, D)
-    bt = torch.randperm(num_pages, device=dev, generator=g).reshape(B, pages_per_seq).to(torch.int32)
+    bt = (
+        torch.randperm(num_pages, device=dev, generator=g).reshape(B, pages_per_seq).to(torch.int32)
+    )
     lens = torch.full((B,), ctx, device=dev, dtype=torch.int32)
 
     def pa_ref() -> torch.Tensor:
@@ -162,27 +273,58 @@ def _cases(dev: torch.device) -> list[Case]:
         return torch.einsum("bht,bthd->bhd", torch.softmax(s, -1), v)
 
     kv_bytes = 2 * B * ctx * KVH * D * 2
-    cases.append(Case("tpl_paged_attention_decode", "B32 H32 KVH8 D128 ctx4096 page16 bf16", "bf16", 4 * B * H * ctx * D,
-                      kv_bytes + 4 * B * H * D, lambda: pa.paged_attention_decode(q, kc, vc, bt, lens, num_splits=4), None,
-                      lambda: _close(pa.paged_attention_decode(q, kc, vc, bt, lens, num_splits=4), pa_ref(), 2e-2, 2e-2)))
+    cases.append(
+        Case(
+            "tpl_paged_attention_decode",
+            "B32 H32 KVH8 D128 ctx4096 page16 bf16",
+            "bf16",
+            4 * B * H * ctx * D,
+            kv_bytes + 4 * B * H * D,
+            lambda: pa.paged_attention_decode(q, kc, vc, bt, lens, num_splits=4),
+            None,
+            lambda: _close(
+                pa.paged_attention_decode(q, kc, vc, bt, lens, num_splits=4), pa_ref(), 2e-2, 2e-2
+            ),
+        )
+    )
 
     rr = _load("tpl_row_reduce")
     xr = randn(8192, 4096)
-    cases.append(Case("tpl_row_reduce", "8192x4096 bf16 sum", "bf16", xr.numel(), 2 * xr.numel() + 4 * 8192,
-                      lambda: rr.row_reduce(xr, "sum"), lambda: xr.float().sum(1),
-                      lambda: _close(rr.row_reduce(xr, "sum"), xr.double().sum(1), 1e-2, 1e-4)))
+    cases.append(
+        Case(
+            "tpl_row_reduce",
+            "8192x4096 bf16 sum",
+            "bf16",
+            xr.numel(),
+            2 * xr.numel() + 4 * 8192,
+            lambda: rr.row_reduce(xr, "sum"),
+            lambda: xr.float().sum(1),
+            lambda: _close(rr.row_reduce(xr, "sum"), xr.double().sum(1), 1e-2, 1e-4),
+        )
+    )
 
     lz = _load("tpl_logsumexp_zloss")
     zl = randn(4096, 128256, scale=3.0)
-    cases.append(Case("tpl_logsumexp_zloss", "4096x128256 bf16", "bf16", 4 * zl.numel(), 2 * zl.numel() + 8 * 4096,
-                      lambda: lz.logsumexp_zloss(zl), lambda: torch.logsumexp(zl.float(), -1),
-                      lambda: _close(lz.logsumexp_zloss(zl)[0], torch.logsumexp(zl.double(), -1), 1e-3, 1e-5)))
+    cases.append(
+        Case(
+            "tpl_logsumexp_zloss",
+            "4096x128256 bf16",
+            "bf16",
+            4 * zl.numel(),
+            2 * zl.numel() + 8 * 4096,
+            lambda: lz.logsumexp_zloss(zl),
+            lambda: torch.logsumexp(zl.float(), -1),
+            lambda: _close(lz.logsumexp_zloss(zl)[0], torch.logsumexp(zl.double(), -1), 1e-3, 1e-5),
+        )
+    )
 
     sc = _load("tpl_linear_recurrence_scan")
-    sa = (torch.rand(4096, 4096, generator=g, device=dev) * 0.1 + 0.9)
+    sa = torch.rand(4096, 4096, generator=g, device=dev) * 0.1 + 0.9
     sx = randn(4096, 4096, dtype=torch.float32)
 
-    def scan_ref() -> torch.Tensor:  # cumprod/cumsum closed form is unstable; use a chunked fp64 loop
+    def scan_ref() -> (
+        torch.Tensor
+    ):  # cumprod/cumsum closed form is unstable; use a chunked fp64 loop
         h = torch.empty_like(sx, dtype=torch.float64)
         state = torch.zeros(4096, dtype=torch.float64, device=dev)
         for t in range(4096):
@@ -190,14 +332,26 @@ def _cases(dev: torch.device) -> list[Case]:
             h[:, t] = state
         return h
 
-    cases.append(Case("tpl_linear_recurrence_scan", "4096x4096 fp32", "fp32", 2 * sx.numel(), 3 * 4 * sx.numel(),
-                      lambda: sc.linear_recurrence_scan(sa, sx), lambda: torch.cumsum(sx, 1),
-                      lambda: _close(sc.linear_recurrence_scan(sa, sx), scan_ref(), 1e-3, 1e-4)))
+    cases.append(
+        Case(
+            "tpl_linear_recurrence_scan",
+            "4096x4096 fp32",
+            "fp32",
+            2 * sx.numel(),
+            3 * 4 * sx.numel(),
+            lambda: sc.linear_recurrence_scan(sa, sx),
+            lambda: torch.cumsum(sx, 1),
+            lambda: _close(sc.linear_recurrence_scan(sa, sx), scan_ref(), 1e-3, 1e-4),
+        )
+    )
 
     kvs = _load("tpl_kv_cache_scatter")
     T = 8192
     kn, vn = randn(T, KVH, D), randn(T, KVH, D)
-    kcache, vcache = torch.zeros(4096, PAGE, KVH, D, device=dev, dtype=bf16), torch.zeros(4096, PAGE, KVH, D, device=dev, dtype=bf16)
+    kcache, vcache = (
+        torch.zeros(4096, PAGE, KVH, D, device=dev, dtype=bf16),
+        torch.zeros(4096, PAGE, KVH, D, device=dev, dtype=bf16),
+    )
     slots = torch.randperm(4096 * PAGE, device=dev, generator=g)[:T]
 
     def kv_check() -> tuple[bool, str]:
@@ -211,28 +365,64 @@ def _cases(dev: torch.device) -> list[Case]:
         kcache.view(-1, KVH, D)[slots] = kn
         vcache.view(-1, KVH, D)[slots] = vn
 
-    cases.append(Case("tpl_kv_cache_scatter", "8192 tokens KVH8 D128 bf16", "bf16", 0, 2 * 2 * 2 * T * KVH * D,
-                      lambda: kvs.kv_cache_scatter(kn, vn, kcache, vcache, slots), kv_torch, kv_check))
+    cases.append(
+        Case(
+            "tpl_kv_cache_scatter",
+            "8192 tokens KVH8 D128 bf16",
+            "bf16",
+            0,
+            2 * 2 * 2 * T * KVH * D,
+            lambda: kvs.kv_cache_scatter(kn, vn, kcache, vcache, slots),
+            kv_torch,
+            kv_check,
+        )
+    )
 
     eu = _load("tpl_elementwise_unary")
     xe = randn(8192, 14336, scale=4.0)
-    cases.append(Case("tpl_elementwise_unary", "8192x14336 bf16 log_sigmoid", "bf16", 4 * xe.numel(), 4 * xe.numel(),
-                      lambda: eu.elementwise_unary(xe, "log_sigmoid"), lambda: torch.nn.functional.logsigmoid(xe),
-                      lambda: _close(eu.elementwise_unary(xe, "log_sigmoid"),
-                                     torch.nn.functional.logsigmoid(xe.double()), 2e-2, 1e-2)))
+    cases.append(
+        Case(
+            "tpl_elementwise_unary",
+            "8192x14336 bf16 log_sigmoid",
+            "bf16",
+            4 * xe.numel(),
+            4 * xe.numel(),
+            lambda: eu.elementwise_unary(xe, "log_sigmoid"),
+            lambda: torch.nn.functional.logsigmoid(xe),
+            lambda: _close(
+                eu.elementwise_unary(xe, "log_sigmoid"),
+                torch.nn.functional.logsigmoid(xe.double()),
+                2e-2,
+                1e-2,
+            ),
+        )
+    )
 
     sgd = _load("tpl_fused_sgd_momentum")
     n = 100_000_000
-    p, gr, buf = randn(n, dtype=torch.float32), randn(n, dtype=torch.float32), torch.zeros(n, device=dev)
+    p, gr, buf = (
+        randn(n, dtype=torch.float32),
+        randn(n, dtype=torch.float32),
+        torch.zeros(n, device=dev),
+    )
 
     def sgd_check() -> tuple[bool, str]:
         p1, b1 = p.clone(), torch.zeros_like(buf)
         sgd.sgd_momentum_step(p1, gr, b1, lr=0.1, momentum=0.9, weight_decay=0.01, first_step=True)
         return _close(p1, p.double() - 0.1 * (gr.double() + 0.01 * p.double()), 1e-5, 1e-5)
 
-    cases.append(Case("tpl_fused_sgd_momentum", "100M fp32 params", "fp32", 5 * n, 5 * 4 * n,
-                      lambda: sgd.sgd_momentum_step(p, gr, buf, lr=1e-6, momentum=0.9, weight_decay=0.0),
-                      None, sgd_check))
+    cases.append(
+        Case(
+            "tpl_fused_sgd_momentum",
+            "100M fp32 params",
+            "fp32",
+            5 * n,
+            5 * 4 * n,
+            lambda: sgd.sgd_momentum_step(p, gr, buf, lr=1e-6, momentum=0.9, weight_decay=0.0),
+            None,
+            sgd_check,
+        )
+    )
     return cases
 
 
@@ -253,7 +443,9 @@ def run(only: list[str] | None = None) -> dict[str, Any]:
                 res.time_us = do_bench(case.run, warmup=25, rep=100, return_mode="median") * 1e3
                 if case.torch_run is not None:
                     try:
-                        res.torch_us = do_bench(case.torch_run, warmup=25, rep=100, return_mode="median") * 1e3
+                        res.torch_us = (
+                            do_bench(case.torch_run, warmup=25, rep=100, return_mode="median") * 1e3
+                        )
                     except Exception as exc:  # the baseline is context, not the verdict
                         res.detail += f"; torch baseline failed: {type(exc).__name__}: {exc}"
                 if sheet is not None:
@@ -263,7 +455,12 @@ def run(only: list[str] | None = None) -> dict[str, Any]:
                     res.bound = "compute" if t_c >= t_m else "memory"
                     res.attainment = res.roofline_us / res.time_us
         except Exception as exc:  # one broken template must not hide the others' numbers
-            res = Result(case.template, case.shape, False, f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=3)}")
+            res = Result(
+                case.template,
+                case.shape,
+                False,
+                f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=3)}",
+            )
         results.append(res)
         print(json.dumps(asdict(res)), flush=True)
     return {

@@ -23,8 +23,16 @@ from pathlib import Path
 from typing import Any
 
 CHROMIUM = Path("/usr/bin/chromium")
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-         "--disable-sync", "--no-first-run", "--remote-debugging-pipe"]
+FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--remote-debugging-pipe",
+]
 
 MEASURE = """JSON.stringify([...document.querySelectorAll('img, svg')].map(e => {
   const r = e.getBoundingClientRect();
@@ -50,9 +58,14 @@ class _Pipe:
             os.dup2(a, 3)
             os.dup2(b, 4)
 
-        self.proc = subprocess.Popen([str(CHROMIUM), *FLAGS, f"--user-data-dir={user_data_dir}", "about:blank"],
-                                     stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                                     close_fds=False, preexec_fn=wire)
+        self.proc = subprocess.Popen(
+            [str(CHROMIUM), *FLAGS, f"--user-data-dir={user_data_dir}", "about:blank"],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            close_fds=False,
+            preexec_fn=wire,
+        )
         os.close(to_chrome_r)
         os.close(from_chrome_w)
         self._next = 0
@@ -71,7 +84,13 @@ class _Pipe:
                 msg, buf = buf.split(b"\0", 1)
                 self.inbox.put(json.loads(msg))
 
-    def send(self, method: str, params: dict[str, Any] | None = None, session: str | None = None, timeout: float = 30) -> dict[str, Any]:
+    def send(
+        self,
+        method: str,
+        params: dict[str, Any] | None = None,
+        session: str | None = None,
+        timeout: float = 30,
+    ) -> dict[str, Any]:
         self._next += 1
         msg: dict[str, Any] = {"id": self._next, "method": method, "params": params or {}}
         if session:
@@ -124,9 +143,16 @@ def _errors(events: list[dict[str, Any]]) -> list[str]:
         method, params = evt.get("method"), evt.get("params", {})
         if method == "Runtime.exceptionThrown":
             details = params.get("exceptionDetails", {})
-            out.append(f"exception: {details.get('text')} {details.get('exception', {}).get('description', '')}")
+            out.append(
+                f"exception: {details.get('text')} {details.get('exception', {}).get('description', '')}"
+            )
         elif method == "Runtime.consoleAPICalled" and params.get("type") in ("error", "assert"):
-            out.append("console.error: " + " ".join(str(a.get("value", a.get("description", ""))) for a in params.get("args", [])))
+            out.append(
+                "console.error: "
+                + " ".join(
+                    str(a.get("value", a.get("description", ""))) for a in params.get("args", [])
+                )
+            )
         elif method == "Log.entryAdded" and params.get("entry", {}).get("level") == "error":
             entry = params["entry"]
             out.append(f"log ({entry.get('source')}): {entry.get('text')} {entry.get('url', '')}")
@@ -138,16 +164,30 @@ def render_page(page: Path, timeout: float = 60) -> PageResult:
     user_data = Path(tempfile.mkdtemp(prefix="kf-chromium-"))
     pipe = _Pipe(user_data)
     try:
-        target = pipe.send("Target.createTarget", {"url": "about:blank"}, timeout=timeout)["targetId"]
-        session = pipe.send("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
+        target = pipe.send("Target.createTarget", {"url": "about:blank"}, timeout=timeout)[
+            "targetId"
+        ]
+        session = pipe.send("Target.attachToTarget", {"targetId": target, "flatten": True})[
+            "sessionId"
+        ]
         for domain in ("Page", "Runtime", "Log"):
             pipe.send(f"{domain}.enable", session=session)
         pipe.send("Page.navigate", {"url": page.resolve().as_uri()}, session=session)
         pipe.wait_event("Page.loadEventFired", timeout=timeout)
         pipe.drain(0.5)  # late console messages
-        measured = pipe.send("Runtime.evaluate", {"expression": MEASURE, "returnByValue": True}, session=session)
-        title = pipe.send("Runtime.evaluate", {"expression": "document.title", "returnByValue": True}, session=session)
-        return PageResult(title["result"].get("value", ""), json.loads(measured["result"]["value"]), _errors(pipe.events))
+        measured = pipe.send(
+            "Runtime.evaluate", {"expression": MEASURE, "returnByValue": True}, session=session
+        )
+        title = pipe.send(
+            "Runtime.evaluate",
+            {"expression": "document.title", "returnByValue": True},
+            session=session,
+        )
+        return PageResult(
+            title["result"].get("value", ""),
+            json.loads(measured["result"]["value"]),
+            _errors(pipe.events),
+        )
     finally:
         pipe.close()
         shutil.rmtree(user_data, ignore_errors=True)

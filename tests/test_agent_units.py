@@ -253,3 +253,55 @@ def test_attempt_folders_are_whole_and_pairs_are_not_duplicated(tmp_path: Path) 
     assert run.append_pair(pair) and not run.append_pair(pair)
     with pytest.raises(FileExistsError, match="--resume r"):
         RunDir.create(tmp_path, "r")
+
+
+# -- routing --------------------------------------------------------------------------------------
+
+
+def routing_ctx(**overrides: object) -> SimpleNamespace:
+    from agents.config import AgentConfig
+
+    config = AgentConfig(task="softmax_fp32", **overrides)
+    return SimpleNamespace(
+        config=config, offline=config.offline, tracker=SimpleNamespace(exceeded=lambda: None)
+    )
+
+
+def test_routing_after_a_round() -> None:
+    from agents.graph import after_evaluation, after_reflection
+
+    ok, bad = attempt(2, parent=1), attempt(3, passed=False, parent=2)
+    base = {
+        "attempts": [attempt(1), ok, bad],
+        "incumbent_id": 1,
+        "iteration": 2,
+        "stale": 1,
+        "repair_streak": 0,
+    }
+    llm = routing_ctx(llm="replay:x", dropout_after=3)
+    assert after_evaluation({**base, "last_batch": [2]}, llm) == "profile"
+    assert after_evaluation({**base, "last_batch": [2], "stale": 3}, llm) == "dropout"
+    assert after_evaluation({**base, "last_batch": [3]}, llm) == "reflector"
+    assert (
+        after_evaluation({**base, "last_batch": [2]}, routing_ctx(llm="replay:x", optimize=False))
+        == "finish"
+    )
+    assert (
+        after_evaluation({**base, "last_batch": [2], "iteration": 8}, llm) == "finish"
+    )  # budget spent
+
+    repairs = after_reflection({**base, "last_batch": [3], "repair_streak": 1}, llm)
+    assert [s.arg["parent"].id for s in repairs] == [3, 3] and repairs[0].arg["mode"] == "repair"
+    assert (
+        after_reflection({**base, "last_batch": [3], "repair_streak": 4}, llm) == "profile"
+    )  # out of repairs
+    assert (
+        after_reflection(
+            {**base, "last_batch": [3], "repair_streak": 1}, routing_ctx(llm="offline")
+        )
+        == "profile"
+    )
+    assert (
+        after_reflection({**base, "last_batch": [3], "repair_streak": 4, "stale": 3}, llm)
+        == "dropout"
+    )

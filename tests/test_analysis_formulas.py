@@ -26,21 +26,34 @@ from benchmarks.verdict import Stage
 
 def four_tasks():
     """Method m1 on four tasks: three correct (0.5x, 1.5x, 2.5x over eager), one incorrect."""
-    return [row("t1", speedup=0.5, compile_speedup=0.25), row("t2", speedup=1.5, compile_speedup=1.0),
-            row("t3", speedup=2.5, compile_speedup=2.0), row("t4", passed=False, stage="compile")]
+    return [
+        row("t1", speedup=0.5, compile_speedup=0.25),
+        row("t2", speedup=1.5, compile_speedup=1.0),
+        row("t3", speedup=2.5, compile_speedup=2.0),
+        row("t4", passed=False, stage="compile"),
+    ]
 
 
 def test_final_rows_keep_the_best_attempt_of_each_run():
-    rows = [row("t1", passed=False, attempt=0), row("t1", speedup=1.2, attempt=1), row("t1", speedup=1.8, attempt=2),
-            row("t1", passed=False, attempt=3), row("t1", seed=1, passed=False, stage="call", attempt=0),
-            row("t1", seed=1, passed=False, stage="correct_standard", attempt=1)]
+    rows = [
+        row("t1", passed=False, attempt=0),
+        row("t1", speedup=1.2, attempt=1),
+        row("t1", speedup=1.8, attempt=2),
+        row("t1", passed=False, attempt=3),
+        row("t1", seed=1, passed=False, stage="call", attempt=0),
+        row("t1", seed=1, passed=False, stage="correct_standard", attempt=1),
+    ]
     finals = final_rows(rows)
     assert [(r.seed, r.attempt) for r in finals] == [(0, 2), (1, 1)]
 
 
 def test_stage_pass_rates_count_run_outcomes():
-    rows = [row("t1"), row("t2", passed=False, stage="correct_standard", error_class="nondeterministic"),
-            row("t3", passed=False, stage="compile"), row("t4", passed=False, stage="static")]
+    rows = [
+        row("t1"),
+        row("t2", passed=False, stage="correct_standard", error_class="nondeterministic"),
+        row("t3", passed=False, stage="compile"),
+        row("t4", passed=False, stage="static"),
+    ]
     rates = stage_pass_rates(rows)["m1"]
     assert (rates[Stage.COMPILE].hits, rates[Stage.COMPILE].total) == (3, 4)
     assert rates[Stage.CALL].hits == 2
@@ -63,8 +76,12 @@ def test_fast_p_and_geomean_match_hand_values():
 def test_speed_on_the_cpu_interpreter_is_not_measured_never_a_number():
     rows = [cpu_row("t1"), cpu_row("t2", passed=False), cpu_row("t3", parent=0, attempt=1)]
     a = analyze(rows, weights={"t1": 1.0})
-    assert a.fast_p_eager["m1"].values is None and a.fast_p_eager["m1"].reason.startswith(NOT_MEASURED)
-    assert str(a.speedups["m1"].eager).startswith(NOT_MEASURED) and str(a.speedups["m1"].compile).startswith(NOT_MEASURED)
+    assert a.fast_p_eager["m1"].values is None and a.fast_p_eager["m1"].reason.startswith(
+        NOT_MEASURED
+    )
+    assert str(a.speedups["m1"].eager).startswith(NOT_MEASURED) and str(
+        a.speedups["m1"].compile
+    ).startswith(NOT_MEASURED)
     assert str(a.s_agg["m1"].value).startswith(NOT_MEASURED)
     assert str(a.table[("c1", "m1")].geomean_eager).startswith(NOT_MEASURED)
     assert all(str(p.best_speedup).startswith(NOT_MEASURED) for p in a.iterations["m1"])
@@ -80,8 +97,12 @@ def test_a_correct_gpu_kernel_without_timing_makes_speed_not_measured():
 
 
 def test_s_agg_weights_scores_and_counts_failures_as_zero():
-    rows = [row("a", score=0.5, speedup=1.0), row("a", seed=1, score=0.7, speedup=1.0), row("b", passed=False),
-            row("elsewhere", score=0.9, speedup=3.0)]
+    rows = [
+        row("a", score=0.5, speedup=1.0),
+        row("a", seed=1, score=0.7, speedup=1.0),
+        row("b", passed=False),
+        row("elsewhere", score=0.9, speedup=3.0),
+    ]
     result = s_agg(rows, weights={"a": 3.0, "b": 1.0, "c": 2.0})["m1"]
     # best score over seeds for a (0.7), 0 for the failed b; c has no row: not covered
     assert result.value == pytest.approx((3.0 * 0.7 + 1.0 * 0.0) / 4.0)
@@ -99,10 +120,21 @@ def test_s_agg_uses_the_serving_suite_weights():
 
 def balanced_design():
     """2 categories x 2 methods x 2 tasks per category; correct: (c1, m1) both, (c1, m2) one, c2 none."""
-    outcome = {("t1", "m1"): 1, ("t2", "m1"): 1, ("t1", "m2"): 1, ("t2", "m2"): 0,
-               ("t3", "m1"): 0, ("t4", "m1"): 0, ("t3", "m2"): 0, ("t4", "m2"): 0}
+    outcome = {
+        ("t1", "m1"): 1,
+        ("t2", "m1"): 1,
+        ("t1", "m2"): 1,
+        ("t2", "m2"): 0,
+        ("t3", "m1"): 0,
+        ("t4", "m1"): 0,
+        ("t3", "m2"): 0,
+        ("t4", "m2"): 0,
+    }
     cats = {"t1": "c1", "t2": "c1", "t3": "c2", "t4": "c2"}
-    return [row(t, m, passed=bool(ok), category=cats[t], speedup=1.0 if ok else None) for (t, m), ok in outcome.items()]
+    return [
+        row(t, m, passed=bool(ok), category=cats[t], speedup=1.0 if ok else None)
+        for (t, m), ok in outcome.items()
+    ]
 
 
 def test_variance_share_is_eta_squared_of_each_factor():
@@ -130,10 +162,12 @@ def test_category_method_table():
 
 
 def test_iteration_curves():
-    run_a = [row("t1", passed=False, stage="static", iteration=1, attempt=1, run_id="A"),
-             row("t1", passed=False, stage="call", iteration=1, attempt=2, run_id="A"),
-             row("t1", speedup=1.2, iteration=2, attempt=3, parent=2, run_id="A"),
-             row("t1", speedup=1.5, iteration=3, attempt=4, parent=3, run_id="A")]
+    run_a = [
+        row("t1", passed=False, stage="static", iteration=1, attempt=1, run_id="A"),
+        row("t1", passed=False, stage="call", iteration=1, attempt=2, run_id="A"),
+        row("t1", speedup=1.2, iteration=2, attempt=3, parent=2, run_id="A"),
+        row("t1", speedup=1.5, iteration=3, attempt=4, parent=3, run_id="A"),
+    ]
     run_b = [row("t2", speedup=2.0, iteration=1, attempt=1, run_id="B")]
     pts = iteration_curves(run_a + run_b)["m1"]
     assert [p.attempts for p in pts] == [3, 1, 1]
@@ -146,9 +180,15 @@ def test_iteration_curves():
 
 
 def test_repair_bias_compares_rescued_kernels_with_first_try_kernels():
-    repaired = [row("t1", passed=False, attempt=1, run_id="A"), row("t1", speedup=1.0, attempt=2, parent=1, run_id="A"),
-                row("t1", speedup=1.44, attempt=3, parent=2, run_id="A")]  # its grandparent failed: rescued too
-    first = [row("t2", speedup=2.0, attempt=1, run_id="B"), row("t2", speedup=3.0, attempt=2, parent=1, run_id="B")]
+    repaired = [
+        row("t1", passed=False, attempt=1, run_id="A"),
+        row("t1", speedup=1.0, attempt=2, parent=1, run_id="A"),
+        row("t1", speedup=1.44, attempt=3, parent=2, run_id="A"),
+    ]  # its grandparent failed: rescued too
+    first = [
+        row("t2", speedup=2.0, attempt=1, run_id="B"),
+        row("t2", speedup=3.0, attempt=2, parent=1, run_id="B"),
+    ]
     bias = repair_bias(repaired + first)["m1"]
     assert (bias.rescued, bias.first_try, bias.descended) == (2, 1, 1)
     assert bias.rescued_speedup == pytest.approx(1.2)
@@ -157,9 +197,13 @@ def test_repair_bias_compares_rescued_kernels_with_first_try_kernels():
 
 
 def test_portability_is_max_over_min_across_gpus():
-    rows = [row("t1", speedup=2.0, device=H200), row("t1", speedup=1.0, device="NVIDIA A100"),
-            row("t2", speedup=1.5, device=H200), row("t2", speedup=1.2, device="NVIDIA A100"),
-            row("t3", speedup=1.5, device=H200)]  # only one GPU: not in the table
+    rows = [
+        row("t1", speedup=2.0, device=H200),
+        row("t1", speedup=1.0, device="NVIDIA A100"),
+        row("t2", speedup=1.5, device=H200),
+        row("t2", speedup=1.2, device="NVIDIA A100"),
+        row("t3", speedup=1.5, device=H200),
+    ]  # only one GPU: not in the table
     p = portability(rows)
     assert p.devices == ["NVIDIA A100", H200]
     assert [(e.task_id, e.ratio) for e in p.entries] == [("t1", 2.0), ("t2", pytest.approx(1.25))]
@@ -168,8 +212,12 @@ def test_portability_is_max_over_min_across_gpus():
 
 
 def test_feature_adoption_from_ptx():
-    rows = [row("t1", ptx_features={"wgmma": True, "tma": True}), row("t2", ptx_features={"wgmma": False}),
-            row("t3"), row("t4", passed=False, ptx_features={"wgmma": True})]
+    rows = [
+        row("t1", ptx_features={"wgmma": True, "tma": True}),
+        row("t2", ptx_features={"wgmma": False}),
+        row("t3"),
+        row("t4", passed=False, ptx_features={"wgmma": True}),
+    ]
     f = feature_adoption(rows)["m1"]
     assert (f.kernels, f.without_ptx) == (2, 1)
     assert f.shares["wgmma"] == 0.5 and f.shares["tma"] == 0.5 and f.shares["mma"] == 0.0

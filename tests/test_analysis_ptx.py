@@ -73,7 +73,9 @@ def test_names_in_comments_and_narrow_loads_do_not_count():
 
 
 def test_statements_sharing_a_line_are_each_seen():
-    assert ptx_features("mov.u32 %r1, 0; wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {%f1}, %rd1, %rd2;")["wgmma"]
+    assert ptx_features(
+        "mov.u32 %r1, 0; wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {%f1}, %rd1, %rd2;"
+    )["wgmma"]
 
 
 def test_features_of_a_folder_merge_its_kernels(tmp_path):

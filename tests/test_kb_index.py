@@ -29,12 +29,24 @@ def _copy_docs(dst: Path, rel_paths: list[str]) -> None:
 def _doc(path: Path, title: str, tier: str, body: str, **extra: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fm = "".join(f"{k}: {v}\n" for k, v in extra.items())
-    path.write_text(f"---\ntitle: {title}\ntier: {tier}\ntags: [test]\napplies_to: [reduce]\n{fm}---\n{body}\n")
+    path.write_text(
+        f"---\ntitle: {title}\ntier: {tier}\ntags: [test]\napplies_to: [reduce]\n{fm}---\n{body}\n"
+    )
 
 
 # Task solutions indexed beside the templates (those present; the suite grows in parallel).
-SOLUTIONS = ("softmax", "rmsnorm", "layernorm", "matmul", "cross_entropy", "embedding", "silu", "cumsum",
-             "w8a8_gemm", "row_argmax")
+SOLUTIONS = (
+    "softmax",
+    "rmsnorm",
+    "layernorm",
+    "matmul",
+    "cross_entropy",
+    "embedding",
+    "silu",
+    "cumsum",
+    "w8a8_gemm",
+    "row_argmax",
+)
 
 
 @pytest.fixture(scope="module")
@@ -69,7 +81,9 @@ def test_real_corpus_is_valid_and_large_enough():
             assert s.metadata["evidence"], f"{s.path} is proven without evidence"
         if s.kind == "kernel" and s.metadata["template"]:
             assert s.metadata["derived_from_task"] == ""
-    assert any(s.source_id.startswith("hw:") for s in sources), "hardware sheets come from profiling.hardware"
+    assert any(s.source_id.startswith("hw:") for s in sources), (
+        "hardware sheets come from profiling.hardware"
+    )
 
 
 def test_proven_doc_without_evidence_is_rejected(tmp_path: Path):
@@ -93,7 +107,10 @@ def test_doc_without_front_matter_names_the_file(tmp_path: Path):
 
 def test_incremental_build_embeds_only_what_changed(tmp_path: Path):
     root = tmp_path / "content"
-    _copy_docs(root, ["numerics/online-softmax.md", "numerics/welford-variance.md", "triton/masks-and-tails.md"])
+    _copy_docs(
+        root,
+        ["numerics/online-softmax.md", "numerics/welford-variance.md", "triton/masks-and-tails.md"],
+    )
     (root / "kernels").mkdir()
     shutil.copy(REAL_KERNELS / "tpl_tiled_gemm.py", root / "kernels")
     kb = KnowledgeBase(path=tmp_path / "store", content_root=root, include_hardware=False)
@@ -144,7 +161,9 @@ def test_search_finds_a_relevant_kernel(real_kb: KnowledgeBase):
 
 
 def test_search_by_task_prefers_its_category(real_kb: KnowledgeBase):
-    hits = real_kb.search("", task="softmax_fp16", hidden_task="softmax_fp16", kinds=("kernel",), k=3)
+    hits = real_kb.search(
+        "", task="softmax_fp16", hidden_task="softmax_fp16", kinds=("kernel",), k=3
+    )
     assert any(h.metadata["category"] == "normalization" for h in hits)
 
 
@@ -174,12 +193,23 @@ def test_hidden_provenance_never_returns_the_tasks_own_solution(real_kb: Knowled
 def test_hidden_provenance_removes_docs_derived_from_the_task(tmp_path: Path):
     root = tmp_path / "content"
     body = "## Trick\nKeep the running max and rescale the sum when it grows."
-    _doc(root / "docs" / "t" / "from-softmax.md", "Softmax notes", "promising", body, derived_from_task="softmax")
+    _doc(
+        root / "docs" / "t" / "from-softmax.md",
+        "Softmax notes",
+        "promising",
+        body,
+        derived_from_task="softmax",
+    )
     _doc(root / "docs" / "t" / "general.md", "General notes", "promising", body)
     kb = KnowledgeBase(path=tmp_path / "store", content_root=root, include_hardware=False)
     kb.build()
-    assert {h.id for h in kb.search("running max rescale", k=5)} == {"doc:t/from-softmax", "doc:t/general"}
-    assert [h.id for h in kb.search("running max rescale", k=5, hidden_task="softmax_bf16")] == ["doc:t/general"]
+    assert {h.id for h in kb.search("running max rescale", k=5)} == {
+        "doc:t/from-softmax",
+        "doc:t/general",
+    }
+    assert [h.id for h in kb.search("running max rescale", k=5, hidden_task="softmax_bf16")] == [
+        "doc:t/general"
+    ]
 
 
 def test_filters(real_kb: KnowledgeBase):
@@ -219,7 +249,9 @@ def test_hardware_sheets_are_indexed_and_boosted(real_kb: KnowledgeBase):
     from profiling.hardware import SHEETS
 
     assert real_kb.stats()["by_topic"]["hardware"] == len(SHEETS)
-    hits = real_kb.search("memory bandwidth and shared memory per SM", k=3, hardware="h200", kinds=("doc",))
+    hits = real_kb.search(
+        "memory bandwidth and shared memory per SM", k=3, hardware="h200", kinds=("doc",)
+    )
     assert hits[0].id == "hw:h200-sxm" and hits[0].tier == "proven"
 
 
@@ -231,10 +263,21 @@ def test_cli_search_and_stats(real_kb: KnowledgeBase, monkeypatch: pytest.Monkey
     monkeypatch.setenv("KERNFORGE_KB_DIR", str(real_kb.store.path))
     monkeypatch.delenv("KERNFORGE_KB_URL", raising=False)
     runner = CliRunner()
-    res = runner.invoke(kb_app, ["search", "split-K decode GEMM", "--k", "2", "--kind", "kernel", "--json"])
+    res = runner.invoke(
+        kb_app, ["search", "split-K decode GEMM", "--k", "2", "--kind", "kernel", "--json"]
+    )
     assert res.exit_code == 0, res.output
     rows = [json.loads(line) for line in res.output.strip().splitlines()]
     assert len(rows) == 2 and all(r["kind"] == "kernel" for r in rows)
+    # kernel text is full of [i, :] indexing; the table must print it, not eat it as rich markup
+    import knowledge_base.cli as cli
+
+    monkeypatch.setattr(cli.console, "width", 240)
+    res = runner.invoke(
+        kb_app,
+        ["search", "online softmax several rows per program", "--k", "1", "--kind", "kernel"],
+    )
+    assert res.exit_code == 0 and "softmax(x[i, :])" in res.output, res.output
     res = runner.invoke(kb_app, ["search", "x", "--hidden"])
     assert res.exit_code == 2
     res = runner.invoke(kb_app, ["stats"])

@@ -85,8 +85,13 @@ def test_build_and_search_through_a_chroma_server(chroma_server: str, tmp_path: 
     hits = kb.search("split the K dimension for a skinny decode GEMM", kinds=("kernel",), k=1)
     assert hits[0].id == "kernel:tpl_splitk_gemm"
     hits = kb.search("decode attention over a paged KV cache", k=2)
-    assert {h.id for h in hits} == {"kernel:tpl_paged_attention_decode", "doc:attention/flash-decoding"}
+    assert {h.id for h in hits} == {
+        "kernel:tpl_paged_attention_decode",
+        "doc:attention/flash-decoding",
+    }
 
     # a second client (another process would do the same) sees the same collection
-    other = KnowledgeBase(url=chroma_server, content_root=root, include_hardware=False, auto_build=False)
+    other = KnowledgeBase(
+        url=chroma_server, content_root=root, include_hardware=False, auto_build=False
+    )
     assert other.stats()["sources"] == 4

@@ -25,7 +25,9 @@ def load():
 
     def _load(stem: str) -> ModuleType:
         if stem not in cache:
-            spec = importlib.util.spec_from_file_location(f"kb_interp_{stem}", KERNELS / f"{stem}.py")
+            spec = importlib.util.spec_from_file_location(
+                f"kb_interp_{stem}", KERNELS / f"{stem}.py"
+            )
             mod = importlib.util.module_from_spec(spec)
             spec.loader.exec_module(mod)
             cache[stem] = mod
@@ -44,10 +46,20 @@ def _gen() -> torch.Generator:
 
 def test_every_template_is_tested_and_declares_metadata():
     tested = {
-        "tpl_tiled_gemm", "tpl_splitk_gemm", "tpl_persistent_gemm", "tpl_online_softmax",
-        "tpl_welford_layernorm", "tpl_gemm_epilogue", "tpl_w8a8_gemm", "tpl_paged_attention_decode",
-        "tpl_row_reduce", "tpl_logsumexp_zloss", "tpl_linear_recurrence_scan", "tpl_kv_cache_scatter",
-        "tpl_elementwise_unary", "tpl_fused_sgd_momentum",
+        "tpl_tiled_gemm",
+        "tpl_splitk_gemm",
+        "tpl_persistent_gemm",
+        "tpl_online_softmax",
+        "tpl_welford_layernorm",
+        "tpl_gemm_epilogue",
+        "tpl_w8a8_gemm",
+        "tpl_paged_attention_decode",
+        "tpl_row_reduce",
+        "tpl_logsumexp_zloss",
+        "tpl_linear_recurrence_scan",
+        "tpl_kv_cache_scatter",
+        "tpl_elementwise_unary",
+        "tpl_fused_sgd_momentum",
     }
     assert set(TEMPLATES) == tested, "a new template needs an interpreter test here"
     for stem in TEMPLATES:
@@ -56,8 +68,10 @@ def test_every_template_is_tested_and_declares_metadata():
         for word in ("Traffic", "Tiling", "Tunables"):
             assert doc and word in doc, f"{stem}: header docstring must say {word}"
         meta = next(
-            ast.literal_eval(n.value) for n in tree.body
-            if isinstance(n, ast.Assign) and any(getattr(t, "id", "") == "KB_META" for t in n.targets)
+            ast.literal_eval(n.value)
+            for n in tree.body
+            if isinstance(n, ast.Assign)
+            and any(getattr(t, "id", "") == "KB_META" for t in n.targets)
         )
         assert meta["template"] is True
 
@@ -126,7 +140,9 @@ def test_welford_layernorm_survives_a_large_offset(load):
     ref = torch.nn.functional.layer_norm(x.double(), (1500,), w.double(), b.double(), 1e-5)
     torch.testing.assert_close(y.double(), ref, atol=1e-4, rtol=1e-4)
     torch.testing.assert_close(mean.double(), x.double().mean(1), atol=1e-3, rtol=0)
-    torch.testing.assert_close(rstd.double(), 1 / (x.double().var(1, unbiased=False) + 1e-5).sqrt(), rtol=1e-3, atol=0)
+    torch.testing.assert_close(
+        rstd.double(), 1 / (x.double().var(1, unbiased=False) + 1e-5).sqrt(), rtol=1e-3, atol=0
+    )
 
 
 # sigmoid(-large) overflows exp in numpy (the interpreter) on the way to an exact 0: harmless
@@ -158,9 +174,20 @@ def test_w8a8_gemm(load):
     a_q, a_s = mod.quantize_per_row(a)
     w_q, w_s = mod.quantize_per_row(w)
     bias = torch.randn(40, generator=g)
-    c = mod.w8a8_gemm(a_q, w_q.t(), a_s, w_s, bias=bias, out_dtype=torch.float32,
-                      BLOCK_M=16, BLOCK_N=16, BLOCK_K=32)
-    exact = (a_q.double() @ w_q.double().t()) * a_s.double()[:, None] * w_s.double()[None, :] + bias.double()
+    c = mod.w8a8_gemm(
+        a_q,
+        w_q.t(),
+        a_s,
+        w_s,
+        bias=bias,
+        out_dtype=torch.float32,
+        BLOCK_M=16,
+        BLOCK_N=16,
+        BLOCK_K=32,
+    )
+    exact = (a_q.double() @ w_q.double().t()) * a_s.double()[:, None] * w_s.double()[
+        None, :
+    ] + bias.double()
     torch.testing.assert_close(c.double(), exact, atol=1e-4, rtol=1e-5)
     # and the quantized product stays close to the fp32 one
     cos = torch.nn.functional.cosine_similarity(c.flatten(), (a @ w.t() + bias).flatten(), dim=0)
@@ -201,10 +228,15 @@ def test_paged_attention_decode(load, num_splits):
 @pytest.mark.parametrize("op", ["sum", "mean", "max", "absmax", "l2norm"])
 def test_row_reduce(load, op):
     mod = load("tpl_row_reduce")
-    x = torch.randn(5, 3000, generator=_gen()) - 2.0  # all-negative-ish rows catch a 0 identity for max
+    x = (
+        torch.randn(5, 3000, generator=_gen()) - 2.0
+    )  # all-negative-ish rows catch a 0 identity for max
     out = mod.row_reduce(x, op, BLOCK_N=1024)
     ref = {
-        "sum": x.sum(1), "mean": x.mean(1), "max": x.amax(1), "absmax": x.abs().amax(1),
+        "sum": x.sum(1),
+        "mean": x.mean(1),
+        "max": x.amax(1),
+        "absmax": x.abs().amax(1),
         "l2norm": x.norm(dim=1),
     }[op]
     torch.testing.assert_close(out, ref, atol=1e-3, rtol=1e-5)
@@ -237,8 +269,12 @@ def test_linear_recurrence_scan(load):
     torch.testing.assert_close(h.double(), ref, atol=1e-4, rtol=1e-4)
     # a = 1 is cumsum
     ones = torch.ones(2, 300)
-    torch.testing.assert_close(mod.linear_recurrence_scan(ones, x[:2, :300], BLOCK_T=128),
-                               x[:2, :300].cumsum(1), atol=1e-4, rtol=1e-4)
+    torch.testing.assert_close(
+        mod.linear_recurrence_scan(ones, x[:2, :300], BLOCK_T=128),
+        x[:2, :300].cumsum(1),
+        atol=1e-4,
+        rtol=1e-4,
+    )
 
 
 def test_kv_cache_scatter(load):
@@ -285,6 +321,7 @@ def test_fused_sgd_momentum_matches_torch_optim(load):
     for step, grad in enumerate(grads):
         ref.grad = grad.clone()
         opt.step()
-        mod.sgd_momentum_step(p, grad, buf, lr=0.1, momentum=0.9, weight_decay=0.01,
-                              first_step=step == 0, BLOCK=256)
+        mod.sgd_momentum_step(
+            p, grad, buf, lr=0.1, momentum=0.9, weight_decay=0.01, first_step=step == 0, BLOCK=256
+        )
     torch.testing.assert_close(p, ref.detach(), atol=1e-6, rtol=1e-6)

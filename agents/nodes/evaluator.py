@@ -15,6 +15,8 @@ taken from disk, not judged again, so a resumed run never duplicates or loses an
 
 from __future__ import annotations
 
+import hashlib
+import json
 from typing import Any
 
 from agents.context import RunContext
@@ -45,8 +47,6 @@ def summarize_verdict(verdict: Any) -> VerdictSummary:
 
 def judge(ctx: RunContext, candidate: Candidate, attempt_id: int) -> Attempt:
     """Evaluate one candidate and write its attempt folder."""
-    import hashlib
-
     from benchmarks.judge import JudgeConfig, evaluate
 
     cfg = ctx.config
@@ -172,8 +172,6 @@ def record_pairs(ctx: RunContext, known: dict[int, Attempt], fixed: Attempt) -> 
 
 
 def _verdict_json(ctx: RunContext, attempt: Attempt) -> dict[str, Any]:
-    import json
-
     return json.loads(
         (ctx.run.attempt_dir(attempt.id) / "verdict.json").read_text(encoding="utf-8")
     )
@@ -209,17 +207,9 @@ def evaluator(state: AgentState, ctx: RunContext) -> dict[str, Any]:
         batch.append(attempt)
         if attempt.accepted:
             incumbent_id = attempt.id
-            best = attempt
-            ctx.run.write_best(
-                ctx.run.read_code(best),
-                best_summary(
-                    ctx,
-                    {**state, "attempts": list(known.values()), "iteration": iteration},
-                    best,
-                    "in progress",
-                    finished=False,
-                ),
-            )
+            summary_state = {**state, "attempts": list(known.values()), "iteration": iteration}
+            summary = best_summary(ctx, summary_state, attempt, "in progress", finished=False)
+            ctx.run.write_best(ctx.run.read_code(attempt), summary)
         if attempt.passed:
             record_pairs(ctx, known, attempt)
         ctx.progress.attempt(attempt)

@@ -28,8 +28,15 @@ KB_META = {
     "op_family": "elementwise_math",
     "category": "math",
     "dtypes": ["fp32", "fp16", "bf16"],
-    "techniques": ["flat_1d_grid", "tail_mask", "int64_offsets", "fp32_compute", "stable_log_sigmoid",
-                   "kahan_log1p", "constexpr_specialization"],
+    "techniques": [
+        "flat_1d_grid",
+        "tail_mask",
+        "int64_offsets",
+        "fp32_compute",
+        "stable_log_sigmoid",
+        "kahan_log1p",
+        "constexpr_specialization",
+    ],
     "tunables": {"BLOCK": [1024, 2048, 4096, 8192], "num_warps": [4, 8]},
     "verified_on": [],
     "attainment": {},
@@ -65,5 +72,7 @@ def elementwise_unary(x: torch.Tensor, op: str = "log_sigmoid", BLOCK: int = 204
     x = x.contiguous()
     y = torch.empty_like(x)
     n = x.numel()
-    _unary_kernel[(triton.cdiv(n, BLOCK),)](x, y, n, OP=op, BLOCK=BLOCK, num_warps=4 if BLOCK <= 2048 else 8)
+    _unary_kernel[(triton.cdiv(n, BLOCK),)](
+        x, y, n, OP=op, BLOCK=BLOCK, num_warps=4 if BLOCK <= 2048 else 8
+    )
     return y

@@ -28,8 +28,15 @@ KB_META = {
     "op_family": "fused_optimizer",
     "category": "optimizer",
     "dtypes": ["fp32", "bf16"],
-    "techniques": ["flat_1d_grid", "in_place_update", "tail_mask", "int64_offsets", "fp32_compute",
-                   "scalar_hyperparameters", "constexpr_specialization"],
+    "techniques": [
+        "flat_1d_grid",
+        "in_place_update",
+        "tail_mask",
+        "int64_offsets",
+        "fp32_compute",
+        "scalar_hyperparameters",
+        "constexpr_specialization",
+    ],
     "tunables": {"BLOCK": [1024, 2048, 4096], "num_warps": [4, 8]},
     "verified_on": [],
     "attainment": {},
@@ -38,8 +45,9 @@ KB_META = {
 
 
 @triton.jit
-def _sgd_momentum_kernel(p_ptr, g_ptr, buf_ptr, n, lr, momentum, weight_decay,
-                         FIRST: tl.constexpr, BLOCK: tl.constexpr):
+def _sgd_momentum_kernel(
+    p_ptr, g_ptr, buf_ptr, n, lr, momentum, weight_decay, FIRST: tl.constexpr, BLOCK: tl.constexpr
+):
     offs = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
     mask = offs < n
     p = tl.load(p_ptr + offs, mask=mask, other=0.0).to(tl.float32)
@@ -64,7 +72,9 @@ def sgd_momentum_step(
     BLOCK: int = 2048,
 ) -> None:
     """Update p and buf (fp32) in place; all three must be contiguous with the same numel."""
-    assert p.is_contiguous() and g.is_contiguous() and buf.is_contiguous(), "in-place update needs contiguous tensors"
+    assert p.is_contiguous() and g.is_contiguous() and buf.is_contiguous(), (
+        "in-place update needs contiguous tensors"
+    )
     assert p.numel() == g.numel() == buf.numel() and buf.dtype == torch.float32
     n = p.numel()
     _sgd_momentum_kernel[(triton.cdiv(n, BLOCK),)](

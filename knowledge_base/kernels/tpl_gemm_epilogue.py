@@ -23,10 +23,24 @@ KB_META = {
     "op_family": "gemm",
     "category": "fusion",
     "dtypes": ["fp16", "bf16", "fp32"],
-    "techniques": ["epilogue_fusion", "bias", "activation", "residual_add", "constexpr_specialization",
-                   "tiling", "grouped_ordering", "fp32_accumulation"],
-    "tunables": {"BLOCK_M": [64, 128], "BLOCK_N": [64, 128, 256], "BLOCK_K": [32, 64], "GROUP_M": [8],
-                 "num_warps": [4, 8], "num_stages": [3, 4]},
+    "techniques": [
+        "epilogue_fusion",
+        "bias",
+        "activation",
+        "residual_add",
+        "constexpr_specialization",
+        "tiling",
+        "grouped_ordering",
+        "fp32_accumulation",
+    ],
+    "tunables": {
+        "BLOCK_M": [64, 128],
+        "BLOCK_N": [64, 128, 256],
+        "BLOCK_K": [32, 64],
+        "GROUP_M": [8],
+        "num_warps": [4, 8],
+        "num_stages": [3, 4],
+    },
     "verified_on": [],
     "attainment": {},
     "template": True,
@@ -49,10 +63,29 @@ def _apply_activation(x, ACTIVATION: tl.constexpr):
 
 @triton.jit
 def _gemm_epilogue_kernel(
-    a_ptr, b_ptr, bias_ptr, r_ptr, c_ptr, M, N, K,
-    stride_am, stride_ak, stride_bk, stride_bn, stride_rm, stride_rn, stride_cm, stride_cn,
-    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr,
-    ACTIVATION: tl.constexpr, HAS_BIAS: tl.constexpr, HAS_RESIDUAL: tl.constexpr,
+    a_ptr,
+    b_ptr,
+    bias_ptr,
+    r_ptr,
+    c_ptr,
+    M,
+    N,
+    K,
+    stride_am,
+    stride_ak,
+    stride_bk,
+    stride_bn,
+    stride_rm,
+    stride_rn,
+    stride_cm,
+    stride_cn,
+    BLOCK_M: tl.constexpr,
+    BLOCK_N: tl.constexpr,
+    BLOCK_K: tl.constexpr,
+    GROUP_M: tl.constexpr,
+    ACTIVATION: tl.constexpr,
+    HAS_BIAS: tl.constexpr,
+    HAS_RESIDUAL: tl.constexpr,
 ):
     pid = tl.program_id(0)
     num_pid_m = tl.cdiv(M, BLOCK_M)
@@ -69,10 +102,16 @@ def _gemm_epilogue_kernel(
     acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
     for k0 in range(0, K, BLOCK_K):
         ks = k0 + rk
-        a = tl.load(a_ptr + rm[:, None] * stride_am + ks[None, :] * stride_ak,
-                    mask=(rm[:, None] < M) & (ks[None, :] < K), other=0.0)
-        b = tl.load(b_ptr + ks[:, None] * stride_bk + rn[None, :] * stride_bn,
-                    mask=(ks[:, None] < K) & (rn[None, :] < N), other=0.0)
+        a = tl.load(
+            a_ptr + rm[:, None] * stride_am + ks[None, :] * stride_ak,
+            mask=(rm[:, None] < M) & (ks[None, :] < K),
+            other=0.0,
+        )
+        b = tl.load(
+            b_ptr + ks[:, None] * stride_bk + rn[None, :] * stride_bn,
+            mask=(ks[:, None] < K) & (rn[None, :] < N),
+            other=0.0,
+        )
         acc = tl.dot(a, b, acc)
 
     # Epilogue on the fp32 accumulator, still in registers.
@@ -82,10 +121,15 @@ def _gemm_epilogue_kernel(
         acc += tl.load(bias_ptr + rn, mask=n_ok, other=0.0).to(tl.float32)[None, :]
     acc = _apply_activation(acc, ACTIVATION)
     if HAS_RESIDUAL:
-        r = tl.load(r_ptr + rm[:, None] * stride_rm + rn[None, :] * stride_rn, mask=out_mask, other=0.0)
+        r = tl.load(
+            r_ptr + rm[:, None] * stride_rm + rn[None, :] * stride_rn, mask=out_mask, other=0.0
+        )
         acc += r.to(tl.float32)
-    tl.store(c_ptr + rm[:, None] * stride_cm + rn[None, :] * stride_cn,
-             acc.to(c_ptr.dtype.element_ty), mask=out_mask)
+    tl.store(
+        c_ptr + rm[:, None] * stride_cm + rn[None, :] * stride_cn,
+        acc.to(c_ptr.dtype.element_ty),
+        mask=out_mask,
+    )
 
 
 def gemm_epilogue(
@@ -110,11 +154,30 @@ def gemm_epilogue(
     r = residual if residual is not None else c  # never read when HAS_RESIDUAL is False
     grid = (triton.cdiv(M, BLOCK_M) * triton.cdiv(N, BLOCK_N),)
     _gemm_epilogue_kernel[grid](
-        a, b, bias if bias is not None else c, r, c, M, N, K,
-        a.stride(0), a.stride(1), b.stride(0), b.stride(1), r.stride(0), r.stride(1),
-        c.stride(0), c.stride(1),
-        BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N, BLOCK_K=BLOCK_K, GROUP_M=GROUP_M,
-        ACTIVATION=activation, HAS_BIAS=bias is not None, HAS_RESIDUAL=residual is not None,
-        num_warps=num_warps, num_stages=num_stages,
+        a,
+        b,
+        bias if bias is not None else c,
+        r,
+        c,
+        M,
+        N,
+        K,
+        a.stride(0),
+        a.stride(1),
+        b.stride(0),
+        b.stride(1),
+        r.stride(0),
+        r.stride(1),
+        c.stride(0),
+        c.stride(1),
+        BLOCK_M=BLOCK_M,
+        BLOCK_N=BLOCK_N,
+        BLOCK_K=BLOCK_K,
+        GROUP_M=GROUP_M,
+        ACTIVATION=activation,
+        HAS_BIAS=bias is not None,
+        HAS_RESIDUAL=residual is not None,
+        num_warps=num_warps,
+        num_stages=num_stages,
     )
     return c

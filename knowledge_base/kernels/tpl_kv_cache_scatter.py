@@ -26,8 +26,14 @@ KB_META = {
     "op_family": "scatter_rows",
     "category": "index",
     "dtypes": ["fp32", "fp16", "bf16"],
-    "techniques": ["data_dependent_store", "slot_mapping", "int64_offsets", "padding_skip_mask",
-                   "2d_grid_token_by_column_block", "paged_kv"],
+    "techniques": [
+        "data_dependent_store",
+        "slot_mapping",
+        "int64_offsets",
+        "padding_skip_mask",
+        "2d_grid_token_by_column_block",
+        "paged_kv",
+    ],
     "tunables": {"BLOCK": [256, 512, 1024, 2048], "num_warps": [2, 4]},
     "verified_on": [],
     "attainment": {},
@@ -37,8 +43,17 @@ KB_META = {
 
 @triton.jit
 def _kv_scatter_kernel(
-    k_ptr, v_ptr, kc_ptr, vc_ptr, slot_ptr, HD, PAGE,
-    stride_kt, stride_vt, stride_cp, stride_ct,
+    k_ptr,
+    v_ptr,
+    kc_ptr,
+    vc_ptr,
+    slot_ptr,
+    HD,
+    PAGE,
+    stride_kt,
+    stride_vt,
+    stride_cp,
+    stride_ct,
     BLOCK: tl.constexpr,
 ):
     t = tl.program_id(0).to(tl.int64)
@@ -63,13 +78,27 @@ def kv_cache_scatter(
 ) -> None:
     """k, v [T, KV_HEADS, D]; caches [pages, PAGE, KV_HEADS, D] (updated in place); slots int [T]."""
     T, kv_heads, D = k.shape
-    assert v.shape == k.shape and k_cache.shape == v_cache.shape and k_cache.shape[2:] == (kv_heads, D)
+    assert (
+        v.shape == k.shape and k_cache.shape == v_cache.shape and k_cache.shape[2:] == (kv_heads, D)
+    )
     assert k.stride(2) == 1 and k.stride(1) == D and v.stride(2) == 1 and v.stride(1) == D
-    assert k_cache.stride(3) == 1 and k_cache.stride(2) == D and v_cache.stride() == k_cache.stride()
+    assert (
+        k_cache.stride(3) == 1 and k_cache.stride(2) == D and v_cache.stride() == k_cache.stride()
+    )
     hd = kv_heads * D
     block = min(BLOCK, triton.next_power_of_2(hd))
     _kv_scatter_kernel[(T, triton.cdiv(hd, block))](
-        k, v, k_cache, v_cache, slot_mapping, hd, k_cache.shape[1],
-        k.stride(0), v.stride(0), k_cache.stride(0), k_cache.stride(1),
-        BLOCK=block, num_warps=4 if block >= 1024 else 2,
+        k,
+        v,
+        k_cache,
+        v_cache,
+        slot_mapping,
+        hd,
+        k_cache.shape[1],
+        k.stride(0),
+        v.stride(0),
+        k_cache.stride(0),
+        k_cache.stride(1),
+        BLOCK=block,
+        num_warps=4 if block >= 1024 else 2,
     )

@@ -25,8 +25,14 @@ KB_META = {
     "op_family": "scan",
     "category": "scan",
     "dtypes": ["fp32", "fp16", "bf16"],
-    "techniques": ["associative_scan", "tuple_combine", "chunked_row_loop", "carried_state", "fp32_accumulation",
-                   "int64_offsets"],
+    "techniques": [
+        "associative_scan",
+        "tuple_combine",
+        "chunked_row_loop",
+        "carried_state",
+        "fp32_accumulation",
+        "int64_offsets",
+    ],
     "tunables": {"BLOCK_T": [256, 1024, 4096], "num_warps": [4, 8]},
     "verified_on": [],
     "attainment": {},
@@ -40,7 +46,9 @@ def _affine_combine(a1, x1, a2, x2):
 
 
 @triton.jit
-def _linear_scan_kernel(a_ptr, x_ptr, h_ptr, T, stride_a, stride_x, stride_h, BLOCK_T: tl.constexpr):
+def _linear_scan_kernel(
+    a_ptr, x_ptr, h_ptr, T, stride_a, stride_x, stride_h, BLOCK_T: tl.constexpr
+):
     row = tl.program_id(0).to(tl.int64)
     offs = tl.arange(0, BLOCK_T)
     carry = tl.zeros((), tl.float32)
@@ -66,6 +74,15 @@ def linear_recurrence_scan(a: torch.Tensor, x: torch.Tensor, BLOCK_T: int = 1024
     M, T = x.shape
     h = torch.empty_like(x)
     block = min(BLOCK_T, triton.next_power_of_2(T))
-    _linear_scan_kernel[(M,)](a, x, h, T, a.stride(0), x.stride(0), h.stride(0), BLOCK_T=block,
-                              num_warps=4 if block <= 1024 else 8)
+    _linear_scan_kernel[(M,)](
+        a,
+        x,
+        h,
+        T,
+        a.stride(0),
+        x.stride(0),
+        h.stride(0),
+        BLOCK_T=block,
+        num_warps=4 if block <= 1024 else 8,
+    )
     return h

@@ -24,8 +24,15 @@ KB_META = {
     "op_family": "row_reduction_loss",
     "category": "loss",
     "dtypes": ["fp32", "fp16", "bf16"],
-    "techniques": ["online_logsumexp", "one_program_per_row", "chunked_row_loop", "per_lane_accumulator",
-                   "neg_inf_guard", "fp32_accumulation", "int64_offsets"],
+    "techniques": [
+        "online_logsumexp",
+        "one_program_per_row",
+        "chunked_row_loop",
+        "per_lane_accumulator",
+        "neg_inf_guard",
+        "fp32_accumulation",
+        "int64_offsets",
+    ],
     "tunables": {"BLOCK_V": [2048, 4096, 8192], "num_warps": [8, 16]},
     "verified_on": [],
     "attainment": {},
@@ -55,7 +62,9 @@ def _lse_zloss_kernel(z_ptr, lse_ptr, zloss_ptr, V, stride_z, coef, BLOCK_V: tl.
     tl.store(zloss_ptr + row, coef * lse * lse)
 
 
-def logsumexp_zloss(z: torch.Tensor, coef: float = 1e-4, BLOCK_V: int = 4096) -> tuple[torch.Tensor, torch.Tensor]:
+def logsumexp_zloss(
+    z: torch.Tensor, coef: float = 1e-4, BLOCK_V: int = 4096
+) -> tuple[torch.Tensor, torch.Tensor]:
     assert z.dim() == 2, "expected logits z[M, V]"
     if z.stride(1) != 1:
         z = z.contiguous()

@@ -23,8 +23,19 @@ KB_META = {
     "op_family": "row_normalization",
     "category": "normalization",
     "dtypes": ["fp32", "fp16", "bf16"],
-    "techniques": ["online_softmax", "row_packing", "single_pass_when_fits", "fp32_accumulation", "masking", "neg_inf_guard"],
-    "tunables": {"ROWS": [1, 2, 4, 8, 16, 32], "BLOCK_N": [128, 1024, 4096, 8192], "num_warps": [1, 2, 4, 8, 16]},
+    "techniques": [
+        "online_softmax",
+        "row_packing",
+        "single_pass_when_fits",
+        "fp32_accumulation",
+        "masking",
+        "neg_inf_guard",
+    ],
+    "tunables": {
+        "ROWS": [1, 2, 4, 8, 16, 32],
+        "BLOCK_N": [128, 1024, 4096, 8192],
+        "num_warps": [1, 2, 4, 8, 16],
+    },
     "verified_on": [],
     "attainment": {},
     "template": True,
@@ -33,8 +44,15 @@ KB_META = {
 
 @triton.jit
 def _online_softmax_kernel(
-    x_ptr, y_ptr, M, N, stride_xm, stride_ym,
-    ROWS: tl.constexpr, BLOCK_N: tl.constexpr, SINGLE_PASS: tl.constexpr,
+    x_ptr,
+    y_ptr,
+    M,
+    N,
+    stride_xm,
+    stride_ym,
+    ROWS: tl.constexpr,
+    BLOCK_N: tl.constexpr,
+    SINGLE_PASS: tl.constexpr,
 ):
     rows = tl.program_id(0).to(tl.int64) * ROWS + tl.arange(0, ROWS)
     row_ok = rows < M
@@ -83,7 +101,15 @@ def online_softmax(x: torch.Tensor, max_block: int = 8192, tile_elems: int = 409
     rows = max(1, min(32, tile_elems // block_n, triton.next_power_of_2(M)))
     num_warps = 4 if rows * block_n <= 4096 else 8 if rows * block_n <= 8192 else 16
     _online_softmax_kernel[(triton.cdiv(M, rows),)](
-        x, y, M, N, x.stride(0), y.stride(0),
-        ROWS=rows, BLOCK_N=block_n, SINGLE_PASS=N <= block_n, num_warps=num_warps,
+        x,
+        y,
+        M,
+        N,
+        x.stride(0),
+        y.stride(0),
+        ROWS=rows,
+        BLOCK_N=block_n,
+        SINGLE_PASS=N <= block_n,
+        num_warps=num_warps,
     )
     return y

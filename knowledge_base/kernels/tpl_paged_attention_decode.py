@@ -29,9 +29,22 @@ KB_META = {
     "op_family": "attention",
     "category": "attention",
     "dtypes": ["fp16", "bf16"],
-    "techniques": ["paged_kv", "flash_decoding", "split_kv", "gqa_grouping", "online_softmax", "tensor_cores",
-                   "deterministic_merge", "decode_shapes"],
-    "tunables": {"NUM_SPLITS": [1, 2, 4, 8, 16], "PAGE": [16, 32, 64], "num_warps": [4], "num_stages": [2, 3]},
+    "techniques": [
+        "paged_kv",
+        "flash_decoding",
+        "split_kv",
+        "gqa_grouping",
+        "online_softmax",
+        "tensor_cores",
+        "deterministic_merge",
+        "decode_shapes",
+    ],
+    "tunables": {
+        "NUM_SPLITS": [1, 2, 4, 8, 16],
+        "PAGE": [16, 32, 64],
+        "num_warps": [4],
+        "num_stages": [2, 3],
+    },
     "verified_on": [],
     "attainment": {},
     "template": True,
@@ -40,10 +53,30 @@ KB_META = {
 
 @triton.jit
 def _paged_decode_partial_kernel(
-    q_ptr, k_ptr, v_ptr, bt_ptr, lens_ptr, o_ptr, m_ptr, l_ptr,
-    scale, H, KV_HEADS, max_pages, pages_per_split,
-    stride_qb, stride_qh, stride_kp, stride_kt, stride_kh, stride_bt,
-    NUM_SPLITS: tl.constexpr, G: tl.constexpr, BLOCK_G: tl.constexpr, PAGE: tl.constexpr, D: tl.constexpr,
+    q_ptr,
+    k_ptr,
+    v_ptr,
+    bt_ptr,
+    lens_ptr,
+    o_ptr,
+    m_ptr,
+    l_ptr,
+    scale,
+    H,
+    KV_HEADS,
+    max_pages,
+    pages_per_split,
+    stride_qb,
+    stride_qh,
+    stride_kp,
+    stride_kt,
+    stride_kh,
+    stride_bt,
+    NUM_SPLITS: tl.constexpr,
+    G: tl.constexpr,
+    BLOCK_G: tl.constexpr,
+    PAGE: tl.constexpr,
+    D: tl.constexpr,
 ):
     b = tl.program_id(0)
     kvh = tl.program_id(1)
@@ -55,8 +88,11 @@ def _paged_decode_partial_kernel(
     g_ok = g < G
     heads = kvh * G + g
 
-    q = tl.load(q_ptr + b.to(tl.int64) * stride_qb + heads[:, None] * stride_qh + d[None, :],
-                mask=g_ok[:, None], other=0.0)
+    q = tl.load(
+        q_ptr + b.to(tl.int64) * stride_qb + heads[:, None] * stride_qh + d[None, :],
+        mask=g_ok[:, None],
+        other=0.0,
+    )
     m = tl.full((BLOCK_G,), float("-inf"), tl.float32)
     l_sum = tl.zeros((BLOCK_G,), tl.float32)
     acc = tl.zeros((BLOCK_G, D), tl.float32)
@@ -88,8 +124,15 @@ def _paged_decode_partial_kernel(
 
 @triton.jit
 def _paged_decode_merge_kernel(
-    o_part_ptr, m_ptr, l_ptr, out_ptr, stride_ob, stride_oh, H,
-    NUM_SPLITS: tl.constexpr, D: tl.constexpr,
+    o_part_ptr,
+    m_ptr,
+    l_ptr,
+    out_ptr,
+    stride_ob,
+    stride_oh,
+    H,
+    NUM_SPLITS: tl.constexpr,
+    D: tl.constexpr,
 ):
     b = tl.program_id(0)
     h = tl.program_id(1)
@@ -103,7 +146,9 @@ def _paged_decode_merge_kernel(
     l_star = tl.sum(l_s * w, axis=0)
     o = tl.load(o_part_ptr + (row + s)[:, None] * D + d[None, :])
     out = tl.sum(o * w[:, None], axis=0) / tl.where(l_star == 0.0, 1.0, l_star)
-    tl.store(out_ptr + b.to(tl.int64) * stride_ob + h * stride_oh + d, out.to(out_ptr.dtype.element_ty))
+    tl.store(
+        out_ptr + b.to(tl.int64) * stride_ob + h * stride_oh + d, out.to(out_ptr.dtype.element_ty)
+    )
 
 
 def paged_attention_decode(
@@ -120,7 +165,9 @@ def paged_attention_decode(
     context_lens int32 [B] -> o [B, H, D] in q's dtype."""
     B, H, D = q.shape
     _, page, kv_heads, d_k = k_cache.shape
-    assert d_k == D and v_cache.shape == k_cache.shape, "k/v cache must be [pages, PAGE, KV_HEADS, D]"
+    assert d_k == D and v_cache.shape == k_cache.shape, (
+        "k/v cache must be [pages, PAGE, KV_HEADS, D]"
+    )
     assert H % kv_heads == 0, "H must be a multiple of KV_HEADS (GQA)"
     assert page >= 16 and page & (page - 1) == 0, "PAGE must be a power of two >= 16 (tl.dot tile)"
     assert D >= 16 and D & (D - 1) == 0, "head dim must be a power of two >= 16"
@@ -135,11 +182,30 @@ def paged_attention_decode(
     m_part = torch.empty((rows,), device=q.device, dtype=torch.float32)
     l_part = torch.empty((rows,), device=q.device, dtype=torch.float32)
     _paged_decode_partial_kernel[(B, kv_heads, num_splits)](
-        q, k_cache, v_cache, block_tables, context_lens, o_part, m_part, l_part,
-        scale, H, kv_heads, max_pages, pages_per_split,
-        q.stride(0), q.stride(1), k_cache.stride(0), k_cache.stride(1), k_cache.stride(2),
+        q,
+        k_cache,
+        v_cache,
+        block_tables,
+        context_lens,
+        o_part,
+        m_part,
+        l_part,
+        scale,
+        H,
+        kv_heads,
+        max_pages,
+        pages_per_split,
+        q.stride(0),
+        q.stride(1),
+        k_cache.stride(0),
+        k_cache.stride(1),
+        k_cache.stride(2),
         block_tables.stride(0),
-        NUM_SPLITS=num_splits, G=G, BLOCK_G=max(16, triton.next_power_of_2(G)), PAGE=page, D=D,
+        NUM_SPLITS=num_splits,
+        G=G,
+        BLOCK_G=max(16, triton.next_power_of_2(G)),
+        PAGE=page,
+        D=D,
         num_warps=num_warps,
     )
     out = torch.empty_like(q)

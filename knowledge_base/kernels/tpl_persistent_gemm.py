@@ -23,9 +23,22 @@ KB_META = {
     "op_family": "gemm",
     "category": "matmul",
     "dtypes": ["fp16", "bf16", "fp32"],
-    "techniques": ["persistent", "grouped_ordering", "tile_scheduling", "fp32_accumulation", "masking"],
-    "tunables": {"BLOCK_M": [128, 256], "BLOCK_N": [128, 256], "BLOCK_K": [64], "GROUP_M": [8],
-                 "num_warps": [4, 8], "num_stages": [3, 4], "NUM_SMS": ["sm_count", "2*sm_count"]},
+    "techniques": [
+        "persistent",
+        "grouped_ordering",
+        "tile_scheduling",
+        "fp32_accumulation",
+        "masking",
+    ],
+    "tunables": {
+        "BLOCK_M": [128, 256],
+        "BLOCK_N": [128, 256],
+        "BLOCK_K": [64],
+        "GROUP_M": [8],
+        "num_warps": [4, 8],
+        "num_stages": [3, 4],
+        "NUM_SMS": ["sm_count", "2*sm_count"],
+    },
     "verified_on": [],
     "attainment": {},
     "template": True,
@@ -34,10 +47,23 @@ KB_META = {
 
 @triton.jit
 def _persistent_gemm_kernel(
-    a_ptr, b_ptr, c_ptr, M, N, K,
-    stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,
-    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
-    GROUP_M: tl.constexpr, NUM_SMS: tl.constexpr,
+    a_ptr,
+    b_ptr,
+    c_ptr,
+    M,
+    N,
+    K,
+    stride_am,
+    stride_ak,
+    stride_bk,
+    stride_bn,
+    stride_cm,
+    stride_cn,
+    BLOCK_M: tl.constexpr,
+    BLOCK_N: tl.constexpr,
+    BLOCK_K: tl.constexpr,
+    GROUP_M: tl.constexpr,
+    NUM_SMS: tl.constexpr,
 ):
     start = tl.program_id(0)
     num_pid_m = tl.cdiv(M, BLOCK_M)
@@ -55,10 +81,16 @@ def _persistent_gemm_kernel(
         acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
         for k0 in range(0, K, BLOCK_K):
             ks = k0 + rk
-            a = tl.load(a_ptr + rm[:, None] * stride_am + ks[None, :] * stride_ak,
-                        mask=(rm[:, None] < M) & (ks[None, :] < K), other=0.0)
-            b = tl.load(b_ptr + ks[:, None] * stride_bk + rn[None, :] * stride_bn,
-                        mask=(ks[:, None] < K) & (rn[None, :] < N), other=0.0)
+            a = tl.load(
+                a_ptr + rm[:, None] * stride_am + ks[None, :] * stride_ak,
+                mask=(rm[:, None] < M) & (ks[None, :] < K),
+                other=0.0,
+            )
+            b = tl.load(
+                b_ptr + ks[:, None] * stride_bk + rn[None, :] * stride_bn,
+                mask=(ks[:, None] < K) & (rn[None, :] < N),
+                other=0.0,
+            )
             acc = tl.dot(a, b, acc)
         c_ptrs = c_ptr + rm[:, None] * stride_cm + rn[None, :] * stride_cn
         tl.store(c_ptrs, acc.to(c_ptr.dtype.element_ty), mask=(rm[:, None] < M) & (rn[None, :] < N))
@@ -89,9 +121,24 @@ def persistent_gemm(
     tiles = triton.cdiv(M, BLOCK_M) * triton.cdiv(N, BLOCK_N)
     grid_size = min(programs or num_sms(a.device), tiles)
     _persistent_gemm_kernel[(grid_size,)](
-        a, b, c, M, N, K,
-        a.stride(0), a.stride(1), b.stride(0), b.stride(1), c.stride(0), c.stride(1),
-        BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N, BLOCK_K=BLOCK_K, GROUP_M=GROUP_M, NUM_SMS=grid_size,
-        num_warps=num_warps, num_stages=num_stages,
+        a,
+        b,
+        c,
+        M,
+        N,
+        K,
+        a.stride(0),
+        a.stride(1),
+        b.stride(0),
+        b.stride(1),
+        c.stride(0),
+        c.stride(1),
+        BLOCK_M=BLOCK_M,
+        BLOCK_N=BLOCK_N,
+        BLOCK_K=BLOCK_K,
+        GROUP_M=GROUP_M,
+        NUM_SMS=grid_size,
+        num_warps=num_warps,
+        num_stages=num_stages,
     )
     return c

@@ -25,9 +25,21 @@ KB_META = {
     "op_family": "gemm",
     "category": "matmul",
     "dtypes": ["fp16", "bf16", "fp32"],
-    "techniques": ["split_k", "deterministic_reduction", "decode_shapes", "fp32_accumulation", "masking"],
-    "tunables": {"SPLIT_K": [2, 4, 8, 16], "BLOCK_M": [16, 32, 64], "BLOCK_N": [64, 128],
-                 "BLOCK_K": [64, 128, 256], "num_warps": [4], "num_stages": [3, 4, 5]},
+    "techniques": [
+        "split_k",
+        "deterministic_reduction",
+        "decode_shapes",
+        "fp32_accumulation",
+        "masking",
+    ],
+    "tunables": {
+        "SPLIT_K": [2, 4, 8, 16],
+        "BLOCK_M": [16, 32, 64],
+        "BLOCK_N": [64, 128],
+        "BLOCK_K": [64, 128, 256],
+        "num_warps": [4],
+        "num_stages": [3, 4, 5],
+    },
     "verified_on": [],
     "attainment": {},
     "template": True,
@@ -36,9 +48,20 @@ KB_META = {
 
 @triton.jit
 def _splitk_partial_kernel(
-    a_ptr, b_ptr, ws_ptr, M, N, K, K_PER_SPLIT,
-    stride_am, stride_ak, stride_bk, stride_bn,
-    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
+    a_ptr,
+    b_ptr,
+    ws_ptr,
+    M,
+    N,
+    K,
+    K_PER_SPLIT,
+    stride_am,
+    stride_ak,
+    stride_bk,
+    stride_bn,
+    BLOCK_M: tl.constexpr,
+    BLOCK_N: tl.constexpr,
+    BLOCK_K: tl.constexpr,
 ):
     tile = tl.program_id(0)
     split = tl.program_id(1)
@@ -55,10 +78,16 @@ def _splitk_partial_kernel(
     for k0 in range(k_start, k_end, BLOCK_K):
         ks = k0 + rk
         k_ok = ks < k_end
-        a = tl.load(a_ptr + rm[:, None] * stride_am + ks[None, :] * stride_ak,
-                    mask=(rm[:, None] < M) & k_ok[None, :], other=0.0)
-        b = tl.load(b_ptr + ks[:, None] * stride_bk + rn[None, :] * stride_bn,
-                    mask=k_ok[:, None] & (rn[None, :] < N), other=0.0)
+        a = tl.load(
+            a_ptr + rm[:, None] * stride_am + ks[None, :] * stride_ak,
+            mask=(rm[:, None] < M) & k_ok[None, :],
+            other=0.0,
+        )
+        b = tl.load(
+            b_ptr + ks[:, None] * stride_bk + rn[None, :] * stride_bn,
+            mask=k_ok[:, None] & (rn[None, :] < N),
+            other=0.0,
+        )
         acc = tl.dot(a, b, acc)
 
     ws = ws_ptr + split.to(tl.int64) * M * N + rm[:, None] * N + rn[None, :]
@@ -94,9 +123,22 @@ def splitk_gemm(
     c = torch.empty((M, N), device=a.device, dtype=a.dtype)
     grid = (triton.cdiv(M, BLOCK_M) * triton.cdiv(N, BLOCK_N), SPLIT_K)
     _splitk_partial_kernel[grid](
-        a, b, ws, M, N, K, k_per_split,
-        a.stride(0), a.stride(1), b.stride(0), b.stride(1),
-        BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N, BLOCK_K=BLOCK_K, num_warps=num_warps, num_stages=num_stages,
+        a,
+        b,
+        ws,
+        M,
+        N,
+        K,
+        k_per_split,
+        a.stride(0),
+        a.stride(1),
+        b.stride(0),
+        b.stride(1),
+        BLOCK_M=BLOCK_M,
+        BLOCK_N=BLOCK_N,
+        BLOCK_K=BLOCK_K,
+        num_warps=num_warps,
+        num_stages=num_stages,
     )
     block = 1024
     _splitk_reduce_kernel[(triton.cdiv(M * N, block),)](ws, c, M * N, SPLIT_K=SPLIT_K, BLOCK=block)

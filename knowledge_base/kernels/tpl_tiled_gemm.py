@@ -23,9 +23,22 @@ KB_META = {
     "op_family": "gemm",
     "category": "matmul",
     "dtypes": ["fp16", "bf16", "fp32"],
-    "techniques": ["tiling", "grouped_ordering", "fp32_accumulation", "tensor_cores", "masking", "int64_offsets"],
-    "tunables": {"BLOCK_M": [64, 128, 256], "BLOCK_N": [64, 128, 256], "BLOCK_K": [32, 64, 128],
-                 "GROUP_M": [4, 8, 16], "num_warps": [4, 8], "num_stages": [2, 3, 4, 5]},
+    "techniques": [
+        "tiling",
+        "grouped_ordering",
+        "fp32_accumulation",
+        "tensor_cores",
+        "masking",
+        "int64_offsets",
+    ],
+    "tunables": {
+        "BLOCK_M": [64, 128, 256],
+        "BLOCK_N": [64, 128, 256],
+        "BLOCK_K": [32, 64, 128],
+        "GROUP_M": [4, 8, 16],
+        "num_warps": [4, 8],
+        "num_stages": [2, 3, 4, 5],
+    },
     "verified_on": [],
     "attainment": {},
     "template": True,
@@ -43,9 +56,22 @@ CONFIGS = [
 
 @triton.jit
 def _tiled_gemm_kernel(
-    a_ptr, b_ptr, c_ptr, M, N, K,
-    stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,
-    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr,
+    a_ptr,
+    b_ptr,
+    c_ptr,
+    M,
+    N,
+    K,
+    stride_am,
+    stride_ak,
+    stride_bk,
+    stride_bn,
+    stride_cm,
+    stride_cn,
+    BLOCK_M: tl.constexpr,
+    BLOCK_N: tl.constexpr,
+    BLOCK_K: tl.constexpr,
+    GROUP_M: tl.constexpr,
 ):
     # Grouped ordering: walk GROUP_M tile-rows column by column so neighbours share operands in L2.
     pid = tl.program_id(0)
@@ -92,9 +118,23 @@ def tiled_gemm(
     c = torch.empty((M, N), device=a.device, dtype=a.dtype)
     grid = (triton.cdiv(M, BLOCK_M) * triton.cdiv(N, BLOCK_N),)
     _tiled_gemm_kernel[grid](
-        a, b, c, M, N, K,
-        a.stride(0), a.stride(1), b.stride(0), b.stride(1), c.stride(0), c.stride(1),
-        BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N, BLOCK_K=BLOCK_K, GROUP_M=GROUP_M,
-        num_warps=num_warps, num_stages=num_stages,
+        a,
+        b,
+        c,
+        M,
+        N,
+        K,
+        a.stride(0),
+        a.stride(1),
+        b.stride(0),
+        b.stride(1),
+        c.stride(0),
+        c.stride(1),
+        BLOCK_M=BLOCK_M,
+        BLOCK_N=BLOCK_N,
+        BLOCK_K=BLOCK_K,
+        GROUP_M=GROUP_M,
+        num_warps=num_warps,
+        num_stages=num_stages,
     )
     return c

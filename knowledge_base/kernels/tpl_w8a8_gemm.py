@@ -25,10 +25,24 @@ KB_META = {
     "op_family": "gemm",
     "category": "quantization",
     "dtypes": ["int8"],
-    "techniques": ["w8a8", "int8_tensor_cores", "int32_accumulation", "per_token_scale", "per_channel_scale",
-                   "scale_in_epilogue", "tiling", "grouped_ordering"],
-    "tunables": {"BLOCK_M": [16, 32, 64, 128], "BLOCK_N": [64, 128, 256], "BLOCK_K": [64, 128],
-                 "GROUP_M": [8], "num_warps": [4, 8], "num_stages": [3, 4, 5]},
+    "techniques": [
+        "w8a8",
+        "int8_tensor_cores",
+        "int32_accumulation",
+        "per_token_scale",
+        "per_channel_scale",
+        "scale_in_epilogue",
+        "tiling",
+        "grouped_ordering",
+    ],
+    "tunables": {
+        "BLOCK_M": [16, 32, 64, 128],
+        "BLOCK_N": [64, 128, 256],
+        "BLOCK_K": [64, 128],
+        "GROUP_M": [8],
+        "num_warps": [4, 8],
+        "num_stages": [3, 4, 5],
+    },
     "verified_on": [],
     "attainment": {},
     "template": True,
@@ -37,9 +51,25 @@ KB_META = {
 
 @triton.jit
 def _w8a8_gemm_kernel(
-    a_ptr, b_ptr, as_ptr, bs_ptr, bias_ptr, c_ptr, M, N, K,
-    stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,
-    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr,
+    a_ptr,
+    b_ptr,
+    as_ptr,
+    bs_ptr,
+    bias_ptr,
+    c_ptr,
+    M,
+    N,
+    K,
+    stride_am,
+    stride_ak,
+    stride_bk,
+    stride_bn,
+    stride_cm,
+    stride_cn,
+    BLOCK_M: tl.constexpr,
+    BLOCK_N: tl.constexpr,
+    BLOCK_K: tl.constexpr,
+    GROUP_M: tl.constexpr,
     HAS_BIAS: tl.constexpr,
 ):
     pid = tl.program_id(0)
@@ -59,10 +89,16 @@ def _w8a8_gemm_kernel(
     acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.int32)
     for k0 in range(0, K, BLOCK_K):
         ks = k0 + rk
-        a = tl.load(a_ptr + rm[:, None] * stride_am + ks[None, :] * stride_ak,
-                    mask=m_ok[:, None] & (ks[None, :] < K), other=0)
-        b = tl.load(b_ptr + ks[:, None] * stride_bk + rn[None, :] * stride_bn,
-                    mask=(ks[:, None] < K) & n_ok[None, :], other=0)
+        a = tl.load(
+            a_ptr + rm[:, None] * stride_am + ks[None, :] * stride_ak,
+            mask=m_ok[:, None] & (ks[None, :] < K),
+            other=0,
+        )
+        b = tl.load(
+            b_ptr + ks[:, None] * stride_bk + rn[None, :] * stride_bn,
+            mask=(ks[:, None] < K) & n_ok[None, :],
+            other=0,
+        )
         acc = tl.dot(a, b, acc, out_dtype=tl.int32)
 
     a_s = tl.load(as_ptr + rm, mask=m_ok, other=0.0)
@@ -70,8 +106,11 @@ def _w8a8_gemm_kernel(
     out = acc.to(tl.float32) * a_s[:, None] * b_s[None, :]
     if HAS_BIAS:
         out += tl.load(bias_ptr + rn, mask=n_ok, other=0.0).to(tl.float32)[None, :]
-    tl.store(c_ptr + rm[:, None] * stride_cm + rn[None, :] * stride_cn,
-             out.to(c_ptr.dtype.element_ty), mask=m_ok[:, None] & n_ok[None, :])
+    tl.store(
+        c_ptr + rm[:, None] * stride_cm + rn[None, :] * stride_cn,
+        out.to(c_ptr.dtype.element_ty),
+        mask=m_ok[:, None] & n_ok[None, :],
+    )
 
 
 def quantize_per_row(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
@@ -101,14 +140,33 @@ def w8a8_gemm(
     assert a_q.shape[1] == b_q.shape[0], "expected A[M, K] @ B[K, N]"
     M, K = a_q.shape
     N = b_q.shape[1]
-    assert a_scale.shape == (M,) and b_scale.shape == (N,), "scales: a_scale[M] (per token), b_scale[N] (per channel)"
+    assert a_scale.shape == (M,) and b_scale.shape == (N,), (
+        "scales: a_scale[M] (per token), b_scale[N] (per channel)"
+    )
     c = torch.empty((M, N), device=a_q.device, dtype=out_dtype)
     grid = (triton.cdiv(M, BLOCK_M) * triton.cdiv(N, BLOCK_N),)
     _w8a8_gemm_kernel[grid](
-        a_q, b_q, a_scale.float().contiguous(), b_scale.float().contiguous(),
-        bias if bias is not None else c, c, M, N, K,
-        a_q.stride(0), a_q.stride(1), b_q.stride(0), b_q.stride(1), c.stride(0), c.stride(1),
-        BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N, BLOCK_K=BLOCK_K, GROUP_M=GROUP_M, HAS_BIAS=bias is not None,
-        num_warps=num_warps, num_stages=num_stages,
+        a_q,
+        b_q,
+        a_scale.float().contiguous(),
+        b_scale.float().contiguous(),
+        bias if bias is not None else c,
+        c,
+        M,
+        N,
+        K,
+        a_q.stride(0),
+        a_q.stride(1),
+        b_q.stride(0),
+        b_q.stride(1),
+        c.stride(0),
+        c.stride(1),
+        BLOCK_M=BLOCK_M,
+        BLOCK_N=BLOCK_N,
+        BLOCK_K=BLOCK_K,
+        GROUP_M=GROUP_M,
+        HAS_BIAS=bias is not None,
+        num_warps=num_warps,
+        num_stages=num_stages,
     )
     return c

@@ -28,7 +28,15 @@ KB_META = {
     "op_family": "row_normalization",
     "category": "normalization",
     "dtypes": ["fp32", "fp16", "bf16"],
-    "techniques": ["welford", "chan_merge", "shifted_data", "tl_reduce_combine", "fp32_accumulation", "masking", "two_pass_l2_reuse"],
+    "techniques": [
+        "welford",
+        "chan_merge",
+        "shifted_data",
+        "tl_reduce_combine",
+        "fp32_accumulation",
+        "masking",
+        "two_pass_l2_reuse",
+    ],
     "tunables": {"BLOCK_N": [512, 1024, 2048, 4096, 8192], "num_warps": [4, 8, 16]},
     "verified_on": [],
     "attainment": {},
@@ -48,7 +56,16 @@ def _welford_combine(mean_a, m2_a, n_a, mean_b, m2_b, n_b):
 
 @triton.jit
 def _layernorm_kernel(
-    x_ptr, w_ptr, b_ptr, y_ptr, mean_ptr, rstd_ptr, N, stride_x, stride_y, eps,
+    x_ptr,
+    w_ptr,
+    b_ptr,
+    y_ptr,
+    mean_ptr,
+    rstd_ptr,
+    N,
+    stride_x,
+    stride_y,
+    eps,
     BLOCK_N: tl.constexpr,
 ):
     row = tl.program_id(0).to(tl.int64)
@@ -86,9 +103,15 @@ def _layernorm_kernel(
 
 
 def welford_layernorm(
-    x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor, eps: float = 1e-5, BLOCK_N: int = 4096
+    x: torch.Tensor,
+    weight: torch.Tensor,
+    bias: torch.Tensor,
+    eps: float = 1e-5,
+    BLOCK_N: int = 4096,
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    assert x.dim() == 2 and weight.shape == bias.shape == (x.shape[1],), "expected x[M, N], w[N], b[N]"
+    assert x.dim() == 2 and weight.shape == bias.shape == (x.shape[1],), (
+        "expected x[M, N], w[N], b[N]"
+    )
     if x.stride(1) != 1:
         x = x.contiguous()
     M, N = x.shape
@@ -98,7 +121,17 @@ def welford_layernorm(
     block = min(BLOCK_N, triton.next_power_of_2(N))
     num_warps = 4 if block <= 1024 else 8 if block <= 4096 else 16
     _layernorm_kernel[(M,)](
-        x, weight, bias, y, mean, rstd, N, x.stride(0), y.stride(0), eps,
-        BLOCK_N=block, num_warps=num_warps,
+        x,
+        weight,
+        bias,
+        y,
+        mean,
+        rstd,
+        N,
+        x.stride(0),
+        y.stride(0),
+        eps,
+        BLOCK_N=block,
+        num_warps=num_warps,
     )
     return y, mean, rstd
