@@ -280,6 +280,20 @@ def demo(task: str = typer.Option(DEFAULT_DEMO_TASK, help="task to run the demo 
     raise typer.Exit(0 if result.best_kernel is not None else 1)
 
 
+def _mount_results_commands() -> None:
+    """import / report / pairs: thin command modules whose heavy imports happen when they run."""
+    from agents.cli_import import import_cmd
+    from agents.cli_pairs import pairs_app
+    from agents.cli_report import report_cmd
+
+    app.command("import")(import_cmd)
+    app.command("report")(report_cmd)
+    app.add_typer(pairs_app, name="pairs")
+
+
+_mount_results_commands()
+
+
 def _mount_optional() -> None:
     """Sub-apps from packages that may be absent in a minimal install (e.g. the GPU machine)."""
     try:

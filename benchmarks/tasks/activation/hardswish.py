@@ -17,7 +17,7 @@ ENTRY_POINT = "hardswish"
 DTYPES = ("fp32", "fp16", "bf16")
 SHAPES = [
     {"name": "mobilenetv3_l_stem_b256", "dims": {"B": 256, "C": 16, "H": 112, "W": 112}, "weight": 0.4,
-     "phase": "prefill", "source": "MobileNetV3-Large stem conv output (16 ch, 112x112), batch 256 training"},
+     "phase": "train", "source": "MobileNetV3-Large stem conv output (16 ch, 112x112), batch 256 training"},
     {"name": "mobilenetv3_l_last_b256", "dims": {"B": 256, "C": 960, "H": 7, "W": 7}, "weight": 0.3,
      "phase": "prefill", "source": "MobileNetV3-Large final 1x1 conv output (960 ch, 7x7), batch 256"},
     {"name": "mobilenetv3_l_expand_b1_tail", "dims": {"B": 1, "C": 240, "H": 14, "W": 14}, "weight": 0.3,

@@ -20,7 +20,7 @@ SHAPES = [
      "source": "Nemotron-4-15B MLP activation (hidden 6144 -> 24576, squared ReLU), 8192-token prefill"},
     {"name": "nemotron4_15b_mlp_decode", "dims": {"M": 32, "N": 24576}, "weight": 0.3, "phase": "decode",
      "source": "Nemotron-4-15B MLP activation, batch-32 decode"},
-    {"name": "nanogpt_124m_mlp_train", "dims": {"M": 12288, "N": 3072}, "weight": 0.3, "phase": "prefill",
+    {"name": "nanogpt_124m_mlp_train", "dims": {"M": 12288, "N": 3072}, "weight": 0.3, "phase": "train",
      "source": "GPT-2-small (124M) MLP 768 -> 3072 with squared ReLU as in the modded-nanoGPT speedrun; "
                "12 x 1024-token micro-batch (3072 not a power of two)"},
 ]

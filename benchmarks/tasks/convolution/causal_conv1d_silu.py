@@ -20,6 +20,7 @@ ENTRY_POINT = "causal_conv1d_silu"
 DTYPES = ("fp32", "fp16", "bf16")
 PEAK = "vector"  # a depthwise 4-tap filter: 8 FLOPs per element, no tensor-core GEMM inside
 KERNEL = 4
+BASELINE = "causal_conv1d_silu_baseline"
 SHAPES = [
     {"name": "mamba_2p8b_prefill", "dims": {"B": 8, "D": 5120, "L": 2048}, "weight": 0.4, "phase": "prefill",
      "source": "Mamba-2.8B conv1d (d_inner 5120, d_conv 4), 8 x 2048-token prefill"},
@@ -52,6 +53,13 @@ def causal_conv1d_silu(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor
     for k in range(KERNEL):
         pre = pre + w[None, :, k, None] * xp[:, :, k:k + L]
     return (pre / (1.0 + torch.exp(-pre))).to(x.dtype)
+
+
+def causal_conv1d_silu_baseline(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor) -> torch.Tensor:
+    """mamba_ssm's PyTorch fallback (grouped conv1d, then SiLU), timed as the eager baseline."""
+    L = x.shape[-1]
+    y = torch.nn.functional.conv1d(x, weight.unsqueeze(1), bias, padding=KERNEL - 1, groups=x.shape[1])
+    return torch.nn.functional.silu(y[..., :L])
 
 
 def make_inputs(dims, dtype, mode, gen):

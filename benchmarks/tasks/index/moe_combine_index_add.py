@@ -21,6 +21,7 @@ rare values of x and src by 10-1000x.
 """
 ENTRY_POINT = "moe_combine_index_add"
 DTYPES = ("fp32", "fp16", "bf16")
+BASELINE = "moe_combine_index_add_baseline"
 SHAPES = [
     {"name": "deepseek_v3_prefill", "dims": {"T": 4096, "K": 8, "D": 7168}, "weight": 0.4, "phase": "prefill",
      "source": "DeepSeek-V3 MoE combine (hidden 7168, top-8 of 256 routed + 1 shared expert), 4096-token prefill"},
@@ -57,6 +58,11 @@ def moe_combine_index_add(x: torch.Tensor, idx: torch.Tensor, src: torch.Tensor)
     order = torch.argsort(idx, stable=True)
     routed = src.float()[order].view(T, K, D).sum(dim=1)
     return (x.float() + routed).to(x.dtype)
+
+
+def moe_combine_index_add_baseline(x: torch.Tensor, idx: torch.Tensor, src: torch.Tensor) -> torch.Tensor:
+    """The one-call PyTorch version (atomic adds on CUDA, in x's dtype), timed as the baseline."""
+    return x.index_add(0, idx, src)
 
 
 def make_inputs(dims, dtype, mode, gen):

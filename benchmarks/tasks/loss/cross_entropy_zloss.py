@@ -22,11 +22,11 @@ DTYPES = ("fp32", "fp16", "bf16")
 IGNORE_INDEX = -100
 Z_COEF = 1e-4
 SHAPES = [
-    {"name": "olmo2_7b_train", "dims": {"M": 4096, "V": 100352}, "weight": 0.4, "phase": "prefill",
+    {"name": "olmo2_7b_train", "dims": {"M": 4096, "V": 100352}, "weight": 0.4, "phase": "train",
      "source": "OLMo-2-7B LM loss with z-loss (vocab 100352), one 4096-token training sequence"},
-    {"name": "palm_vocab_256k_train", "dims": {"M": 1024, "V": 256000}, "weight": 0.3, "phase": "prefill",
+    {"name": "palm_vocab_256k_train", "dims": {"M": 1024, "V": 256000}, "weight": 0.3, "phase": "train",
      "source": "PaLM-style 256k vocabulary (as in Gemma's 256000) with z-loss 1e-4, 1024-token chunk"},
-    {"name": "olmo_1b_train_tail", "dims": {"M": 1023, "V": 50304}, "weight": 0.3, "phase": "prefill",
+    {"name": "olmo_1b_train_tail", "dims": {"M": 1023, "V": 50304}, "weight": 0.3, "phase": "train",
      "source": "OLMo-1B LM loss (vocab 50280 padded to 50304), 1023 shifted targets (tail size)"},
 ]
 CPU_SHAPES = [

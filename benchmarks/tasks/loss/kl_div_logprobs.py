@@ -18,11 +18,11 @@ are nearly one-hot: their other log-probabilities sit near -1000 and exp(t) unde
 ENTRY_POINT = "kl_div_logprobs"
 DTYPES = ("fp32", "fp16", "bf16")
 SHAPES = [
-    {"name": "llama3_8b_to_1b_distill", "dims": {"M": 1024, "V": 128256}, "weight": 0.5, "phase": "prefill",
+    {"name": "llama3_8b_to_1b_distill", "dims": {"M": 1024, "V": 128256}, "weight": 0.5, "phase": "train",
      "source": "Llama-3.1-8B -> Llama-3.2-1B logit distillation (shared vocab 128256), 1024-token chunk"},
     {"name": "llama3_onpolicy_distill_decode", "dims": {"M": 32, "V": 128256}, "weight": 0.2, "phase": "decode",
      "source": "on-policy distillation with Llama-3 vocab (128256): 32 sampled sequences, one step"},
-    {"name": "qwen2_7b_distill_tail", "dims": {"M": 1023, "V": 152064}, "weight": 0.3, "phase": "prefill",
+    {"name": "qwen2_7b_distill_tail", "dims": {"M": 1023, "V": 152064}, "weight": 0.3, "phase": "train",
      "source": "Qwen2-7B -> Qwen2-0.5B distillation (vocab 152064), 1023 positions of a 1024-token sequence"},
 ]
 CPU_SHAPES = [

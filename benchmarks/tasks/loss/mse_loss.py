@@ -16,11 +16,11 @@ combine step. "outlier" mode puts rare 10-1000x values in both tensors.
 ENTRY_POINT = "mse_loss"
 DTYPES = ("fp32", "fp16", "bf16")
 SHAPES = [
-    {"name": "wan21_video_480p_b8", "dims": {"B": 8, "N": 2096640}, "weight": 0.4, "phase": "prefill",
+    {"name": "wan21_video_480p_b8", "dims": {"B": 8, "N": 2096640}, "weight": 0.4, "phase": "train",
      "source": "Wan2.1 video diffusion training, 480p x 81 frames: latents 16 x 21 x 60 x 104, batch 8"},
-    {"name": "flux_1024px_b32", "dims": {"B": 32, "N": 262144}, "weight": 0.4, "phase": "prefill",
+    {"name": "flux_1024px_b32", "dims": {"B": 32, "N": 262144}, "weight": 0.4, "phase": "train",
      "source": "FLUX.1 / SD3 training at 1024 px: latents 16 x 128 x 128, batch 32"},
-    {"name": "sd15_512px_b13_tail", "dims": {"B": 13, "N": 16384}, "weight": 0.2, "phase": "prefill",
+    {"name": "sd15_512px_b13_tail", "dims": {"B": 13, "N": 16384}, "weight": 0.2, "phase": "train",
      "source": "SD 1.5 training at 512 px: latents 4 x 64 x 64, batch 13 (tail; launch-bound)"},
 ]
 CPU_SHAPES = [

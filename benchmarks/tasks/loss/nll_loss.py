@@ -21,9 +21,9 @@ DTYPES = ("fp32", "fp16", "bf16")
 SPARSE_READS = True
 IGNORE_INDEX = -100
 SHAPES = [
-    {"name": "llama3_8b_train", "dims": {"M": 2048, "V": 128256}, "weight": 0.4, "phase": "prefill",
+    {"name": "llama3_8b_train", "dims": {"M": 2048, "V": 128256}, "weight": 0.4, "phase": "train",
      "source": "Llama-3-8B LM loss from log-probabilities (vocab 128256), 2048-token training sequence"},
-    {"name": "qwen2_7b_train_tail", "dims": {"M": 1023, "V": 152064}, "weight": 0.3, "phase": "prefill",
+    {"name": "qwen2_7b_train_tail", "dims": {"M": 1023, "V": 152064}, "weight": 0.3, "phase": "train",
      "source": "Qwen2-7B LM loss (vocab 152064), 1023 shifted targets of a 1024-token sequence (tail size)"},
     {"name": "llama3_8b_rollout_decode", "dims": {"M": 32, "V": 128256}, "weight": 0.3, "phase": "decode",
      "source": "Llama-3-8B per-step NLL of 32 sampled sequences (RL rollout scoring)"},

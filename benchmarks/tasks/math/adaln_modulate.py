@@ -16,7 +16,7 @@ All three inputs share the dtype; the output is [B, T, D] in it. Compute in fp32
 ENTRY_POINT = "adaln_modulate"
 DTYPES = ("fp32", "fp16", "bf16")
 SHAPES = [
-    {"name": "dit_xl2_256px_b256", "dims": {"B": 256, "T": 256, "D": 1152}, "weight": 0.3, "phase": "prefill",
+    {"name": "dit_xl2_256px_b256", "dims": {"B": 256, "T": 256, "D": 1152}, "weight": 0.3, "phase": "train",
      "source": "DiT-XL/2 at 256 px (16x16 latent patches = 256 tokens, hidden 1152), batch 256 training"},
     {"name": "sd3_medium_1024px_cfg", "dims": {"B": 2, "T": 4096, "D": 1536}, "weight": 0.3, "phase": "prefill",
      "source": "SD3-medium MMDiT image stream at 1024 px (4096 tokens, hidden 1536), batch 2 (CFG)"},

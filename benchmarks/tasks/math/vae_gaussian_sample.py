@@ -22,7 +22,7 @@ SHAPES = [
     {"name": "flux_vae_encode_1024px_b32", "dims": {"B": 32, "C": 16, "H": 128, "W": 128}, "weight": 0.4,
      "phase": "prefill", "source": "FLUX.1 / SD3 VAE (16 latent channels) encoding 1024 px images, batch 32"},
     {"name": "sd15_vae_encode_512px_b256", "dims": {"B": 256, "C": 4, "H": 64, "W": 64}, "weight": 0.4,
-     "phase": "prefill", "source": "SD 1.5 VAE (4 latent channels) encoding 512 px images, batch 256 training"},
+     "phase": "train", "source": "SD 1.5 VAE (4 latent channels) encoding 512 px images, batch 256 training"},
     {"name": "sd2_vae_encode_768px_tail", "dims": {"B": 13, "C": 4, "H": 96, "W": 96}, "weight": 0.2,
      "phase": "prefill", "source": "SD 2.x VAE encoding 768 px images (96x96 latents), batch 13 (tail)"},
 ]

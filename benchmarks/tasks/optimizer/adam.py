@@ -26,11 +26,11 @@ ENTRY_POINT = "adam"
 DTYPES = ("fp32",)
 LR, BETA1, BETA2, EPS, WEIGHT_DECAY, STEP = 1e-3, 0.9, 0.999, 1e-8, 1e-4, 10
 SHAPES = [
-    {"name": "llama3_8b_mlp_weight", "dims": {"N": 58720256}, "weight": 0.4, "phase": "prefill",
+    {"name": "llama3_8b_mlp_weight", "dims": {"N": 58720256}, "weight": 0.4, "phase": "train",
      "source": "Llama-3-8B MLP projection weight (14336 x 4096 = 58.7M), Adam training step"},
-    {"name": "vit_b16_all_params_flat", "dims": {"N": 86567656}, "weight": 0.4, "phase": "prefill",
+    {"name": "vit_b16_all_params_flat", "dims": {"N": 86567656}, "weight": 0.4, "phase": "train",
      "source": "ViT-B/16 (ImageNet-1k head) training step over all 86,567,656 parameters flattened"},
-    {"name": "falcon_7b_ln_weight_tail", "dims": {"N": 4544}, "weight": 0.2, "phase": "prefill",
+    {"name": "falcon_7b_ln_weight_tail", "dims": {"N": 4544}, "weight": 0.2, "phase": "train",
      "source": "Falcon-7B LayerNorm weight (4544, tail size; launch-bound)"},
 ]
 CPU_SHAPES = [

@@ -22,11 +22,11 @@ ENTRY_POINT = "lion"
 DTYPES = ("fp32",)
 LR, BETA1, BETA2, WEIGHT_DECAY = 1e-4, 0.9, 0.99, 0.1
 SHAPES = [
-    {"name": "llama3_8b_mlp_weight", "dims": {"N": 58720256}, "weight": 0.4, "phase": "prefill",
+    {"name": "llama3_8b_mlp_weight", "dims": {"N": 58720256}, "weight": 0.4, "phase": "train",
      "source": "Llama-3-8B MLP projection weight (14336 x 4096 = 58.7M), Lion training step"},
-    {"name": "qwen2_7b_q_proj", "dims": {"N": 12845056}, "weight": 0.4, "phase": "prefill",
+    {"name": "qwen2_7b_q_proj", "dims": {"N": 12845056}, "weight": 0.4, "phase": "train",
      "source": "Qwen2-7B attention q_proj weight (3584 x 3584), Lion training step"},
-    {"name": "falcon_7b_ln_weight_tail", "dims": {"N": 4544}, "weight": 0.2, "phase": "prefill",
+    {"name": "falcon_7b_ln_weight_tail", "dims": {"N": 4544}, "weight": 0.2, "phase": "train",
      "source": "Falcon-7B LayerNorm weight (4544, tail size; launch-bound)"},
 ]
 CPU_SHAPES = [

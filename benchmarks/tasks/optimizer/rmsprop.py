@@ -19,11 +19,11 @@ ENTRY_POINT = "rmsprop"
 DTYPES = ("fp32",)
 LR, ALPHA, EPS = 1e-2, 0.99, 1e-8
 SHAPES = [
-    {"name": "llama3_8b_mlp_weight", "dims": {"N": 58720256}, "weight": 0.4, "phase": "prefill",
+    {"name": "llama3_8b_mlp_weight", "dims": {"N": 58720256}, "weight": 0.4, "phase": "train",
      "source": "Llama-3-8B MLP projection weight (14336 x 4096 = 58.7M), RMSprop step"},
-    {"name": "efficientnet_b7_all_params_flat", "dims": {"N": 66347960}, "weight": 0.4, "phase": "prefill",
+    {"name": "efficientnet_b7_all_params_flat", "dims": {"N": 66347960}, "weight": 0.4, "phase": "train",
      "source": "EfficientNet-B7 (RMSprop recipe) training step over all 66,347,960 parameters flattened"},
-    {"name": "falcon_7b_ln_weight_tail", "dims": {"N": 4544}, "weight": 0.2, "phase": "prefill",
+    {"name": "falcon_7b_ln_weight_tail", "dims": {"N": 4544}, "weight": 0.2, "phase": "train",
      "source": "Falcon-7B LayerNorm weight (4544, tail size; launch-bound)"},
 ]
 CPU_SHAPES = [

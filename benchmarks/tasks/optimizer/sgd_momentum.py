@@ -20,11 +20,11 @@ ENTRY_POINT = "sgd_momentum"
 DTYPES = ("fp32",)
 LR, MOMENTUM, WEIGHT_DECAY = 0.1, 0.9, 1e-4
 SHAPES = [
-    {"name": "resnet50_all_params_flat", "dims": {"N": 25557032}, "weight": 0.4, "phase": "prefill",
+    {"name": "resnet50_all_params_flat", "dims": {"N": 25557032}, "weight": 0.4, "phase": "train",
      "source": "ResNet-50 training step over all 25,557,032 parameters flattened into one buffer (apex-style)"},
-    {"name": "llama3_8b_mlp_weight", "dims": {"N": 58720256}, "weight": 0.4, "phase": "prefill",
+    {"name": "llama3_8b_mlp_weight", "dims": {"N": 58720256}, "weight": 0.4, "phase": "train",
      "source": "Llama-3-8B MLP projection weight (14336 x 4096), SGD fine-tuning step"},
-    {"name": "resnet50_fc_bias_tail", "dims": {"N": 1000}, "weight": 0.2, "phase": "prefill",
+    {"name": "resnet50_fc_bias_tail", "dims": {"N": 1000}, "weight": 0.2, "phase": "train",
      "source": "ResNet-50 classifier bias (1000, tail size; launch-bound)"},
 ]
 CPU_SHAPES = [

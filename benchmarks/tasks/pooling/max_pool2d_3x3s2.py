@@ -18,7 +18,7 @@ ENTRY_POINT = "max_pool2d_3x3s2"
 DTYPES = ("fp32", "fp16", "bf16")
 SHAPES = [
     {"name": "resnet50_stem_b256", "dims": {"B": 256, "C": 64, "H": 112, "W": 112}, "weight": 0.4,
-     "phase": "prefill", "source": "ResNet-50 stem max-pool (64 ch, 112x112 -> 56x56), batch 256 training"},
+     "phase": "train", "source": "ResNet-50 stem max-pool (64 ch, 112x112 -> 56x56), batch 256 training"},
     {"name": "resnet50_stem_b1", "dims": {"B": 1, "C": 64, "H": 112, "W": 112}, "weight": 0.3, "phase": "decode",
      "source": "ResNet-50 stem max-pool, batch-1 inference (latency)"},
     {"name": "maskrcnn_r50_stem_800x1333", "dims": {"B": 2, "C": 64, "H": 400, "W": 667}, "weight": 0.3,

@@ -17,11 +17,11 @@ typical element.
 ENTRY_POINT = "bias_grad_colsum"
 DTYPES = ("fp32", "fp16", "bf16")
 SHAPES = [
-    {"name": "qwen2_7b_qkv_bias_grad", "dims": {"M": 8192, "N": 4608}, "weight": 0.4, "phase": "prefill",
+    {"name": "qwen2_7b_qkv_bias_grad", "dims": {"M": 8192, "N": 4608}, "weight": 0.4, "phase": "train",
      "source": "Qwen2-7B fused q/k/v projection bias (3584 + 2 x 512 = 4608), 8192-token training step"},
-    {"name": "gpt2_xl_fc_bias_grad", "dims": {"M": 16384, "N": 6400}, "weight": 0.3, "phase": "prefill",
+    {"name": "gpt2_xl_fc_bias_grad", "dims": {"M": 16384, "N": 6400}, "weight": 0.3, "phase": "train",
      "source": "GPT-2-XL MLP c_fc bias (1600 -> 6400), 16 x 1024-token training step"},
-    {"name": "gpt2_xl_proj_bias_grad_tail", "dims": {"M": 1000, "N": 1600}, "weight": 0.3, "phase": "prefill",
+    {"name": "gpt2_xl_proj_bias_grad_tail", "dims": {"M": 1000, "N": 1600}, "weight": 0.3, "phase": "train",
      "source": "GPT-2-XL attention c_proj bias (1600), one 1000-token sequence (tail size)"},
 ]
 CPU_SHAPES = [

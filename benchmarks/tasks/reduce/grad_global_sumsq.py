@@ -16,11 +16,11 @@ sequential fp32 accumulator stagnates once the running sum dwarfs each term. "ou
 ENTRY_POINT = "grad_global_sumsq"
 DTYPES = ("fp32", "fp16", "bf16")
 SHAPES = [
-    {"name": "llama3_8b_decoder_layer", "dims": {"N": 218103808}, "weight": 0.4, "phase": "prefill",
+    {"name": "llama3_8b_decoder_layer", "dims": {"N": 218103808}, "weight": 0.4, "phase": "train",
      "source": "Llama-3-8B one decoder layer's gradients flattened (attention 41.9M + MLP 176.2M parameters)"},
-    {"name": "qwen2_7b_q_proj", "dims": {"N": 12845056}, "weight": 0.4, "phase": "prefill",
+    {"name": "qwen2_7b_q_proj", "dims": {"N": 12845056}, "weight": 0.4, "phase": "train",
      "source": "Qwen2-7B attention q_proj weight gradient (3584 x 3584)"},
-    {"name": "falcon_7b_ln_weight_tail", "dims": {"N": 4544}, "weight": 0.2, "phase": "prefill",
+    {"name": "falcon_7b_ln_weight_tail", "dims": {"N": 4544}, "weight": 0.2, "phase": "train",
      "source": "Falcon-7B LayerNorm weight gradient (4544, tail size; launch-bound)"},
 ]
 CPU_SHAPES = [

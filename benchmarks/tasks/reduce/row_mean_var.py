@@ -21,7 +21,7 @@ SHAPES = [
     {"name": "sdxl_unet_groupnorm_1024px", "dims": {"M": 64, "N": 163840}, "weight": 0.3, "phase": "prefill",
      "source": "SDXL UNet GroupNorm(32) on 320 ch at 128x128 (1024 px): 2 samples (CFG) x 32 groups, "
                "each 10 ch x 16384 px"},
-    {"name": "sd15_unet_groupnorm_train", "dims": {"M": 1024, "N": 40960}, "weight": 0.3, "phase": "prefill",
+    {"name": "sd15_unet_groupnorm_train", "dims": {"M": 1024, "N": 40960}, "weight": 0.3, "phase": "train",
      "source": "SD 1.5 UNet GroupNorm(32) on 320 ch at 64x64 (512 px), batch 32 training: 32 x 32 groups"},
     {"name": "vit_l14_layernorm_b64", "dims": {"M": 16448, "N": 1024}, "weight": 0.2, "phase": "prefill",
      "source": "ViT-L/14 at 224 px LayerNorm statistics (hidden 1024), batch 64 x 257 tokens"},

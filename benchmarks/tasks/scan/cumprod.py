@@ -18,7 +18,7 @@ row jump by that factor, and can overflow fp16 to +inf, as the fp32 value rounde
 ENTRY_POINT = "cumprod"
 DTYPES = ("fp32", "fp16", "bf16")
 SHAPES = [
-    {"name": "nerf_fine_rays_b65536", "dims": {"M": 65536, "N": 192}, "weight": 0.4, "phase": "prefill",
+    {"name": "nerf_fine_rays_b65536", "dims": {"M": 65536, "N": 192}, "weight": 0.4, "phase": "train",
      "source": "NeRF transmittance: 65536 rays x 192 samples (64 coarse + 128 fine) per training batch"},
     {"name": "nerf_render_chunk", "dims": {"M": 4096, "N": 192}, "weight": 0.3, "phase": "decode",
      "source": "NeRF transmittance at render time: 4096-ray chunk x 192 samples"},

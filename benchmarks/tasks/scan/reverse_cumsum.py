@@ -17,9 +17,9 @@ suffix sum of their row.
 ENTRY_POINT = "reverse_cumsum"
 DTYPES = ("fp32", "fp16", "bf16")
 SHAPES = [
-    {"name": "grpo_rollouts_reward_to_go", "dims": {"M": 512, "N": 4096}, "weight": 0.4, "phase": "prefill",
+    {"name": "grpo_rollouts_reward_to_go", "dims": {"M": 512, "N": 4096}, "weight": 0.4, "phase": "train",
      "source": "RL fine-tuning (REINFORCE / GRPO) per-token reward-to-go: 512 rollouts x 4096 tokens"},
-    {"name": "mamba2_2p7b_chunk_cumsum_bwd", "dims": {"M": 40960, "N": 256}, "weight": 0.4, "phase": "prefill",
+    {"name": "mamba2_2p7b_chunk_cumsum_bwd", "dims": {"M": 40960, "N": 256}, "weight": 0.4, "phase": "train",
      "source": "Mamba-2-2.7B backward of the in-chunk dA cumsum: 16 sequences x 80 heads x 32 chunks of 256"},
     {"name": "ppo_rollouts_tail", "dims": {"M": 13, "N": 1023}, "weight": 0.2, "phase": "decode",
      "source": "PPO reward-to-go for 13 rollouts of 1023 response tokens (tail size)"},

@@ -22,7 +22,7 @@ SHAPES = [
     {"name": "mamba2_2p7b_varlen_prefill", "dims": {"T": 8192, "H": 80, "B": 16}, "weight": 0.4,
      "phase": "prefill", "source": "Mamba-2-2.7B (80 heads) packed prefill: 16 sequences, 8192 tokens in total"},
     {"name": "codestral_mamba_varlen_prefill", "dims": {"T": 65536, "H": 128, "B": 64}, "weight": 0.4,
-     "phase": "prefill", "source": "Mamba-Codestral-7B (128 heads) packed training batch: 64 sequences, 65536 tokens"},
+     "phase": "train", "source": "Mamba-Codestral-7B (128 heads) packed training batch: 64 sequences, 65536 tokens"},
     {"name": "mamba2_130m_varlen_tail", "dims": {"T": 1000, "H": 24, "B": 5}, "weight": 0.2, "phase": "prefill",
      "source": "Mamba-2-130M (24 heads) packed prefill: 5 prompts, 1000 tokens (tail sizes)"},
 ]

@@ -19,7 +19,7 @@ SHAPES = [
      "phase": "prefill", "source": "EDSR x4 upsampler, first PixelShuffle(2) (1024 -> 256 ch) on a 1080p/4 "
                                    "270x480 map"},
     {"name": "swinir_x2_train_b32", "dims": {"B": 32, "C": 64, "H": 64, "W": 64, "R": 2}, "weight": 0.3,
-     "phase": "prefill", "source": "SwinIR classical SR x2 upsampler (256 -> 64 ch), 64x64 training patches, batch 32"},
+     "phase": "train", "source": "SwinIR classical SR x2 upsampler (256 -> 64 ch), 64x64 training patches, batch 32"},
     {"name": "espcn_x3_1080p_tail", "dims": {"B": 1, "C": 1, "H": 360, "W": 640, "R": 3}, "weight": 0.3,
      "phase": "decode", "source": "ESPCN x3 (luma: 9 -> 1 ch) producing a 1080x1920 frame, batch 1 (r = 3)"},
 ]
