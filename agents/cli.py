@@ -167,7 +167,7 @@ def run_cmd(
     task: str = typer.Option(None, "--task", help="task id (see `kernforge tasks list`) or a task file"),
     resume: str = typer.Option(None, "--resume", help="continue the run with this id (or directory) from its checkpoint"),
     llm: str = typer.Option(None, "--llm", help="offline | openai:MODEL | anthropic:MODEL | openai-compatible:URL#MODEL | replay:FILE"),
-    method: str = typer.Option(None, "--method", help="method preset: aka (full graph) or offline"),
+    method: str = typer.Option(None, "--method", help="method preset: aka, geak, kernelagent, single-shot or offline (docs/methods.md)"),
     budget: str = typer.Option(None, "--budget", help="iterations=N,tokens=N,cost=USD,wall=S,gpu=S"),
     iterations: int = typer.Option(None, "--iterations", help="budget: evaluator rounds"),
     tokens: int = typer.Option(None, "--tokens", help="budget: LLM tokens"),

@@ -31,8 +31,13 @@ class AgentConfig:
     max_gpu_s: float | None = None
     candidates: int = 2
     reflect: bool = True
+    lineage: str = "shared"  # "shared" or "per_slot"
     max_repairs: int = 3
+    restart: bool = False
+    first_success: bool = False
     optimize: bool = True
+    ancestors: int = 1
+    llm_tests: bool = False
     nocode_retries: int = 2
     history_window: int = 6
     target_attainment: float = 0.9
@@ -55,8 +60,11 @@ class AgentConfig:
             raise ValueError(f"agent.candidates must be >= 1, got {self.candidates}")
         if self.max_iterations < 1:
             raise ValueError(f"budget.iterations must be >= 1, got {self.max_iterations}")
+        if self.lineage not in ("shared", "per_slot"):
+            raise ValueError(f"agent.lineage must be shared or per_slot, got {self.lineage!r}")
         for name in (
             "max_repairs",
+            "ancestors",
             "nocode_retries",
             "history_window",
             "dropout_after",
@@ -84,8 +92,13 @@ class AgentConfig:
             max_gpu_s=v["budget.gpu"],
             candidates=v["agent.candidates"],
             reflect=v["agent.reflect"],
+            lineage=v["agent.lineage"],
             max_repairs=v["agent.max_repairs"],
+            restart=v["agent.restart"],
+            first_success=v["agent.first_success"],
             optimize=v["agent.optimize"],
+            ancestors=v["agent.ancestors"],
+            llm_tests=v["agent.llm_tests"],
             nocode_retries=v["agent.nocode_retries"],
             history_window=v["agent.history_window"],
             target_attainment=v["agent.target_attainment"],

@@ -1,11 +1,16 @@
 """The agent's graph: every node and every edge, in one place.
 
     START -> retrieve -> generator x N (Send) -> evaluator
+    retrieve -> write_test        agent.llm_tests: the model writes a test first
+    write_test -> generator x N
     evaluator -> reflector        a round with no correct kernel
               -> profile          a correct kernel to optimise
               -> dropout          no accepted improvement for k rounds (or every m)
-              -> finish           budget spent, target attainment reached, or nothing left to do
-    reflector -> generator x N    repair (Send, one per slot)
+              -> finish           budget spent, target attainment reached, a correct kernel with
+                                  agent.first_success or no optimisation, or nothing left to do
+    reflector -> generator x N    repair (Send, one per slot); with agent.lineage = per_slot each
+                                  slot repairs its own kernel; an approach out of repairs is
+                                  followed by a fresh one when agent.restart is on
               -> profile          the incumbent stands and this branch is out of repairs
               -> dropout          ... and no accepted improvement for k rounds
               -> finish
@@ -41,41 +46,105 @@ from agents.nodes.optimizer import optimizer
 from agents.nodes.profile import profile
 from agents.nodes.reflector import reflector
 from agents.nodes.retrieve import retrieve
+from agents.nodes.write_test import write_test
 from agents.outcome import why_finish
-from agents.state import CHECKPOINT_TYPES, AgentState, incumbent, latest_batch, visible_history
+from agents.state import (
+    CHECKPOINT_TYPES,
+    AgentState,
+    Attempt,
+    attempt_by_id,
+    incumbent,
+    latest_batch,
+    visible_history,
+)
 
 # -- routing ----------------------------------------------------------------------------------
 
 
+def repair_depth(state: AgentState, attempt: Attempt | None) -> int:
+    """How many repairs led to `attempt` since its approach began (a fresh kernel or an
+    optimizer proposal has depth 0, its first repair 1, ...)."""
+    depth = 0
+    while attempt is not None and attempt.mode == "repair":
+        depth += 1
+        attempt = attempt_by_id(state, attempt.parent_id)
+    return depth
+
+
+def repair_parent(state: AgentState, ctx: RunContext, slot: int) -> Attempt | None:
+    """The failed attempt generator slot `slot` repairs, or None for a fresh approach.
+
+    shared lineage: every slot repairs the round's first failure. per_slot lineage: each slot
+    repairs its own kernel of the last round; a slot with none (no code, or not judged) writes
+    afresh, unless an incumbent exists (then it helps repair the optimizer's failed change).
+    With agent.restart and no incumbent, an approach repaired agent.max_repairs times is dropped
+    for a fresh one."""
+    cfg = ctx.config
+    failed = [a for a in latest_batch(state) if not a.passed]
+    if not failed:
+        return None
+    has_incumbent = incumbent(state) is not None
+    parent: Attempt | None = failed[0]
+    if cfg.lineage == "per_slot":
+        own = next((a for a in failed if a.slot == slot), None)
+        parent = own if own is not None or not has_incumbent else failed[0]
+    if (
+        parent is not None
+        and cfg.restart
+        and not has_incumbent
+        and repair_depth(state, parent) >= cfg.max_repairs
+    ):
+        return None
+    return parent
+
+
+def _reflection_for(state: AgentState, parent: Attempt | None) -> dict[str, Any] | None:
+    """The reflector's diagnosis of `parent` (None: the generator falls back to the rules)."""
+    if parent is None:
+        return state.get("reflection")
+    for reflection in [state.get("reflection"), *(state.get("reflections") or [])]:
+        if reflection and reflection.get("attempt_id") == parent.id:
+            return reflection
+    return None
+
+
 def generator_jobs(state: AgentState, ctx: RunContext, mode: str) -> list[Send]:
     """One Send per parallel generator call, each with everything its prompt needs."""
-    failed = [a for a in latest_batch(state) if not a.passed]
-    parent = failed[0] if mode == "repair" and failed else None
     tried = sorted({a.origin for a in state.get("attempts", []) if a.origin})
+    history = visible_history(state, ctx.config.history_window)
     jobs = []
     for slot in range(ctx.config.candidates):
+        parent = repair_parent(state, ctx, slot) if mode == "repair" else None
+        shown = history
+        if ctx.config.lineage == "per_slot":  # an independent chain sees its own past
+            best = state.get("incumbent_id")
+            shown = [a for a in history if a.slot == slot or a.id == best]
         job: GeneratorJob = {
             "slot": slot,
             "candidates": ctx.config.candidates,
             "mode": "repair" if parent is not None else "fresh",
             "iteration": state.get("iteration", 0) + 1,
             "parent": parent,
-            "reflection": state.get("reflection"),
+            "reflection": _reflection_for(state, parent),
             "retrieved": state.get("retrieved", []),
             "knowledge_note": state.get("knowledge_note", ""),
             "references": state.get("references", []),
             "tried": tried,
-            "history": visible_history(state, ctx.config.history_window),
+            "history": shown,
             "incumbent_id": state.get("incumbent_id"),
             "device_info": state.get("device_info", {}),
+            "model_test": (state.get("model_test") or {}).get("code"),
         }
         jobs.append(Send("generator", job))
     return jobs
 
 
 def after_retrieve(state: AgentState, ctx: RunContext) -> list[Send] | str:
+    """After retrieve (and after write_test): the model's test first when asked, then generate."""
     if why_finish(state, ctx):
         return "finish"
+    if ctx.config.llm_tests and not ctx.offline and state.get("model_test") is None:
+        return "write_test"
     return generator_jobs(state, ctx, "fresh")
 
 
@@ -98,7 +167,7 @@ def after_evaluation(state: AgentState, ctx: RunContext) -> str:
     batch = latest_batch(state)
     has_incumbent = incumbent(state) is not None
     if any(a.passed for a in batch):
-        if not ctx.config.optimize:
+        if not ctx.config.optimize or ctx.config.first_success:
             return "finish"
         return "dropout" if should_drop_out(state, ctx) else "profile"
     if not batch and has_incumbent:  # the optimizer gave no usable code: ask it again
@@ -137,6 +206,7 @@ def build_graph(ctx: RunContext) -> StateGraph:
     graph = StateGraph(AgentState)
     for name, node in (
         ("retrieve", retrieve),
+        ("write_test", write_test),
         ("generator", generator),
         ("evaluator", evaluator),
         ("reflector", reflector),
@@ -148,7 +218,10 @@ def build_graph(ctx: RunContext) -> StateGraph:
         graph.add_node(name, partial(node, ctx=ctx))
     graph.add_edge(START, "retrieve")
     graph.add_conditional_edges(
-        "retrieve", partial(after_retrieve, ctx=ctx), ["generator", "finish"]
+        "retrieve", partial(after_retrieve, ctx=ctx), ["write_test", "generator", "finish"]
+    )
+    graph.add_conditional_edges(
+        "write_test", partial(after_retrieve, ctx=ctx), ["generator", "finish"]
     )
     graph.add_edge("generator", "evaluator")
     graph.add_conditional_edges(

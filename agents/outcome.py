@@ -29,7 +29,16 @@ def why_finish(state: AgentState, ctx: RunContext) -> str | None:
         and best.verdict.score >= cfg.target_attainment
     ):
         return f"target reached: roofline attainment {best.verdict.score:.2f} >= {cfg.target_attainment:.2f}"
-    if best is None and state.get("repair_streak", 0) > cfg.max_repairs and iteration > 0:
+    if best is not None and cfg.first_success:
+        return f"first correct kernel (attempt {best.id}) ends the run (agent.first_success)"
+    if best is not None and not cfg.optimize:
+        return f"correct kernel found (attempt {best.id}); no optimisation (agent.optimize = false)"
+    if (
+        best is None
+        and not cfg.restart
+        and state.get("repair_streak", 0) > cfg.max_repairs
+        and iteration > 0
+    ):
         return f"gave up: {state['repair_streak']} rounds in a row without a correct kernel (agent.max_repairs = {cfg.max_repairs})"
     if ctx.offline and best is None and not untried_references(state):
         refs = state.get("references", [])

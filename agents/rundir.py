@@ -8,6 +8,7 @@
       attempts/<n>/        code.py, verdict.json, attempt.json, prompt.md, reply.md, profile.json
       best/                kernel.py + summary.json (the incumbent; updated when it changes)
       pairs.jsonl          error -> fix transition pairs (agents/pairs.py)
+      model_test/          the model-written test (agent.llm_tests): test_kernel.py, prompt.md, reply.md
 
 Each attempt's folder is written whole into a temporary folder and renamed into place, so an
 attempt folder either is complete or does not exist; every JSON file is replaced atomically;
@@ -189,6 +190,18 @@ class RunDir:
 
     def read_code(self, attempt: Attempt) -> str:
         return (self.path / attempt.code_path).read_text(encoding="utf-8")
+
+    def write_model_test(self, code: str, prompt: str, reply: str) -> str:
+        """Save the model-written test (agent.llm_tests); returns its path in the run."""
+        from agents.model_test import TEST_FILE
+
+        folder = self.path / "model_test"
+        folder.mkdir(exist_ok=True)
+        for name, text in (("prompt.md", prompt), ("reply.md", reply), (TEST_FILE, code)):
+            tmp = folder / f".{name}.tmp"
+            tmp.write_text(text, encoding="utf-8")
+            os.replace(tmp, folder / name)
+        return self.rel(folder / TEST_FILE)
 
     # -- best, pairs ------------------------------------------------------------------------
     def write_best(self, code: str, summary: dict[str, Any]) -> Path:

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from agents.presets import preset
+from agents.presets import PRESETS, preset
 
 ENV_PREFIX = "KERNFORGE_"
 
@@ -63,7 +63,13 @@ SETTINGS: tuple[Setting, ...] = (
         None,
         "offline | openai:MODEL | anthropic:MODEL | openai-compatible:URL#MODEL | replay:FILE (default: a provider whose key is set, else offline)",
     ),
-    Setting("method", "str", "aka", "method preset", ("aka", "offline")),
+    Setting(
+        "method",
+        "str",
+        "aka",
+        "method preset (docs/methods.md): " + ", ".join(PRESETS),
+        tuple(PRESETS),
+    ),
     Setting(
         "device",
         "str",
@@ -100,16 +106,51 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("agent.candidates", "int", 2, "kernels proposed in parallel per generator round"),
     Setting("agent.reflect", "bool", True, "diagnose failures with the reflector before repairing"),
     Setting(
+        "agent.lineage",
+        "str",
+        "shared",
+        "whose failure each parallel slot repairs: shared (the round's first failure) or "
+        "per_slot (its own previous kernel: independent parallel chains)",
+        ("shared", "per_slot"),
+    ),
+    Setting(
         "agent.max_repairs",
         "int",
         3,
-        "failed rounds in a row before the agent stops repairing a branch",
+        "repairs of one approach (a fresh kernel or an optimizer proposal) before it is abandoned; "
+        "without a correct kernel the run then gives up (or restarts, see agent.restart)",
+    ),
+    Setting(
+        "agent.restart",
+        "bool",
+        False,
+        "without a correct kernel, follow an abandoned approach with a fresh one instead of "
+        "giving up (the budget bounds the run)",
+    ),
+    Setting(
+        "agent.first_success",
+        "bool",
+        False,
+        "the first correct kernel ends the run: later candidates of its round are not judged",
     ),
     Setting(
         "agent.optimize",
         "bool",
         True,
         "optimise correct kernels (profile -> optimizer -> measure-revise)",
+    ),
+    Setting(
+        "agent.ancestors",
+        "int",
+        1,
+        "best correct kernels (fastest first) shown to the optimizer; the incumbent is one of them",
+    ),
+    Setting(
+        "agent.llm_tests",
+        "bool",
+        False,
+        "the model writes a test script once; every candidate runs it and its output is "
+        "feedback for repairs (the judge alone decides correctness)",
     ),
     Setting(
         "agent.nocode_retries",

@@ -75,6 +75,7 @@ class Attempt(BaseModel):
     node: str
     mode: str
     iteration: int
+    slot: int = 0  # the parallel generator call that made it (0 for the optimizer)
     key: str
     code_path: str  # relative to the run directory
     code_sha256: str
@@ -89,6 +90,8 @@ class Attempt(BaseModel):
     masked: bool = False  # hidden from prompts by dropout; never deleted
     origin: str = ""
     tunables: dict[str, Any] = Field(default_factory=dict)
+    # the model-written test's outcome (agent.llm_tests): feedback only, never the verdict
+    model_test: dict[str, Any] | None = None
 
     @property
     def passed(self) -> bool:
@@ -165,11 +168,14 @@ class AgentState(TypedDict, total=False):
     last_batch: list[int]  # ids of the attempts of the latest evaluator round
     incumbent_id: int | None  # the best correct attempt so far
     stale: int  # evaluator rounds since the incumbent last improved
-    repair_streak: int  # consecutive rounds that produced no correct kernel
+    repair_streak: int  # failed rounds in a row since the current approach began (a round of only
+    # fresh kernels or optimizer proposals counts 1)
     retrieved: list[dict[str, Any]]  # knowledge-base hits, as shown in prompts
     knowledge_note: str  # what retrieval found, or why there is no knowledge
     references: list[dict[str, Any]]  # kernels the offline policy may start from
     reflection: dict[str, Any] | None  # the reflector's diagnosis of the latest failure
+    reflections: list[dict[str, Any]]  # every diagnosis of the latest round (per-slot lineage)
+    model_test: dict[str, Any] | None  # the model-written test (agent.llm_tests): code and path
     profile: dict[str, Any] | None  # roofline + Nsight Compute summary of the incumbent
     device_info: dict[str, Any]  # device name and peaks, for prompts
     dropouts: list[dict[str, Any]]
@@ -211,3 +217,17 @@ def visible_history(state: AgentState, window: int) -> list[Attempt]:
     if best is not None and all(a.id != best.id for a in shown):
         shown = [best, *shown]
     return shown
+
+
+def best_correct(state: AgentState, k: int) -> list[Attempt]:
+    """The `k` best correct attempts: the incumbent first, then the fastest measured, then the
+    newest. Attempts masked by dropout are left out (the incumbent never is masked)."""
+    best = incumbent(state)
+    others = [
+        a
+        for a in state.get("attempts", [])
+        if a.passed and not a.masked and (best is None or a.id != best.id)
+    ]
+    others.sort(key=lambda a: (a.geomean_us is None, a.geomean_us or 0.0, -a.id))
+    ranked = ([best] if best is not None else []) + others
+    return ranked[: max(k, 0)]

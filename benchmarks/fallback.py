@@ -20,6 +20,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
 # aten ops a Triton wrapper may run: allocation, views and reshapes, copies and casts, metadata.
@@ -61,17 +62,37 @@ class _State(threading.local):
 _state = _State()
 
 
+# Allowed ops that write data (rather than allocate, fill or view). A wrapper may use them on
+# its way in (make an input contiguous, cast it); if the *output* is the storage one of them
+# wrote, PyTorch produced the answer — on a permutation task that is the whole job.
+COPY_WRITERS: frozenset[str] = frozenset({"clone", "_to_copy", "copy_", "_copy_from", "_copy_from_and_resize", "contiguous", "to"})
+
+
+def storage_key(t: torch.Tensor) -> int:
+    """The address of a tensor's storage: views of one buffer share it."""
+    return int(t.untyped_storage().data_ptr())
+
+
 class AtenRecorder(TorchDispatchMode):
-    """Counts the aten ops dispatched while active, except inside Triton launches."""
+    """Counts the aten ops dispatched while active, except inside Triton launches, and remembers
+    which storages copy ops wrote."""
 
     def __init__(self) -> None:
         super().__init__()
         self.ops: Counter[str] = Counter()
+        self.copy_written: dict[int, str] = {}
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):  # noqa: ANN001
+        result = func(*args, **(kwargs or {}))
         if not _state.in_triton_launch:
-            self.ops[op_name(func)] += 1
-        return func(*args, **(kwargs or {}))
+            name = op_name(func)
+            self.ops[name] += 1
+            if name in COPY_WRITERS:
+                targets = [args[0]] if name.endswith("_") and args else (result if isinstance(result, tuple | list) else [result])
+                for t in targets:
+                    if isinstance(t, torch.Tensor) and t.numel() > 0:
+                        self.copy_written[storage_key(t)] = name
+        return result
 
     def compute_ops(self) -> dict[str, int]:
         return {name: n for name, n in sorted(self.ops.items()) if name not in ALLOWED_ATEN_OPS}
@@ -83,6 +104,8 @@ class TritonLaunchCounter:
     def __init__(self) -> None:
         self.launches: Counter[str] = Counter()
         self._installed: list[tuple[type, Any]] = []
+        self.tracking = False  # record the storages handed to kernels (only while tracing)
+        self.storages: set[int] = set()
 
     def install(self) -> None:
         classes: list[type] = []
@@ -112,6 +135,10 @@ class TritonLaunchCounter:
             if not kwargs.get("warmup", False):
                 inner = getattr(fn_self, "fn", None)
                 counter.launches[getattr(inner, "__name__", repr(fn_self))] += 1
+                if counter.tracking:
+                    for a in (*args, *kwargs.values()):
+                        if isinstance(a, torch.Tensor):
+                            counter.storages.add(storage_key(a))
             _state.in_triton_launch += 1
             try:
                 return original(fn_self, *args, **kwargs)
@@ -132,13 +159,35 @@ def trace_call(counter: TritonLaunchCounter) -> Iterator[tuple[AtenRecorder, Cou
     before = counter.snapshot()
     launches: Counter[str] = Counter()
     recorder = AtenRecorder()
-    with recorder:
-        yield recorder, launches
+    counter.storages = set()
+    counter.tracking = True
+    try:
+        with recorder:
+            yield recorder, launches
+    finally:
+        counter.tracking = False
     launches.update(counter.snapshot() - before)
 
 
-def verdict_for(compute_ops: dict[str, int], launches: dict[str, int]) -> str | None:
+def output_problems(outputs: list[Any], recorder: AtenRecorder, counter: TritonLaunchCounter) -> list[str]:
+    """Outputs a Triton kernel did not produce: written by a PyTorch copy op, or never handed to
+    any Triton kernel during the call."""
+    problems = []
+    for i, out in enumerate(outputs):
+        if not isinstance(out, torch.Tensor) or out.numel() == 0:
+            continue
+        key = storage_key(out)
+        if key in recorder.copy_written:
+            problems.append(f"output {i} is storage written by PyTorch ({recorder.copy_written[key]}), not by a Triton kernel")
+        elif key not in counter.storages:
+            problems.append(f"output {i} was never passed to a Triton kernel")
+    return problems
+
+
+def verdict_for(compute_ops: dict[str, int], launches: dict[str, int], problems: list[str] | None = None) -> str | None:
     """A failure message, or None when the call computed with Triton alone."""
+    if problems:
+        return "; ".join(problems)
     if compute_ops:
         listed = ", ".join(f"{k} x{v}" for k, v in compute_ops.items())
         return f"PyTorch computed part of the result: aten ops {listed}"
@@ -157,6 +206,7 @@ __all__ = [
     "TritonLaunchCounter",
     "allowed",
     "op_name",
+    "output_problems",
     "trace_call",
     "verdict_for",
 ]

@@ -312,7 +312,7 @@ def _fallback_failure(fallback: dict[str, dict]) -> str | None:
     from benchmarks.fallback import verdict_for
 
     for shape, info in fallback.items():
-        msg = verdict_for(info.get("compute_ops", {}), info.get("launches", {}))
+        msg = verdict_for(info.get("compute_ops", {}), info.get("launches", {}), info.get("output_problems"))
         if msg:
             return f"{msg} (shape {shape})"
     return None

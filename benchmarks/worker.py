@@ -150,7 +150,7 @@ def run_candidate(req: dict, folder: Path, progress: _Progress) -> dict:
 
     # the timer binds torch's sync and event functions when imported: before any candidate code
     import profiling.timing  # noqa: F401
-    from benchmarks.fallback import TritonLaunchCounter, trace_call
+    from benchmarks.fallback import TritonLaunchCounter, output_problems, trace_call
     from benchmarks.task import load_task_file
 
     device = req["device"]
@@ -188,7 +188,13 @@ def run_candidate(req: dict, folder: Path, progress: _Progress) -> dict:
                 with trace_call(counter) as (recorder, launches):
                     out = fn(*args)
                     sync()
-                result["fallback"][item["shape"]] = {"compute_ops": recorder.compute_ops(), "all_ops": dict(recorder.ops), "launches": dict(launches)}
+                outs = list(out) if isinstance(out, tuple | list) else [out]
+                result["fallback"][item["shape"]] = {
+                    "compute_ops": recorder.compute_ops(),
+                    "all_ops": dict(recorder.ops),
+                    "launches": dict(launches),
+                    "output_problems": output_problems(outs, recorder, counter),
+                }
             else:
                 out = fn(*args)
                 sync()

@@ -2,12 +2,15 @@
 
 For each candidate, in slot order:
 1. judge it (`benchmarks.judge.evaluate`, in a child process) and write attempts/<n>/ at once;
+   with agent.llm_tests, also run the model's own test on it (feedback for repairs only);
 2. if it is correct: the first correct kernel becomes the incumbent; any later one must beat
    the incumbent in an interleaved re-measurement by more than the measured noise
    (agents/measure.py). The optimizer's prediction and the measured outcome go to events.jsonl.
    Without a GPU nothing can be measured, and the candidate is not accepted.
 3. if it fixes failing ancestors, record the error->fix pairs (agents/pairs.py);
 4. if it is the new incumbent, update best/.
+With agent.first_success, the first correct candidate ends the round: the rest are not judged
+(an event lists them).
 
 A candidate whose attempt folder is already on disk (judged before the process was killed) is
 taken from disk, not judged again, so a resumed run never duplicates or loses an attempt.
@@ -21,6 +24,7 @@ from typing import Any
 
 from agents.context import RunContext
 from agents.measure import measure
+from agents.model_test import run_model_test
 from agents.outcome import best_summary
 from agents.pairs import failing_chain, make_pair
 from agents.state import AgentState, Attempt, Candidate, Measurement, VerdictSummary
@@ -45,8 +49,11 @@ def summarize_verdict(verdict: Any) -> VerdictSummary:
     )
 
 
-def judge(ctx: RunContext, candidate: Candidate, attempt_id: int) -> Attempt:
-    """Evaluate one candidate and write its attempt folder."""
+def judge(
+    ctx: RunContext, candidate: Candidate, attempt_id: int, model_test: str | None = None
+) -> Attempt:
+    """Evaluate one candidate and write its attempt folder. `model_test` is the model-written
+    test (agent.llm_tests), run on the candidate as feedback beside the verdict."""
     from benchmarks.judge import JudgeConfig, evaluate
 
     cfg = ctx.config
@@ -66,12 +73,25 @@ def judge(ctx: RunContext, candidate: Candidate, attempt_id: int) -> Attempt:
     )
     if ctx.device == "cuda":
         ctx.tracker.add_gpu_s(verdict.stage_seconds.get("total", 0.0))
+    tested = None
+    if model_test:
+        tested = run_model_test(model_test, candidate.code, device=ctx.device).to_json()
+        ctx.event(
+            "model_test",
+            id=attempt_id,
+            passed=tested["passed"],
+            judge_passed=verdict.passed,
+            returncode=tested["returncode"],
+            seconds=tested["seconds"],
+            note="feedback only: the judge decides correctness",
+        )
     attempt = Attempt(
         id=attempt_id,
         parent_id=candidate.parent_id,
         node=candidate.node,
         mode=candidate.mode,
         iteration=candidate.iteration,
+        slot=candidate.slot,
         key=candidate.key,
         code_path=ctx.run.rel(code_path),
         code_sha256=hashlib.sha256(candidate.code.encode()).hexdigest(),
@@ -82,6 +102,7 @@ def judge(ctx: RunContext, candidate: Candidate, attempt_id: int) -> Attempt:
         predicted_gain=candidate.predicted_gain,
         origin=candidate.origin,
         tunables=dict(candidate.tunables),
+        model_test=tested,
     )
     ctx.run.write_attempt(
         attempt,
@@ -185,9 +206,10 @@ def evaluator(state: AgentState, ctx: RunContext) -> dict[str, Any]:
     incumbent_id = before
     next_id = max([0, *known, *ctx.run.attempt_ids_on_disk()]) + 1
     batch: list[Attempt] = []
+    model_test = (state.get("model_test") or {}).get("code")
     if not pending:
         ctx.event("round_empty", iteration=iteration, note="no candidate to judge this round")
-    for candidate in pending:
+    for index, candidate in enumerate(pending):
         attempt = ctx.run.find_attempt(candidate.key)
         if attempt is not None:
             ctx.event(
@@ -196,7 +218,7 @@ def evaluator(state: AgentState, ctx: RunContext) -> dict[str, Any]:
                 note="judged before the process stopped; taken from disk, not judged again",
             )
         else:
-            attempt = judge(ctx, candidate, next_id)
+            attempt = judge(ctx, candidate, next_id, model_test)
             next_id += 1
         if attempt.passed and attempt.accepted is None:
             attempt = decide(
@@ -213,8 +235,26 @@ def evaluator(state: AgentState, ctx: RunContext) -> dict[str, Any]:
         if attempt.passed:
             record_pairs(ctx, known, attempt)
         ctx.progress.attempt(attempt)
+        rest = pending[index + 1 :]
+        if attempt.passed and ctx.config.first_success and rest:
+            ctx.event(
+                "cancelled",
+                slots=[c.slot for c in rest],
+                keys=[c.key for c in rest],
+                reason=f"attempt {attempt.id} is correct (agent.first_success): the rest of the round is not judged",
+            )
+            ctx.progress.note(
+                f"attempt {attempt.id} is correct: {len(rest)} other candidate(s) of this round not judged (agent.first_success)"
+            )
+            break
 
     passed_any = any(a.passed for a in batch)
+    if passed_any:
+        streak = 0
+    elif batch and all(a.mode != "repair" for a in batch):
+        streak = 1  # every kernel of the round starts a new approach: its repairs count afresh
+    else:
+        streak = state.get("repair_streak", 0) + 1
     stale = 0 if incumbent_id != before or before is None else state.get("stale", 0) + 1
     ctx.run.write_budget(ctx.tracker.snapshot())
     ctx.progress.round(
@@ -230,6 +270,6 @@ def evaluator(state: AgentState, ctx: RunContext) -> dict[str, Any]:
         "last_batch": [a.id for a in batch],
         "incumbent_id": incumbent_id,
         "stale": stale,
-        "repair_streak": 0 if passed_any else state.get("repair_streak", 0) + 1,
+        "repair_streak": streak,
         "spend": ctx.tracker.snapshot(),
     }

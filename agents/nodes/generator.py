@@ -15,7 +15,7 @@ from typing import Any, TypedDict
 from agents.ask import ask_for_code
 from agents.context import RunContext
 from agents.llm.base import BudgetExceeded
-from agents.offline import tunable_values
+from agents.offline import diagnose, tunable_values
 from agents.prompting import history_rows, render, task_contract
 from agents.state import Attempt, Candidate
 
@@ -34,6 +34,7 @@ class GeneratorJob(TypedDict):
     history: list[Attempt]
     incumbent_id: int | None
     device_info: dict[str, Any]
+    model_test: str | None  # the model-written test (agent.llm_tests), shown in the prompt
 
 
 def candidate_key(iteration: int, slot: int, mode: str, parent_id: int | None, code: str) -> str:
@@ -116,6 +117,7 @@ def _with_model(job: GeneratorJob, ctx: RunContext) -> dict[str, Any]:
         "task": task,
         "device": job["device_info"],
         "history": history_rows(job["history"], job["incumbent_id"]),
+        "model_test": job.get("model_test"),
     }
     parent = job["parent"] if job["mode"] == "repair" else None
     if parent is not None:
@@ -125,11 +127,10 @@ def _with_model(job: GeneratorJob, ctx: RunContext) -> dict[str, Any]:
             "error_class": parent.verdict.error_class,
             "stage": parent.verdict.stage_reached or "nothing",
             "message": parent.verdict.message,
+            "model_test": parent.model_test,
         }
-        reflection = job["reflection"] or {
-            "diagnosis": "(no diagnosis)",
-            "advice": "Read the judge's message.",
-        }
+        # the reflector's diagnosis of this parent, else the rules' reading of its verdict
+        reflection = job["reflection"] or {"by": "rules", **diagnose(parent.verdict)}
         prompt = render(
             "repair.md.j2",
             failed=failed,

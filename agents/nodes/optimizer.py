@@ -21,7 +21,7 @@ from agents.context import RunContext
 from agents.llm.base import BudgetExceeded
 from agents.nodes.generator import candidate_key
 from agents.prompting import history_rows, render, task_contract
-from agents.state import AgentState, Attempt, Candidate, incumbent, visible_history
+from agents.state import AgentState, Attempt, Candidate, best_correct, incumbent, visible_history
 
 _CHANGE = re.compile(r"^\s*\**CHANGE\**\s*:\s*(.+)$", re.IGNORECASE | re.MULTILINE)
 _GAIN = re.compile(
@@ -127,12 +127,19 @@ def _with_model(
         for a in state.get("attempts", [])
         if a.measurement is not None and a.measurement.measured
     ]
+    # GEAK's ancestors (agent.ancestors): the best correct kernels besides the incumbent, in full
+    others = best_correct(state, ctx.config.ancestors)[1:]
+    ancestors = [
+        {**row, "code": ctx.run.read_code(a)}
+        for a, row in zip(others, history_rows(others, best.id), strict=True)
+    ]
     prompt = render(
         "optimizer.md.j2",
         task=task,
         device=device,
         history=history_rows(visible_history(state, ctx.config.history_window), best.id),
         incumbent={"id": best.id, "code": ctx.run.read_code(best)},
+        ancestors=ancestors,
         profile={
             "timing": prof.get("timing", "not measured"),
             "diagnosis": prof.get("diagnosis", "no profile"),
