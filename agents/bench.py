@@ -74,7 +74,7 @@ class BenchPlan:
     methods: list[str]
     seeds: list[int]
     llm: str
-    budget: dict[str, str] = field(default_factory=dict)  # dotted budget keys -> value text
+    budget: dict[str, Any] = field(default_factory=dict)  # dotted budget keys -> typed value
     settings: dict[str, Any] = field(default_factory=dict)  # --set KEY=VALUE, typed
     device: str = "auto"
     benchmark: bool = True
@@ -236,16 +236,15 @@ def make_plan(
         parsed = parse_budget(budget) if isinstance(budget, str) else dict(budget or {})
     except SettingsError as exc:
         raise BenchError(str(exc)) from None
-    typed_budget = {}
+    typed_budget: dict[str, Any] = {}
     for key, value in parsed.items():
         key = key if key.startswith("budget.") else f"budget.{key}"
         if key not in BY_KEY:
             raise BenchError(f"--budget: unknown budget {key!r}")
         try:
-            convert(BY_KEY[key], value, "--budget")
+            typed_budget[key] = convert(BY_KEY[key], value, "--budget")
         except SettingsError as exc:
             raise BenchError(str(exc)) from None
-        typed_budget[key] = str(value)
     return BenchPlan(
         out=Path(out),
         suite=suite,

@@ -282,10 +282,12 @@ def demo(task: str = typer.Option(DEFAULT_DEMO_TASK, help="task to run the demo 
 
 def _mount_results_commands() -> None:
     """import / report / pairs: thin command modules whose heavy imports happen when they run."""
+    from agents.cli_bench import bench
     from agents.cli_import import import_cmd
     from agents.cli_pairs import pairs_app
     from agents.cli_report import report_cmd
 
+    app.command("bench")(bench)
     app.command("import")(import_cmd)
     app.command("report")(report_cmd)
     app.add_typer(pairs_app, name="pairs")

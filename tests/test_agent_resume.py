@@ -83,9 +83,13 @@ def test_kill_9_after_the_first_attempt_then_resume_completes(tmp_path: Path) ->
     kinds = [e["event"] for e in events]
     assert "resume" in kinds and kinds[-1] == "finish"
     # each attempt judged once; if the kill landed before the evaluator's checkpoint, attempt 1 is
-    # taken back from disk on resume rather than judged again
-    assert [e["id"] for e in events if e["event"] == "attempt"] == [1, 2]
-    assert [e["id"] for e in events if e["event"] == "attempt_recovered"] in ([], [1])
+    # taken back from disk on resume rather than judged again (and the kill may also have landed
+    # between its folder being written and its "attempt" event being logged)
+    judged = [e["id"] for e in events if e["event"] == "attempt"]
+    recovered = [e["id"] for e in events if e["event"] == "attempt_recovered"]
+    assert len(judged) == len(set(judged))
+    assert recovered in ([], [1])
+    assert sorted(set(judged) | set(recovered)) == [1, 2] and 2 in judged
     summary = json.loads((run_dir / "summary.json").read_text())
     assert summary["best_attempt"] == 2 and summary["pairs"] == 1 and summary["finished"]
 

@@ -10,9 +10,10 @@ stored) and walks its split's keys in BLOCK_N tiles with the online softmax (bas
 m and sum l, fp32 accumulator). Grouping reads each K/V byte once for all G heads.
 Split-KV: B * HKV programs (8 at batch 1) cannot fill 132 SMs, so each sequence's keys are cut
 into NUM_SPLITS chunks (chunk length derived on the device from seq_lens[b], a multiple of
-BLOCK_N); every split writes (acc, m, l) to a workspace and a merge kernel (one program per batch entry and
-8 heads) combines the splits in a fixed order: m* = max m_s, o = sum_s exp2(m_s - m*) acc_s / sum_s exp2(m_s - m*) l_s. Empty
-splits (short sequences) carry m = -inf and weigh zero. Deterministic: no atomics.
+BLOCK_N); every split writes (acc, m, l) to a workspace and a merge kernel (one program per
+batch entry and up to 8 heads) combines the splits in a fixed order: m* = max m_s,
+o = sum_s exp2(m_s - m*) acc_s / sum_s exp2(m_s - m*) l_s. Empty splits (short sequences) carry
+m = -inf and weigh zero. Deterministic: no atomics.
 Tunables: NUM_SPLITS (auto: about two waves, chunks of at least MIN_CHUNK keys), BLOCK_N (32-128),
 num_warps (4), num_stages (2-3).
 """
@@ -100,12 +101,12 @@ def _decode_merge_kernel(acc_ptr, ml_ptr, o_ptr, H, stride_ob, stride_oh, D: tl.
     ok = (offs_h[:, None] < H) & (offs_s[None, :] < NUM_SPLITS)  # [HEADS, SPLITS_PAD]
     rows = (b.to(tl.int64) * H + offs_h[:, None]) * NUM_SPLITS + offs_s[None, :]
     m = tl.load(ml_ptr + rows * 2, mask=ok, other=float("-inf"))
-    l = tl.load(ml_ptr + rows * 2 + 1, mask=ok, other=0.0)
+    lsum = tl.load(ml_ptr + rows * 2 + 1, mask=ok, other=0.0)
     acc = tl.load(acc_ptr + rows[:, :, None] * D + offs_d[None, None, :], mask=ok[:, :, None], other=0.0)
     m_max = tl.max(m, axis=1)  # finite for real heads: split 0 always holds at least one key
     m_max = tl.where(m_max == float("-inf"), 0.0, m_max)  # padding heads
     w = tl.where(m == float("-inf"), 0.0, tl.exp2(m - m_max[:, None]))
-    den = tl.sum(l * w, axis=1)
+    den = tl.sum(lsum * w, axis=1)
     den = tl.where(den == 0.0, 1.0, den)
     o = tl.sum(acc * w[:, :, None], axis=1) / den[:, None]
     o_ptrs = o_ptr + b.to(tl.int64) * stride_ob + offs_h[:, None] * stride_oh + offs_d[None, :]
@@ -135,8 +136,11 @@ def attn_decode(q: torch.Tensor, k_cache: torch.Tensor, v_cache: torch.Tensor, s
         BLOCK_G=max(16, triton.next_power_of_2(G)), D=D, BLOCK_N=BLOCK_N, NUM_SPLITS=NUM_SPLITS,
         IEEE_FP32=q.dtype == torch.float32, num_warps=num_warps, num_stages=num_stages)
     o = torch.empty((B, H, D), dtype=q.dtype, device=q.device)
-    heads = min(8, triton.next_power_of_2(H))
+    # merge tiles of at most ~8K fp32 elements (heads x splits x D) so they stay in registers
+    splits_pad = triton.next_power_of_2(NUM_SPLITS)
+    heads = 1
+    while heads < 8 and heads < H and 2 * heads * splits_pad * D <= 8192:
+        heads *= 2
     _decode_merge_kernel[(B, triton.cdiv(H, heads))](acc, ml, o, H, o.stride(0), o.stride(1), D=D, HEADS=heads,
-                                                     NUM_SPLITS=NUM_SPLITS,
-                                                     SPLITS_PAD=triton.next_power_of_2(NUM_SPLITS))
+                                                     NUM_SPLITS=NUM_SPLITS, SPLITS_PAD=splits_pad)
     return o

@@ -6,9 +6,10 @@ GPTQ / Muon shapes are compute-bound.
 Tiling: grid (tiles, tiles); program (i, j) with j < i returns at once, the others compute
 g[I, J] = x[:, I]^T x[:, J] by walking T in BLOCK_T steps: both operands are loaded as
 [BLOCK_T, BLOCK_D] row-major tiles (coalesced along D) and the left one is transposed in
-registers (tl.trans) for tl.dot. An off-diagonal tile is stored twice, as g[I, J] and transposed
-as g[J, I]; a diagonal tile once. So half the products are computed and g is exactly symmetric
-off the diagonal blocks. Offsets are int64 (T * D reaches 67M, D * D 359M elements).
+registers (tl.trans) for tl.dot. An off-diagonal tile is stored twice, as g[I, J] and, transposed
+in registers (tl.trans) so that both stores are row-major and coalesced, as g[J, I]; a diagonal
+tile once. So half the products are computed and g is exactly symmetric off the diagonal blocks.
+Offsets are int64 (T * D reaches 67M, D * D 359M elements).
 fp32 uses input_precision="ieee". bf16 is checked on GPU only.
 Tunables: BLOCK_D (64-128), BLOCK_T (32-64), num_warps (4-8), num_stages (2-4).
 """
@@ -56,8 +57,9 @@ def _gram_kernel(x_ptr, g_ptr, T, D, stride_xt, stride_gd, BLOCK_D: tl.constexpr
         out = acc.to(g_ptr.dtype.element_ty)
         ij_mask = i_ok[:, None] & j_ok[None, :]
         tl.store(g_ptr + offs_i[:, None].to(tl.int64) * stride_gd + offs_j[None, :], out, mask=ij_mask)
-        if pid_j > pid_i:  # mirror: g[J, I] = g[I, J]^T
-            tl.store(g_ptr + offs_j[None, :].to(tl.int64) * stride_gd + offs_i[:, None], out, mask=ij_mask)
+        if pid_j > pid_i:  # mirror: g[J, I] = g[I, J]^T, stored row-major (coalesced)
+            ji_mask = j_ok[:, None] & i_ok[None, :]
+            tl.store(g_ptr + offs_j[:, None].to(tl.int64) * stride_gd + offs_i[None, :], tl.trans(out), mask=ji_mask)
 
 
 def linalg_gram(x: torch.Tensor, BLOCK_D: int = 128, BLOCK_T: int = 32, num_warps: int = 8,

@@ -79,7 +79,8 @@ def _rmsnorm_int8_kernel(x_ptr, w_ptr, q_ptr, s_ptr, K, eps, stride_x, stride_q,
 EPS = 1e-5  # the task's eps (Llama-3 rms_norm_eps)
 
 
-def rmsnorm_int8_quant(x: torch.Tensor, w: torch.Tensor, BLOCK_K: int = 8192, num_warps: int = 8) -> tuple[torch.Tensor, torch.Tensor]:
+def rmsnorm_int8_quant(x: torch.Tensor, w: torch.Tensor, BLOCK_K: int = 8192,
+                       num_warps: int = 8) -> tuple[torch.Tensor, torch.Tensor]:
     assert x.dim() == 2 and w.dim() == 1 and x.shape[1] == w.shape[0]
     x = x.contiguous()
     w = w.contiguous()

@@ -18,6 +18,7 @@ rare 10-1000x values in x. bf16 is checked on GPU only.
 """
 ENTRY_POINT = "linalg_gram"
 DTYPES = ("fp32", "fp16", "bf16")
+PEAK = "matmul"  # tensor-core work: the roofline uses the matmul rate of the dtype
 SHAPES = [
     {"name": "llama3_8b_gptq_hessian", "dims": {"T": 16384, "D": 4096}, "weight": 0.35, "phase": "prefill",
      "source": "GPTQ Hessian of a Llama-3-8B attention input (hidden 4096) over a 16384-token calibration chunk"},

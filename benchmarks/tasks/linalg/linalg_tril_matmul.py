@@ -19,6 +19,7 @@ rare 10-1000x values in a and b. bf16 is checked on GPU only.
 """
 ENTRY_POINT = "linalg_tril_matmul"
 DTYPES = ("fp32", "fp16", "bf16")
+PEAK = "matmul"  # tensor-core work: the roofline uses the matmul rate of the dtype
 SPARSE_READS = True  # only the lower triangle of a is needed
 SHAPES = [
     {"name": "mamba2_2p7b_ssd_chunk_prefill", "dims": {"Z": 2560, "L": 256, "N": 64}, "weight": 0.4,

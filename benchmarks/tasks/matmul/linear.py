@@ -4,7 +4,7 @@ import torch
 
 from benchmarks.inputs import elem_size, maybe_outliers, randn
 
-NAME = "linear_xwt"
+NAME = "linear"
 CATEGORY = "matmul"
 DESCRIPTION = """
 The projection of nn.Linear without bias, with the weight in its stored layout: x[M, K]
@@ -16,7 +16,7 @@ not allowed and the tolerance rejects it). Do not materialise w^T: read w as sto
 N(0, 1/K) so y is O(1); "outlier" mode puts rare 10-1000x values in x and w. bf16 is checked on
 GPU only (the CPU interpreter's bf16 tl.dot is wrong).
 """
-ENTRY_POINT = "linear_xwt"
+ENTRY_POINT = "linear"
 DTYPES = ("fp32", "fp16", "bf16")
 SHAPES = [
     {"name": "llama3_8b_qkv_prefill", "dims": {"M": 8192, "N": 6144, "K": 4096}, "weight": 0.35, "phase": "prefill",
@@ -45,7 +45,7 @@ FORBIDDEN = ("torch.matmul", "torch.mm", "torch.bmm", "torch.addmm", "torch.eins
              "torch._scaled_mm")
 
 
-def linear_xwt(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
+def linear(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
     return torch.nn.functional.linear(x, w)
 
 

@@ -67,7 +67,7 @@ def _linear_kernel(x_ptr, w_ptr, y_ptr, M, N, K, stride_xm, stride_xk, stride_wn
     tl.store(y_ptrs, acc.to(y_ptr.dtype.element_ty), mask=m_mask & n_mask)
 
 
-def linear_xwt(x: torch.Tensor, w: torch.Tensor, BLOCK_M: int = 128, BLOCK_N: int = 128, BLOCK_K: int = 64,
+def linear(x: torch.Tensor, w: torch.Tensor, BLOCK_M: int = 128, BLOCK_N: int = 128, BLOCK_K: int = 64,
                GROUP_M: int = 8, num_warps: int = 8, num_stages: int = 3) -> torch.Tensor:
     assert x.dim() == 2 and w.dim() == 2 and x.shape[1] == w.shape[1] and x.dtype == w.dtype
     M, K = x.shape
