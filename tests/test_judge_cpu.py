@@ -91,3 +91,12 @@ def test_cpu_skips_bf16_numerics_only_where_the_interpreter_is_wrong():
     assert cpu_numeric_skip("cpu", "bf16", upcasting) is None
     assert cpu_numeric_skip("cpu", "fp16", "acc = tl.dot(a, b)") is None
     assert cpu_numeric_skip("cuda", "bf16", "acc = tl.dot(a, b)") is None
+
+
+def test_fp8_casts_are_soft_skipped_only_on_cpu():
+    from benchmarks.judge import FP8_CAST_SKIP, cpu_fp8_soft_skip
+
+    src = "q = (x * s).to(tl.float8e4nv)"
+    assert cpu_fp8_soft_skip("cpu", src) == FP8_CAST_SKIP
+    assert cpu_fp8_soft_skip("cuda", src) is None
+    assert cpu_fp8_soft_skip("cpu", "y = x * 2") is None

@@ -21,6 +21,8 @@ flush the row's ordinary values towards zero, as real activation outliers do.
 """
 ENTRY_POINT = "w8a8_gemm"
 DTYPES = ("int8",)
+PEAK = "matmul"  # an int8 tensor-core GEMM: bounded by the int8 matmul rate
+ROOFLINE_DTYPE = "int8"
 SHAPES = [
     {
         "name": "llama3_8b_gate_up_prefill",
