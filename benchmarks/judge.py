@@ -81,7 +81,6 @@ class JudgeConfig:
     keep_dir: bool = False  # keep the child's folder (for debugging)
     prewarm: bool = True  # start the next worker process while this one runs
     work_root: Path | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
 
 
 def resolve_device(device: str) -> str:
