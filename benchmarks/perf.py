@@ -69,6 +69,20 @@ def peak_flops_for(task: Task, peaks: Peaks) -> tuple[float | None, float | None
     return value, None, f"fp32 (no vector rate on record; matmul {source})"
 
 
+def launch_mismatch(per_call: int | None, during: int | None, calls: int | None) -> str | None:
+    """Why a timing cannot be trusted because fewer kernels ran while it was taken, or None.
+
+    A candidate that notices it is being called again on the same inputs (the timing loop does
+    exactly that) and skips its kernels would otherwise be timed doing nothing."""
+    if per_call is None or during is None or not calls:
+        return None
+    if per_call == 0:
+        return "no Triton kernel ran in the profiled call before timing"
+    if during < per_call * calls:
+        return f"{during} Triton launches in {calls} timed calls, but one call launches {per_call}: the candidate skipped work while it was timed"
+    return None
+
+
 def fill_perf(verdict: Verdict, task: Task, shapes: list[Shape], cand: dict, config: Any) -> None:
     """Speedups, roofline attainment, IOU, MFU and flags from the candidate's timings."""
     base = run_baseline(task, shapes, config.seed, work_root=getattr(config, "work_root", None))
@@ -89,6 +103,12 @@ def fill_perf(verdict: Verdict, task: Task, shapes: list[Shape], cand: dict, con
         b = (base.get("shapes") or {}).get(shape.name, {})
         sr.candidate_us = c.get("candidate_us")
         sr.timing_method = c.get("method")
+        mismatch = launch_mismatch(c.get("launches_per_call"), c.get("launches_while_timed"), c.get("calls_while_timed"))
+        if mismatch:
+            sr.notes.append(f"time not reported: {mismatch}")
+            sr.candidate_us = None
+            if "launch_mismatch" not in verdict.flags:
+                verdict.flags.append("launch_mismatch")
         sr.triton_ratio = (c.get("profile") or {}).get("triton_ratio")
         if c.get("side_stream"):
             sr.notes.append("kernels ran on a side stream: timed with whole-device synchronisation")

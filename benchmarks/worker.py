@@ -288,11 +288,24 @@ def _time_candidate(fn: Any, task: Any, req: dict, gen: Any, progress: _Progress
         gen.manual_seed(trial_seed(req["seed"], shape["name"], "perf", 0))
         args = task.make_inputs(shape["dims"], "standard", gen)
         fn(*args)  # compile / autotune outside the clock
+        before = sum(counter.launches.values())
         prof = _profile_streams(fn, args, launched)
+        per_call = sum(counter.launches.values()) - before  # launches of one steady-state call
         # no profile (CUPTI unavailable) means we cannot rule out side streams: time device-wide
         side_stream = bool(prof["side_stream"]) or "note" in prof
-        timing = time_cuda(lambda a=args: fn(*a), device_wide=side_stream)
+        calls = [0]
+
+        def timed(a: tuple = args, n: list[int] = calls) -> Any:
+            n[0] += 1
+            return fn(*a)
+
+        before = sum(counter.launches.values())
+        timing = time_cuda(timed, device_wide=side_stream)
+        during = sum(counter.launches.values()) - before
         out[shape["name"]] = {
+            "launches_per_call": per_call,
+            "launches_while_timed": during,
+            "calls_while_timed": calls[0],
             "candidate_us": timing.median_us,
             "p20_us": timing.p20_us,
             "p80_us": timing.p80_us,

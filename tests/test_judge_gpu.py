@@ -34,7 +34,7 @@ def test_reference_softmax_is_timed_with_sane_roofline():
         assert s.candidate_us and s.eager_us and s.roofline_us
         assert 0 < s.attainment <= 1.05, (s.shape, s.attainment)
         assert s.triton_ratio is not None and s.triton_ratio > 0.5
-    assert "impossible_time" not in v.flags
+    assert "impossible_time" not in v.flags and "launch_mismatch" not in v.flags
     assert v.geomean_speedup_eager and v.score is not None
 
 

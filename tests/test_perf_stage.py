@@ -59,3 +59,13 @@ def test_fill_perf_computes_speedups_roofline_and_flags(monkeypatch):
     assert math.isclose(v.geomean_speedup_eager, math.sqrt(r0.speedup_eager * r1.speedup_eager))
     assert v.triton_ratio == 0.9
     assert v.perf_status.startswith("measured")
+
+
+def test_a_candidate_that_skips_kernels_while_timed_loses_its_time():
+    from benchmarks.perf import launch_mismatch
+
+    assert launch_mismatch(2, 200, 100) is None
+    assert launch_mismatch(2, 201, 100) is None  # a lazy extra launch is fine
+    assert "skipped work" in launch_mismatch(2, 2, 100)
+    assert "no Triton kernel" in launch_mismatch(0, 0, 100)
+    assert launch_mismatch(None, None, None) is None  # older worker results carry no counts
