@@ -74,7 +74,7 @@ def mamba2_gated_rmsnorm(x: torch.Tensor, z: torch.Tensor, weight: torch.Tensor,
     M, E = x.shape
     out = torch.empty_like(x)
     block = min(BLOCK_G, triton.next_power_of_2(group_size))
-    if num_warps is None:  # H200: 4 warps for groups of 1024, 8 for 5120
+    if num_warps is None:  # H200 (torch 2.11, triton 3.6, 2026-11-29): 4 warps for groups of 1024, 8 for 5120
         num_warps = 4 if block <= 2048 else 8
     _gated_rmsnorm_kernel[(M, E // group_size)](x, z, weight.contiguous(), out, E, group_size, EPS, BLOCK_G=block,
                                                 ONE_TILE=group_size <= block, num_warps=num_warps)

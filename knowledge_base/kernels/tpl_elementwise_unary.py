@@ -6,7 +6,7 @@ Op: y = f(x) elementwise over a contiguous tensor of any shape, f one of
   "square":      x * x                                                   (fp32, so fp16 does not overflow at 256)
 Math in fp32, output in x's dtype (one rounding).
 Traffic: n * elem read + n * elem written; the speed of light is the copy bandwidth (about 4 TB/s
-read+write measured on our H200). Nothing here is compute-bound: libdevice calls (log1p, erf) are
+read+write measured on our H200 (torch 2.11, triton 3.6, 2026-11-29)). Nothing here is compute-bound: libdevice calls (log1p, erf) are
 tens of instructions per element, still hidden behind memory at fp16/bf16.
 Tiling: a 1-D grid over the flattened tensor, offsets in int64 (pid * BLOCK overflows int32 past
 2^31 elements), one mask for the tail. BLOCK 1024-4096 with 4-8 warps gives each thread 8-16

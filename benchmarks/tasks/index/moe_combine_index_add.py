@@ -38,7 +38,7 @@ CPU_SHAPES = [
 ]
 # K + 1 <= 9 terms of O(1): fp32 sums in different orders agree to ~1e-6. In "outlier" mode
 # terms reach ~350-1000 and can cancel to an O(1) result: fp32 order then moves it by ~1e-4
-# absolute (measured 2.4e-5 on an H200 with atomics), hence atol 2e-4 -- a missing or doubled
+# absolute (measured 2.4e-5 on an H200 (torch 2.11, triton 3.6, 2026-11-29) with atomics), hence atol 2e-4 -- a missing or doubled
 # term is off by ~0.35. fp16/bf16: one rounding of the fp32 sum on each side, one ulp apart.
 TOLERANCE = {
     "fp32": {"atol": 2e-4, "rtol": 1e-5},

@@ -51,7 +51,7 @@ CPU_SHAPES = [
     {"name": "tail", "dims": {"M": 33, "N": 17, "K": 50}},
 ]
 # C is O(1) (up to ~200 in outlier rows). fp32: a legitimate change of accumulation order moves C
-# by up to ~6e-6 * sum_k |a_ik b_kj| (measured on H200: Triton ieee tiles vs cuBLAS, 1.2e-3 at
+# by up to ~6e-6 * sum_k |a_ik b_kj| (measured on an H200 (torch 2.11, triton 3.6, 2026-11-29): Triton ieee tiles vs cuBLAS, 1.2e-3 at
 # K = 28672 with outliers), while TF32 inputs (unit roundoff 2^-11) leave errors of std ~4e-4 on
 # O(1) outputs: atol 1.5e-3 admits the first and still fails TF32 on ~1e-4 of the elements of
 # every shape with 1e5+ outputs. fp16/bf16: the output rounds once (2^-11 / 2^-8 relative) after

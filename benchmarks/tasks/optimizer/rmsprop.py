@@ -32,7 +32,7 @@ CPU_SHAPES = [
 ]
 # The update lr * g / sqrt(v') is ~1e-2 (up to 0.1 where an outlier gradient dominates v') and
 # p' = p - update often cancels to ~1e-4: the GPU's approximate sqrt and divide leave a few ulps
-# of the update (~1e-8; measured up to 1.2e-8 on an H200) in p', hence atol 1e-7. A wrong formula
+# of the update (~1e-8; measured up to 1.2e-8 on an H200 (torch 2.11, triton 3.6, 2026-11-29)) in p', hence atol 1e-7. A wrong formula
 # (eps inside the sqrt, alpha swapped) is off by >= 1e-5.
 TOLERANCE = {
     "fp32": {"atol": 1e-7, "rtol": 1e-5},
