@@ -17,6 +17,7 @@ import torch
 
 from benchmarks.task import Tolerance
 from benchmarks.verdict import ErrorClass, Mismatch
+from benchmarks.worker import same_bits
 
 
 @dataclass
@@ -143,18 +144,9 @@ def compare_outputs(got: object, want: object, tol: Tolerance) -> Comparison:
     return worst
 
 
-def _same_bits(x: torch.Tensor, y: torch.Tensor) -> bool:
-    if x.shape != y.shape or x.dtype != y.dtype:
-        return False
-    y = y.to(x.device)
-    if x.is_floating_point():
-        return bool(((x == y) | (torch.isnan(x) & torch.isnan(y))).all())
-    return torch.equal(x, y)
-
-
 def bitwise_equal(a: object, b: object) -> bool:
     """True when two results hold the same tensors bit for bit (NaN equal to NaN)."""
     la, lb = as_outputs(a), as_outputs(b)
     if len(la) != len(lb):
         return False
-    return all(type(x) is torch.Tensor and type(y) is torch.Tensor and _same_bits(x, y) for x, y in zip(la, lb, strict=True))
+    return all(type(x) is torch.Tensor and type(y) is torch.Tensor and same_bits(x, y) for x, y in zip(la, lb, strict=True))

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
-import importlib.util
 import statistics
 import sys
 from pathlib import Path
@@ -32,13 +31,11 @@ def _setup(task_id: str, shape_name: str | None):
     import torch
 
     from benchmarks.task import get_task, solution_path
+    from benchmarks.worker import load_module
 
     task = get_task(task_id)
     shape = next((s for s in task.shapes if s.name == shape_name), None) if shape_name else max(task.shapes, key=lambda s: task.min_bytes(s.dims))
-    spec = importlib.util.spec_from_file_location(f"kf_sol_{task.name}", solution_path(task.name))
-    mod = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
-    spec.loader.exec_module(mod)  # type: ignore[union-attr]
-    fn = getattr(mod, task.entry_point)
+    fn = getattr(load_module(solution_path(task.name), f"kf_sol_{task.name}"), task.entry_point)
     gen = torch.Generator(device="cuda")
     gen.manual_seed(0)
     args = task.make_inputs(shape.dims, "standard", gen)

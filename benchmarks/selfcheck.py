@@ -21,7 +21,6 @@ from __future__ import annotations
 import argparse
 import ast
 import atexit
-import importlib.util
 import json
 import os
 import shutil
@@ -73,13 +72,9 @@ def _load(path: Path, name: str, source: str | None = None) -> Any:
         atexit.register(shutil.rmtree, folder, True)
         path = folder / f"{name}.py"
         path.write_text(source)
-    spec = importlib.util.spec_from_file_location(name, path)
-    if spec is None or spec.loader is None:
-        raise ImportError(f"cannot import {path}")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
+    from benchmarks.worker import load_module
+
+    return load_module(path, name)
 
 
 def _run_solution(task: Any, fn: Any, device: str, shapes: tuple, trials: int = 1) -> str | None:

@@ -94,7 +94,8 @@ def _short_tb(exc: BaseException, limit: int = 4000) -> str:
     return text[-limit:]
 
 
-def _load_module(path: str, name: str) -> Any:
+def load_module(path: str | Path, name: str) -> Any:
+    """Import the file at `path` as module `name` (registered in sys.modules)."""
     import importlib.util
 
     spec = importlib.util.spec_from_file_location(name, path)
@@ -120,11 +121,14 @@ def _to_cpu(value: Any) -> Any:
     return {"__unserialisable__": type(value).__name__}
 
 
-def _same(a: Any, b: Any) -> bool:
+def same_bits(a: Any, b: Any) -> bool:
+    """Two tensors hold the same values bit for bit (NaN equal to NaN). Shared with the judge's
+    comparison; defined here because this module may import nothing but torch and triton."""
     import torch
 
     if a.shape != b.shape or a.dtype != b.dtype:
         return False
+    b = b.to(a.device)
     if a.is_floating_point():
         return bool(((a == b) | (torch.isnan(a) & torch.isnan(b))).all())
     return torch.equal(a, b)
@@ -161,7 +165,7 @@ def run_candidate(req: dict, folder: Path, progress: _Progress) -> dict:
 
     progress("import")
     try:
-        cand = _load_module(req["candidate_path"], "kernforge_candidate")
+        cand = load_module(req["candidate_path"], "kernforge_candidate")
         fn = getattr(cand, task.entry_point)
     except BaseException as exc:  # noqa: BLE001 - any failure of untrusted code is a verdict
         cls = "early_exit" if isinstance(exc, SystemExit) else "import_error"
@@ -211,7 +215,7 @@ def run_candidate(req: dict, folder: Path, progress: _Progress) -> dict:
         finally:
             torch.use_deterministic_algorithms(False)
             det.fill_uninitialized_memory = old_fill
-        changed = [i for i, (a, p) in enumerate(zip(args, private, strict=True)) if isinstance(p, torch.Tensor) and (type(a) is not torch.Tensor or not _same(a, p))]
+        changed = [i for i, (a, p) in enumerate(zip(args, private, strict=True)) if isinstance(p, torch.Tensor) and (type(a) is not torch.Tensor or not same_bits(a, p))]
         payload = {"out": _to_cpu(out), "repeat": _to_cpu(repeat) if repeat is not None else None, "mutated": changed}
         torch.save(payload, folder / entry["file"])
         del out, repeat, args, private
@@ -373,7 +377,7 @@ def run_remeasure(req: dict, folder: Path, progress: _Progress) -> dict:
     for label in ("incumbent", "candidate"):
         progress("import", which=label)
         try:
-            fns[label] = getattr(_load_module(req[f"{label}_path"], f"kernforge_{label}"), task.entry_point)
+            fns[label] = getattr(load_module(req[f"{label}_path"], f"kernforge_{label}"), task.entry_point)
         except BaseException as exc:  # noqa: BLE001
             return {"status": "error", "error_class": "import_error", "message": f"importing the {label} failed: {type(exc).__name__}: {exc}"}
     gen = torch.Generator(device="cuda")
