@@ -2,6 +2,9 @@
 
     python -m benchmarks.solutions_table --device cuda [--tasks a,b | --suite lite] [--dtype fp16]
         [--trials 5] [--out docs/results/solutions_h200.md]
+    python -m benchmarks.solutions_table --device cuda --no-perf --jobs 8 --out sweep.md
+        (correctness only, several judges at once: timings would disturb each other, so
+        --jobs above 1 needs --no-perf)
 
 One row per (task, shape): the solution's verdict, its time, eager and torch.compile times, the
 speedups, the roofline time, attainment, IOU and MFU. The Markdown file opens with the device,
@@ -11,16 +14,19 @@ date, versions and the command that produced it; a JSON file beside it holds eve
 from __future__ import annotations
 
 import argparse
+import concurrent.futures as cf
 import datetime as dt
 import json
+import multiprocessing as mp
 import platform
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 from benchmarks.judge import JudgeConfig, evaluate, resolve_device
 from benchmarks.task import Task, load_all, solution_path
-from benchmarks.verdict import Verdict
+from benchmarks.verdict import ErrorClass, Verdict
 
 
 def _f(value: float | None, spec: str) -> str:
@@ -87,13 +93,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--dtype", default=None, help="one variant per task file, this dtype where present")
     parser.add_argument("--trials", type=int, default=5)
     parser.add_argument("--out", default=None)
+    parser.add_argument("--no-perf", action="store_true", help="correctness and fallback only")
+    parser.add_argument("--jobs", type=int, default=1, help="judges at once (needs --no-perf above 1)")
     args = parser.parse_args(argv)
+    if args.jobs > 1 and not args.no_perf:
+        parser.error("--jobs above 1 needs --no-perf: concurrent timings disturb each other")
     device = resolve_device(args.device)
     tasks = select(load_all(), args.tasks, args.suite, args.dtype)
     verdicts: list[Verdict] = []
     t0 = time.perf_counter()
-    for task in tasks:
-        v = evaluate(task, solution_path(task.name), JudgeConfig(device=device, trials=args.trials))
+    for v in _judge_all(tasks, device, args.trials, not args.no_perf, args.jobs):
         verdicts.append(v)
         print(f"{v.summary_line()} [{v.stage_seconds.get('total', 0):.1f}s]", flush=True)
         if args.out:  # written after every task, so a run cut short keeps what it measured
@@ -101,6 +110,27 @@ def main(argv: list[str] | None = None) -> int:
     text = _write(args, argv, device, verdicts, t0, len(tasks))
     print(text)
     return 0 if all(v.passed for v in verdicts) else 1
+
+
+def _judge_one(task_id: str, device: str, trials: int, perf: bool) -> dict:
+    task = load_all()[task_id]
+    return evaluate(task, solution_path(task.name), JudgeConfig(device=device, trials=trials, perf=perf)).model_dump(mode="json")
+
+
+def _judge_all(tasks: list[Task], device: str, trials: int, perf: bool, jobs: int) -> Iterator[Verdict]:
+    """Verdicts in the order they finish; with jobs > 1 from a pool of spawned processes."""
+    if jobs <= 1:
+        for task in tasks:
+            yield evaluate(task, solution_path(task.name), JudgeConfig(device=device, trials=trials, perf=perf))
+        return
+    with cf.ProcessPoolExecutor(max_workers=jobs, mp_context=mp.get_context("spawn")) as pool:
+        futures = {pool.submit(_judge_one, t.id, device, trials, perf): t for t in tasks}
+        for fut in cf.as_completed(futures):
+            try:
+                yield Verdict.model_validate(fut.result())
+            except Exception as exc:  # noqa: BLE001 - a judging process lost is reported, not fatal
+                task = futures[fut]
+                yield Verdict(task_id=task.id, candidate=str(solution_path(task.name)), device=device, error_class=ErrorClass.HARNESS_ERROR, message=f"judging process failed: {type(exc).__name__}: {exc}")
 
 
 def _write(args: argparse.Namespace, argv: list[str] | None, device: str, verdicts: list[Verdict], t0: float, planned: int) -> str:
@@ -112,7 +142,7 @@ def _write(args: argparse.Namespace, argv: list[str] | None, device: str, verdic
         f"- date: {dt.datetime.now(dt.UTC).strftime('%Y-%m-%d %H:%M UTC')}",
         f"- device: {fp.get('gpu_name', device)}, driver {fp.get('driver_version')}, CUDA {fp.get('cuda_version')}",
         f"- versions: torch {fp.get('torch_version')}, triton {fp.get('triton_version')}, python {platform.python_version()}",
-        f"- trials per mode: {args.trials}; wall time {time.perf_counter() - t0:.0f} s; {len(verdicts)} of {planned} planned tasks judged",
+        f"- trials per mode: {args.trials}; {'performance not measured (--no-perf); ' if args.no_perf else ''}{args.jobs} judge(s) at once; wall time {time.perf_counter() - t0:.0f} s; {len(verdicts)} of {planned} planned tasks judged",
         "- times are medians over many runs with an L2 flush before each; roofline = max(FLOPs / peak, bytes / bandwidth)",
         "  with peaks calibrated on this device (see each row's perf note); attainment = roofline / measured.",
     ]
