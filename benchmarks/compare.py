@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import torch
 
 from benchmarks.task import Tolerance
+from benchmarks.transport import Opaque
 from benchmarks.verdict import ErrorClass, Mismatch
 from benchmarks.worker import same_bits
 
@@ -50,15 +51,19 @@ def _index(flat_index: int, shape: torch.Size) -> list[int]:
 
 def _compare_one(i: int, got: object, want: torch.Tensor, tol: Tolerance) -> Comparison:
     if type(got) is not torch.Tensor:
-        return Comparison(False, ErrorClass.WRONG_OUTPUT_TYPE, f"output {i} is {type(got).__name__}, expected a torch.Tensor", Mismatch(output_index=i))
+        what = got.kind if isinstance(got, Opaque) else type(got).__name__
+        return Comparison(False, ErrorClass.WRONG_OUTPUT_TYPE, f"output {i} is {what}, expected a torch.Tensor", Mismatch(output_index=i))
     if tuple(got.shape) != tuple(want.shape):
         return Comparison(False, ErrorClass.SHAPE_MISMATCH, f"output {i} has shape {tuple(got.shape)}, expected {tuple(want.shape)}", Mismatch(output_index=i))
     if got.dtype != want.dtype:
         return Comparison(False, ErrorClass.DTYPE_MISMATCH, f"output {i} has dtype {got.dtype}, expected {want.dtype}", Mismatch(output_index=i))
     if got.numel() == 0:
         return Comparison(True)
-    g = got.detach().to(device=want.device, dtype=torch.float64)
-    w = want.detach().to(torch.float64)
+    # fp32 arithmetic is exact enough for half-precision outputs and halves the memory; wider
+    # types (and integers) are compared in fp64
+    work = torch.float32 if want.dtype.is_floating_point and want.element_size() <= 2 else torch.float64
+    g = got.detach().to(device=want.device, dtype=work)
+    w = want.detach().to(work)
 
     # NaN / Inf must sit where the reference has them
     g_nan, w_nan = torch.isnan(g), torch.isnan(w)

@@ -20,7 +20,6 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import torch
 
@@ -29,6 +28,7 @@ from benchmarks.child import Child, acquire, signal_name
 from benchmarks.compare import bitwise_equal, compare_outputs
 from benchmarks.static_check import check_source
 from benchmarks.task import Task
+from benchmarks.transport import TransportError, read_trial
 from benchmarks.verdict import ErrorClass, Mismatch, ShapeResult, Stage, Verdict, stage_before
 from benchmarks.worker import trial_plan
 
@@ -114,7 +114,18 @@ def _correctness_stage(mode: str) -> Stage:
 
 
 def evaluate(task: Task, candidate: str | Path, config: JudgeConfig | None = None, *, source: str | None = None, label: str | None = None) -> Verdict:
-    """Judge one candidate file (or `source` text) on `task`. Never raises for candidate faults."""
+    """Judge one candidate file (or `source` text) on `task`. Never raises for candidate faults.
+
+    A worker lost before the candidate was imported (the judge's own failure) is retried once
+    with a fresh process; the verdict then carries the flag `worker_retried`."""
+    verdict = _evaluate_once(task, candidate, config, source=source, label=label)
+    if "worker_lost" in verdict.flags:
+        verdict = _evaluate_once(task, candidate, config, source=source, label=label)
+        verdict.flags.append("worker_retried")
+    return verdict
+
+
+def _evaluate_once(task: Task, candidate: str | Path, config: JudgeConfig | None = None, *, source: str | None = None, label: str | None = None) -> Verdict:
     config = config or JudgeConfig()
     t_start = time.perf_counter()
     if source is None:
@@ -250,6 +261,11 @@ def _run_candidate(verdict: Verdict, task: Task, child: Child, request: dict, de
         code = child.proc.returncode
         step = child.last_step()
         tail = child.stderr_tail()
+        if not any(evt.get("event") == "import" for evt in child.events):
+            # the worker died in its own set-up, before any candidate code ran (out of memory at
+            # CUDA start-up, say): the judge's failure, never the candidate's
+            verdict.flags.append("worker_lost")
+            return _fail(verdict, ErrorClass.HARNESS_ERROR, f"the worker process exited with code {code} before the candidate was imported (not the candidate's fault). stderr: {tail[-600:]}", Stage.COMPILE)
         if code is not None and code < 0:
             return _fail(verdict, ErrorClass.CRASH, f"the candidate process died with {signal_name(code)} {step}. stderr: {tail[-600:]}", Stage.CALL)
         return _fail(verdict, ErrorClass.EARLY_EXIT, f"the candidate process exited with code {code} {step} without returning a result (sys.exit / os._exit?)", Stage.CALL)
@@ -311,6 +327,10 @@ def _child_timeline(events: list[dict]) -> dict[str, float]:
     spans = {
         "child_import": ("import", "call"),
         "child_first_call": ("call", "trial"),
+        "child_first_inputs": ("call", "first_inputs"),
+        "child_first_fn": ("first_inputs", "first_called"),
+        "child_first_repeat": ("first_called", "first_repeated"),
+        "child_first_ship": ("first_repeated", "trial"),
         "child_trials": ("trial", "correctness_done"),
         "child_perf": ("correctness_done", "done"),
     }
@@ -341,18 +361,16 @@ def _check_trial(task: Task, path: Path, item: dict, gen: torch.Generator, shape
     stage = _correctness_stage(item["mode"])
     where = f"shape {item['shape']} {item['dims']}, mode {item['mode']}, trial {item['trial']} (seed {item['seed']})"
     try:
-        payload = torch.load(path, weights_only=True)
-    except Exception as exc:  # noqa: BLE001 - unreadable output is the candidate's fault
-        return (ErrorClass.WRONG_OUTPUT_TYPE, f"outputs on {where} could not be read back: {type(exc).__name__}: {exc}", stage, None), None
-    finally:
-        path.unlink(missing_ok=True)
+        payload = read_trial(path, str(gen.device))
+    except TransportError as exc:  # the candidate's process wrote something we cannot read
+        return (ErrorClass.WRONG_OUTPUT_TYPE, f"outputs on {where} could not be read back: {exc}", stage, None), None
     if payload.get("mutated"):
         return (ErrorClass.INPUT_MUTATED, f"the candidate modified input(s) {payload['mutated']} on {where}; inputs are read-only", stage, None), None
     gen.manual_seed(item["seed"])
     args = task.make_inputs(item["dims"], item["mode"], gen)
     with torch.no_grad():
         want = task.reference(*args)
-    got = _restore(payload["out"])
+    got = payload["out"]
     tol = task.tolerance
     cmp = compare_outputs(got, want, tol)
     if not cmp.ok and not (skip_numeric and cmp.error_class in (ErrorClass.NUMERICAL_MISMATCH, ErrorClass.NAN_INF_MISMATCH)):
@@ -368,16 +386,8 @@ def _check_trial(task: Task, path: Path, item: dict, gen: torch.Generator, shape
                 setattr(shape_result, attr, val if cur is None else worse(cur, val))
     nondet = None
     if payload.get("repeat") is not None:
-        repeat = _restore(payload["repeat"])
+        repeat = payload["repeat"]
         if not bitwise_equal(repeat, got):
             again = compare_outputs(repeat, got if cmp.ok else want, tol)
             nondet = "bits" if again.ok else f"a repeat call on the same inputs disagreed with the first ({again.message}) [{where}]"
     return None, nondet
-
-
-def _restore(value: Any) -> Any:
-    if isinstance(value, list):
-        return tuple(_restore(v) for v in value) if len(value) != 1 else _restore(value[0])
-    if isinstance(value, dict):
-        return object()  # a non-tensor the worker could not serialise: fails the type check
-    return value

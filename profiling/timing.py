@@ -10,8 +10,11 @@ How `time_cuda` measures one callable:
    cold L2, as it would in a model where other layers ran in between; reading rather than
    writing leaves clean lines, so the call does not pay for someone else's write-backs), record a
    CUDA event, call, record a second event. The flush is queued *before* the start event, so it
-   is not timed; it also keeps the GPU busy while the host enqueues the call, which hides the
-   Python launch overhead of small calls the way a real model's stream does.
+   is not timed. Between the flush and the start event a spin kernel (`torch.cuda._sleep`, about
+   20 us) keeps the GPU busy while the host enqueues the call: without it the start event could
+   fire while Python was still launching the kernel, and that host gap (about 2.4 us on the H200,
+   7% of a 35 us kernel against ncu) was timed as kernel time. A real model's stream hides the
+   launch the same way.
 5. Median of the per-call times (mean, min, p20 and p80 come along).
 
 `device_wide=True` adds `torch.cuda.synchronize()` after the call and records the end event only
@@ -50,6 +53,7 @@ _event_elapsed_ms = torch.cuda.Event.elapsed_time
 _empty = torch.empty
 _zero_ = torch.Tensor.zero_
 _sum = torch.sum
+_spin = torch.cuda._sleep
 _uint8 = torch.uint8
 _float32 = torch.float32
 _IS_HIP = getattr(torch.version, "hip", None) is not None
@@ -60,6 +64,9 @@ _FALLBACK_L2_BYTES = 256 * _MIB
 # count; flush at least this much there.
 _HIP_MIN_FLUSH_BYTES = 512 * _MIB
 _ESTIMATE_REPS = 5
+# GPU clock cycles the spin kernel waits before each start event: ~20 us at the H200's 1.98 GHz,
+# longer than the host needs to launch a Triton kernel from Python
+_SPIN_CYCLES = 40_000
 
 
 @dataclass
@@ -136,6 +143,7 @@ def _timed_calls(
             # ncu's cache invalidation. Writing it (zero_) would leave dirty lines whose
             # write-back the timed kernel then pays for (seen on the H200: +6 us on a 35 us kernel).
             _sum(flush_buffer)
+        _spin(_SPIN_CYCLES)
         _event_record(start, stream)
         fn()
         if device_wide:
@@ -204,7 +212,7 @@ def time_cuda(
         if device_wide
         else "end event on the launching stream; "
     )
-    method += f"{n_warmup} warm-up calls; median of {n_reps}"
+    method += f"{n_warmup} warm-up calls; median of {n_reps}; a ~20 us spin kernel before each start event"
     return summarize_samples(samples, method)
 
 

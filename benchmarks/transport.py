@@ -1,0 +1,175 @@
+"""How a trial's outputs travel from the candidate's process to the judge.
+
+Two files per trial, written by the worker and read (then deleted) by the judge:
+
+    trial_<n>.bin    the raw bytes of every output tensor, each padded to 64 bytes
+    trial_<n>.json   what they are: {"out": spec, "repeat": spec | null, "mutated": [...]}
+                     spec = {"t": "tensor", "dtype", "shape", "offset", "nbytes"}
+                          | {"t": "list", "items": [spec, ...]}
+                          | {"t": "value", "v": number | bool | null}
+                          | {"t": "opaque", "type": name}   (a subclass or other object)
+
+Plain JSON and raw bytes, never pickle: the worker runs untrusted code, so nothing it writes may
+execute anything here. The reader checks every field (dtype from a fixed list, shape, byte
+counts against the file) and rejects anything else with `TransportError`. Raw bytes instead of
+`torch.save` because the outputs can be hundreds of MB per trial (an 8192 x 14336 activation),
+and zip serialisation of that cost more than the candidate's call.
+
+This module imports only torch and the standard library: the worker imports it on the GPU
+machine, which has none of our other dependencies.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from pathlib import Path
+from typing import Any
+
+import torch
+
+_ALIGN = 64
+_MAX_DEPTH = 8
+_MAX_ITEMS = 4096
+
+DTYPES: dict[str, torch.dtype] = {
+    name: dtype
+    for name, dtype in {
+        "float64": torch.float64,
+        "float32": torch.float32,
+        "float16": torch.float16,
+        "bfloat16": torch.bfloat16,
+        "float8_e4m3fn": getattr(torch, "float8_e4m3fn", None),
+        "float8_e5m2": getattr(torch, "float8_e5m2", None),
+        "int64": torch.int64,
+        "int32": torch.int32,
+        "int16": torch.int16,
+        "int8": torch.int8,
+        "uint8": torch.uint8,
+        "bool": torch.bool,
+    }.items()
+    if dtype is not None
+}
+_NAMES = {dtype: name for name, dtype in DTYPES.items()}
+
+
+class TransportError(ValueError):
+    """A trial file that is missing, truncated or not in the format above."""
+
+
+def write_trial(folder: Path, stem: str, out: Any, repeat: Any, mutated: list[int]) -> str:
+    """Write `<stem>.bin` then `<stem>.json` (atomically, last); returns the JSON file's name."""
+    chunks: list[torch.Tensor] = []
+    offset = 0
+
+    def encode(value: Any, depth: int = 0) -> dict[str, Any]:
+        nonlocal offset
+        if isinstance(value, tuple | list) and depth < _MAX_DEPTH and len(value) <= _MAX_ITEMS:
+            return {"t": "list", "items": [encode(v, depth + 1) for v in value]}
+        if type(value) is torch.Tensor and value.dtype in _NAMES:
+            host = value.detach().to("cpu").contiguous()
+            nbytes = host.numel() * host.element_size()
+            spec = {"t": "tensor", "dtype": _NAMES[host.dtype], "shape": list(host.shape), "offset": offset, "nbytes": nbytes}
+            if nbytes:
+                chunks.append(host.reshape(-1).view(torch.uint8))
+                pad = -nbytes % _ALIGN
+                if pad:
+                    chunks.append(torch.zeros(pad, dtype=torch.uint8))
+                offset += nbytes + pad
+            return spec
+        if value is None or isinstance(value, bool | int | float):
+            return {"t": "value", "v": value}
+        kind = f"tensor of {value.dtype}" if type(value) is torch.Tensor else type(value).__name__
+        return {"t": "opaque", "type": kind}
+
+    header = {"out": encode(out), "repeat": None if repeat is None else encode(repeat), "mutated": list(mutated)}
+    with open(folder / f"{stem}.bin", "wb") as f:
+        for chunk in chunks:
+            f.write(chunk.numpy().data)
+    header["size"] = offset
+    tmp = folder / f"{stem}.json.tmp"
+    tmp.write_text(json.dumps(header))
+    tmp.replace(folder / f"{stem}.json")
+    return f"{stem}.json"
+
+
+class Opaque:
+    """Stands in for an output the worker could not ship (a tensor subclass, an object): it
+    fails the judge's type check, which names `kind`."""
+
+    def __init__(self, kind: str) -> None:
+        self.kind = kind
+
+    def __repr__(self) -> str:
+        return f"<{self.kind}>"
+
+
+def read_trial(path: Path, device: str) -> dict[str, Any]:
+    """The trial written by `write_trial`, tensors moved to `device`; deletes both files.
+
+    Returns {"out", "repeat", "mutated"}; a tuple/list output comes back as a tuple, and a
+    one-element list as its element (as the reference's outputs are compared)."""
+    bin_path = path.with_suffix(".bin")
+    try:
+        try:
+            header = json.loads(path.read_text())
+        except (OSError, json.JSONDecodeError) as exc:
+            raise TransportError(f"{path.name}: unreadable header ({type(exc).__name__}: {exc})") from exc
+        if not isinstance(header, dict) or not isinstance(header.get("size"), int):
+            raise TransportError(f"{path.name}: header is not a trial record")
+        size = bin_path.stat().st_size if bin_path.exists() else -1
+        if size != header["size"]:
+            raise TransportError(f"{bin_path.name}: {size} bytes on disk, header says {header['size']}")
+        raw = torch.from_file(str(bin_path), shared=False, size=size, dtype=torch.uint8) if size > 0 else torch.empty(0, dtype=torch.uint8)
+
+        def decode(spec: Any, depth: int = 0) -> Any:
+            if not isinstance(spec, dict) or depth > _MAX_DEPTH:
+                raise TransportError(f"{path.name}: malformed output record")
+            kind = spec.get("t")
+            if kind == "list":
+                items = spec.get("items")
+                if not isinstance(items, list) or len(items) > _MAX_ITEMS:
+                    raise TransportError(f"{path.name}: malformed list record")
+                values = [decode(s, depth + 1) for s in items]
+                return values[0] if len(values) == 1 else tuple(values)
+            if kind == "value":
+                v = spec.get("v")
+                if not (v is None or isinstance(v, bool | int | float)):
+                    raise TransportError(f"{path.name}: a value record holds {type(v).__name__}")
+                return v
+            if kind == "opaque":
+                return Opaque(str(spec.get("type"))[:100])
+            if kind != "tensor":
+                raise TransportError(f"{path.name}: unknown record kind {kind!r}")
+            return _tensor(spec, raw, size, device, path.name)
+
+        out = decode(header.get("out"))
+        repeat = None if header.get("repeat") is None else decode(header["repeat"])
+        mutated = header.get("mutated", [])
+        if not isinstance(mutated, list) or not all(isinstance(i, int) for i in mutated):
+            raise TransportError(f"{path.name}: malformed list of mutated inputs")
+        return {"out": out, "repeat": repeat, "mutated": mutated}
+    finally:
+        for p in (path, bin_path):
+            try:
+                os.unlink(p)
+            except OSError:
+                pass
+
+
+def _tensor(spec: dict, raw: torch.Tensor, size: int, device: str, name: str) -> torch.Tensor:
+    dtype = DTYPES.get(spec.get("dtype"))  # type: ignore[arg-type]
+    shape, offset, nbytes = spec.get("shape"), spec.get("offset"), spec.get("nbytes")
+    if dtype is None:
+        raise TransportError(f"{name}: dtype {spec.get('dtype')!r} is not one the judge accepts")
+    if not isinstance(shape, list) or not all(isinstance(d, int) and d >= 0 for d in shape) or len(shape) > 16:
+        raise TransportError(f"{name}: malformed shape {shape!r}")
+    if not isinstance(offset, int) or not isinstance(nbytes, int) or offset < 0 or offset % _ALIGN:
+        raise TransportError(f"{name}: malformed offset/size")
+    itemsize = torch.empty(0, dtype=dtype).element_size()
+    if nbytes != math.prod(shape) * itemsize or offset + nbytes > size:
+        raise TransportError(f"{name}: a {spec.get('dtype')} tensor of shape {shape} does not fit its {nbytes} bytes at offset {offset}")
+    if nbytes == 0:
+        return torch.empty(shape, dtype=dtype, device=device)
+    return raw[offset : offset + nbytes].view(dtype).reshape(shape).to(device)
