@@ -4,7 +4,8 @@ Rules, in order, for each output:
 1. it is a plain `torch.Tensor` (no subclass, no Python number standing in for one);
 2. shape and dtype match exactly;
 3. NaN and +/-Inf appear exactly where the reference has them;
-4. finite values are close: |got - want| <= atol + rtol * |want| (per-dtype policy), or for a
+4. finite values are close: |got - want| <= atol + rtol * |want| (+ terms * sum|terms| where
+   the task gives its error terms: see benchmarks/task.py), or for a
    quantization contract cosine >= c, relative L1 <= r and RMSE <= e, all three.
 The first failure is reported with its error class and where it happened.
 """
@@ -49,7 +50,7 @@ def _index(flat_index: int, shape: torch.Size) -> list[int]:
     return list(reversed(out))
 
 
-def _compare_one(i: int, got: object, want: torch.Tensor, tol: Tolerance) -> Comparison:
+def _compare_one(i: int, got: object, want: torch.Tensor, tol: Tolerance, scale: torch.Tensor | None = None) -> Comparison:
     if type(got) is not torch.Tensor:
         what = got.kind if isinstance(got, Opaque) else type(got).__name__
         return Comparison(False, ErrorClass.WRONG_OUTPUT_TYPE, f"output {i} is {what}, expected a torch.Tensor", Mismatch(output_index=i))
@@ -107,6 +108,8 @@ def _compare_one(i: int, got: object, want: torch.Tensor, tol: Tolerance) -> Com
         return Comparison(True, max_abs_err=max_abs, max_rel_err=max_rel, cosine=cosine, rel_l1=rel_l1, rmse=rmse)
 
     bound = tol.atol + tol.rtol * w.abs()  # type: ignore[operator]
+    if scale is not None and tol.terms:
+        bound = bound + tol.terms * scale.detach().to(device=w.device, dtype=w.dtype).abs()
     bad = finite & (diff > bound)
     if bool(bad.any()):
         flat = int(torch.nonzero(bad.reshape(-1))[0].item())
@@ -125,16 +128,19 @@ def _compare_one(i: int, got: object, want: torch.Tensor, tol: Tolerance) -> Com
     return Comparison(True, max_abs_err=max_abs, max_rel_err=max_rel)
 
 
-def compare_outputs(got: object, want: object, tol: Tolerance) -> Comparison:
-    """Compare everything the candidate returned with everything the reference returned."""
+def compare_outputs(got: object, want: object, tol: Tolerance, scale: object = None) -> Comparison:
+    """Compare everything the candidate returned with everything the reference returned.
+    `scale`: the task's error terms (sum of |terms| per element, one per output), or None."""
     got_list, want_list = as_outputs(got), as_outputs(want)
+    scales = as_outputs(scale) if scale is not None else [None] * len(want_list)
     if len(got_list) != len(want_list):
         return Comparison(False, ErrorClass.WRONG_OUTPUT_TYPE, f"returned {len(got_list)} output(s), expected {len(want_list)}")
     worst = Comparison(True)
     for i, (g, w) in enumerate(zip(got_list, want_list, strict=True)):
         if not isinstance(w, torch.Tensor):  # a task returning a Python number
             w = torch.as_tensor(w)
-        result = _compare_one(i, g, w, tol)
+        sc = scales[i] if i < len(scales) and isinstance(scales[i], torch.Tensor) and tuple(scales[i].shape) == tuple(w.shape) else None
+        result = _compare_one(i, g, w, tol, sc)
         if not result.ok:
             return result
         worst.max_abs_err = max(worst.max_abs_err, result.max_abs_err)

@@ -18,6 +18,8 @@ import re
 import shutil
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -356,6 +358,22 @@ def _fallback_failure(fallback: dict[str, dict]) -> str | None:
     return None
 
 
+@contextmanager
+def full_precision() -> Iterator[None]:
+    """The reference computes at the precision its code states: no TF32 in cuBLAS or cuDNN and
+    no reduced-precision reductions in half-precision GEMMs (PyTorch allows some by default)."""
+    cuda_mm = torch.backends.cuda.matmul
+    saved = (cuda_mm.allow_tf32, torch.backends.cudnn.allow_tf32, cuda_mm.allow_fp16_reduced_precision_reduction, cuda_mm.allow_bf16_reduced_precision_reduction)
+    cuda_mm.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    cuda_mm.allow_fp16_reduced_precision_reduction = False
+    cuda_mm.allow_bf16_reduced_precision_reduction = False
+    try:
+        yield
+    finally:
+        (cuda_mm.allow_tf32, torch.backends.cudnn.allow_tf32, cuda_mm.allow_fp16_reduced_precision_reduction, cuda_mm.allow_bf16_reduced_precision_reduction) = saved
+
+
 def _check_trial(task: Task, path: Path, item: dict, gen: torch.Generator, shape_result: ShapeResult, skip_numeric: bool) -> tuple[tuple[ErrorClass, str, Stage, Mismatch | None] | None, str | None]:
     """Compare one trial's outputs with the reference. Returns (failure, nondeterminism)."""
     stage = _correctness_stage(item["mode"])
@@ -368,11 +386,12 @@ def _check_trial(task: Task, path: Path, item: dict, gen: torch.Generator, shape
         return (ErrorClass.INPUT_MUTATED, f"the candidate modified input(s) {payload['mutated']} on {where}; inputs are read-only", stage, None), None
     gen.manual_seed(item["seed"])
     args = task.make_inputs(item["dims"], item["mode"], gen)
-    with torch.no_grad():
+    with torch.no_grad(), full_precision():
         want = task.reference(*args)
+        scale = task.error_terms(args)
     got = payload["out"]
     tol = task.tolerance
-    cmp = compare_outputs(got, want, tol)
+    cmp = compare_outputs(got, want, tol, scale)
     if not cmp.ok and not (skip_numeric and cmp.error_class in (ErrorClass.NUMERICAL_MISMATCH, ErrorClass.NAN_INF_MISMATCH)):
         shape_result.notes.append(f"first failure at {where}")
         return (cmp.error_class, f"{cmp.message} [{where}]", stage, cmp.mismatch), None
@@ -388,6 +407,6 @@ def _check_trial(task: Task, path: Path, item: dict, gen: torch.Generator, shape
     if payload.get("repeat") is not None:
         repeat = payload["repeat"]
         if not bitwise_equal(repeat, got):
-            again = compare_outputs(repeat, got if cmp.ok else want, tol)
+            again = compare_outputs(repeat, got if cmp.ok else want, tol, scale)
             nondet = "bits" if again.ok else f"a repeat call on the same inputs disagreed with the first ({again.message}) [{where}]"
     return None, nondet

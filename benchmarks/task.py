@@ -12,7 +12,7 @@ A task is one Python file under `benchmarks/tasks/<category>/`. It declares, at 
                  "source": str}; the GPU shapes, each with its importance weight and where it
                  comes from (model and layer)
     CPU_SHAPES   list of {"name", "dims"}; small shapes for the CPU interpreter, with tail sizes
-    TOLERANCE    {dtype: {"atol": float, "rtol": float}}, or for quantization
+    TOLERANCE    {dtype: {"atol": float, "rtol": float[, "terms": float]}}, or for quantization
                  {"cosine": float, "rel_l1": float, "rmse": float, "why": str} (all required)
     FORBIDDEN    tuple of dotted API names a candidate may not use, on top of the global list
     MODES        optional tuple of extra input modes beyond "standard" and "outlier"
@@ -22,6 +22,14 @@ A task is one Python file under `benchmarks/tasks/<category>/`. It declares, at 
     SPARSE_READS optional True when the op reads only part of an input (gather, paged KV)
     PEAK         optional "matmul" for tensor-core work outside matmul/attention/convolution
     ROOFLINE_DTYPE optional dtype name whose peak bounds the compute (e.g. "int8")
+
+"terms" (optional, with an `error_terms` function below): the per-element bound becomes
+atol + rtol * |want| + terms * error_terms(*inputs), where error_terms gives, for each output
+element, the sum of the absolute values of the terms that make it up (for a dot product
+sum |a_k| |b_k|: the reference run on absolute values). A sum that cancels (a small output made of
+large terms, as outlier inputs produce) carries a rounding error proportional to that sum, not to
+the output; `terms` is the relative error of one term at the precision the task allows (e.g. the
+rounding of attention probabilities to bf16).
 
 RMSE in a quantization contract is absolute, in the output's units: sqrt(mean((got - want)^2)).
 
@@ -121,6 +129,7 @@ class Tolerance:
     rel_l1: float | None = None
     rmse: float | None = None
     why: str = ""
+    terms: float = 0.0  # relative error allowed per |term| (see "terms" above)
 
     @property
     def is_quant(self) -> bool:
@@ -150,6 +159,13 @@ class Task:
     @property
     def reference(self) -> Callable[..., Any]:
         return getattr(self._mod(), self.entry_point)
+
+    def error_terms(self, args: tuple[Any, ...]) -> Any:
+        """Sum of |terms| per output element (see "terms" in the module docstring), or None."""
+        fn = getattr(self._mod(), "error_terms", None)
+        if not self.tolerance.terms or fn is None:
+            return None
+        return fn(*args)
 
     def make_inputs(self, dims: dict[str, int], mode: str, gen: Any) -> tuple[Any, ...]:
         args = self._mod().make_inputs(dict(dims), torch_dtype(self.dtype), mode, gen)
@@ -263,11 +279,14 @@ def _parse_tolerance(module: ModuleType, path: Path, dtypes: tuple[str, ...]) ->
         entry = raw.get(dtype)
         if not isinstance(entry, dict):
             raise TaskError(path, f"TOLERANCE.{dtype}", "missing (need {'atol': .., 'rtol': ..} for every dtype)")
-        for key in ("atol", "rtol"):
-            val = entry.get(key)
+        for key in ("atol", "rtol", "terms"):
+            val = entry.get(key, 0.0 if key == "terms" else None)
             if isinstance(val, bool) or not isinstance(val, int | float) or val < 0:
                 raise TaskError(path, f"TOLERANCE.{dtype}.{key}", f"must be a non-negative number, got {val!r}")
-        out[dtype] = Tolerance(atol=float(entry["atol"]), rtol=float(entry["rtol"]))
+        terms = float(entry.get("terms", 0.0))
+        if terms and not callable(getattr(module, "error_terms", None)):
+            raise TaskError(path, f"TOLERANCE.{dtype}.terms", "needs a function error_terms(*inputs) in the task file")
+        out[dtype] = Tolerance(atol=float(entry["atol"]), rtol=float(entry["rtol"]), terms=terms)
     return out
 
 

@@ -1,0 +1,152 @@
+"""Times of every task's reference solution next to PyTorch eager, with the roofline: the per-task
+table of issue #3, fast enough for all tasks in one device call.
+
+    python -m benchmarks.solution_times --device cuda [--suite lite | --tasks a,b] [--compile]
+        [--verdicts sweep.json] --out docs/results/solution_times_h200.md
+
+Unlike `benchmarks.solutions_table` (the whole judge per task: correctness trials in a child
+process, baselines in another), this times in ONE process: the solutions are our own trusted
+code, and their correctness comes from a judge run given with `--verdicts` (the JSON that
+`solutions_table --no-perf` writes), whose pass/fail each row shows. Timing is the judge's
+(`profiling.timing.time_cuda`: L2 flushed before each call, CUDA events, median), with a shorter
+run per measurement (`--rep-ms`). torch.compile is timed only with `--compile` (compiling every
+shape of every task takes longer than a device call allows); otherwise its column says
+"not measured". Rows are written after every task, so a run cut short keeps what it measured.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import platform
+import sys
+import time
+import traceback
+from pathlib import Path
+from typing import Any
+
+from benchmarks.solutions_table import select
+from benchmarks.task import Task, load_all, solution_path
+
+
+def _fmt(value: float | None, spec: str) -> str:
+    return "—" if value is None else format(value, spec)
+
+
+def time_task(task: Task, rep_ms: float, with_compile: bool, peaks: Any) -> list[dict[str, Any]]:
+    """One row per GPU shape: solution, eager (and compile) medians in µs, roofline numbers."""
+    import torch
+
+    from benchmarks.perf import peak_flops_for
+    from benchmarks.worker import load_module, trial_seed
+    from profiling import roofline
+    from profiling.timing import time_cuda
+
+    solution = getattr(load_module(solution_path(task.name), f"kf_times_{task.name}"), task.entry_point)
+    eager = getattr(task.module, getattr(task.module, "BASELINE", None) or task.entry_point)
+    compiled = torch.compile(eager, dynamic=False) if with_compile else None
+    bandwidth, _ = peaks.bandwidth()
+    peak_flops, _, peak_label = peak_flops_for(task, peaks)
+    gen = torch.Generator(device="cuda")
+    rows = []
+    for shape in task.shapes:
+        row: dict[str, Any] = {"task": task.id, "shape": shape.name, "phase": shape.phase, "weight": shape.weight, "dims": shape.dims}
+        try:
+            gen.manual_seed(trial_seed(0, shape.name, "perf", 0))
+            args = task.make_inputs(shape.dims, "standard", gen)
+            timing = {"rep_ms": rep_ms, "warmup_ms": 5.0, "max_reps": 300}
+            row["solution_us"] = time_cuda(lambda a=args: solution(*a), **timing).median_us
+            row["eager_us"] = time_cuda(lambda a=args: eager(*a), **timing).median_us
+            if compiled is not None:
+                row["compile_us"] = time_cuda(lambda a=args: compiled(*a), **timing).median_us
+            flops, nbytes = task.flops(shape.dims), task.min_bytes(shape.dims)
+            t_roof = roofline.roofline_time_s(flops, nbytes, peak_flops, bandwidth)
+            t_meas = row["solution_us"] * 1e-6
+            row.update(
+                roofline_us=t_roof * 1e6,
+                attainment=roofline.attainment(t_roof, t_meas),
+                iou=roofline.iou(nbytes, t_meas, bandwidth),
+                mfu=roofline.mfu(flops, t_meas, peak_flops),
+                ceiling=peak_label,
+            )
+            del args
+        except Exception as exc:  # noqa: BLE001 - one shape failing must not lose the table
+            row["error"] = f"{type(exc).__name__}: {str(exc)[:200]}"
+            traceback.print_exc()
+        torch.cuda.empty_cache()
+        rows.append(row)
+    return rows
+
+
+def render(rows: list[dict[str, Any]], verdicts: dict[str, dict], header: list[str]) -> str:
+    lines = header + [
+        "",
+        "| task | judge | shape | phase | solution µs | eager µs | compile µs | × eager | roofline µs | attainment | IOU | MFU | note |",
+        "|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|",
+    ]
+    for r in rows:
+        v = verdicts.get(r["task"])
+        judged = "—" if v is None else ("pass" if v.get("passed") else f"FAIL {v.get('error_class')}")
+        sol, eag = r.get("solution_us"), r.get("eager_us")
+        speed = eag / sol if sol and eag else None
+        lines.append(
+            f"| {r['task']} | {judged} | {r['shape']} | {r['phase']} | {_fmt(sol, '.1f')} | {_fmt(eag, '.1f')} | "
+            f"{_fmt(r.get('compile_us'), '.1f') if 'compile_us' in r else 'not measured'} | {_fmt(speed, '.2f')} | "
+            f"{_fmt(r.get('roofline_us'), '.2f')} | {_fmt(r.get('attainment'), '.2f')} | {_fmt(r.get('iou'), '.2f')} | "
+            f"{_fmt(r.get('mfu'), '.3f')} | {r.get('error', '')} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.solution_times")
+    parser.add_argument("--device", default="cuda")
+    parser.add_argument("--tasks", default="")
+    parser.add_argument("--suite", default=None)
+    parser.add_argument("--compile", action="store_true", help="also time torch.compile (slow: compiles every shape)")
+    parser.add_argument("--rep-ms", type=float, default=20.0)
+    parser.add_argument("--verdicts", default=None, help="JSON of judge verdicts (solutions_table --no-perf output)")
+    parser.add_argument("--out", required=True)
+    args = parser.parse_args(argv)
+    if args.device != "cuda":
+        print("solution times need a GPU: not measured", file=sys.stderr)
+        return 2
+    import torch
+
+    from profiling.fingerprint import device_fingerprint
+    from profiling.peaks import get_peaks
+
+    if not torch.cuda.is_available():
+        print("no CUDA GPU here: not measured", file=sys.stderr)
+        return 2
+    tasks = select(load_all(), args.tasks, args.suite, None)
+    verdicts = {}
+    if args.verdicts:
+        verdicts = {v["task_id"]: v for v in json.loads(Path(args.verdicts).read_text())}
+    peaks = get_peaks("cuda")
+    fp = device_fingerprint("cuda")
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    rows: list[dict[str, Any]] = []
+    t0 = time.perf_counter()
+    for i, task in enumerate(tasks):
+        rows.extend(time_task(task, args.rep_ms, args.compile, peaks))
+        header = [
+            "# Reference solutions: times and roofline on " + str(fp.get("gpu_name")),
+            "",
+            f"- command: `python -m benchmarks.solution_times {' '.join(argv if argv is not None else sys.argv[1:])}`",
+            f"- date: {dt.datetime.now(dt.UTC).strftime('%Y-%m-%d %H:%M UTC')}",
+            f"- device: {fp.get('gpu_name')}, driver {fp.get('driver_version')}; torch {fp.get('torch_version')}, triton {fp.get('triton_version')}, python {platform.python_version()}",
+            f"- {i + 1} of {len(tasks)} tasks timed in {time.perf_counter() - t0:.0f} s; median of up to 300 calls ({args.rep_ms:g} ms budget) with an L2 flush before each",
+            f"- peaks: bandwidth {peaks.bandwidth()[1]}; compute ceiling per task as in the judge (tensor-core tasks: matmul peak of their dtype; others fp32 vector)",
+            "- judge column: the verdict of the judge run given with --verdicts (correctness, outliers, fallback), '—' if none",
+        ]
+        out.write_text(render(rows, verdicts, header))
+        out.with_suffix(".jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+        print(f"{task.id}: {len(task.shapes)} shapes [{time.perf_counter() - t0:.0f}s]", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
