@@ -185,6 +185,10 @@ def _evaluate_once(task: Task, candidate: str | Path, config: JudgeConfig | None
         child.kill()
         if not config.keep_dir:
             shutil.rmtree(folder, ignore_errors=True)
+        if device == "cuda":
+            # give the reference's and the outputs' memory back: judges running side by side (a
+            # bench, `solutions_table --jobs`) otherwise each keep the largest task's worth cached
+            torch.cuda.empty_cache()
     verdict.stage_seconds["total"] = time.perf_counter() - t_start
     return verdict
 

@@ -38,6 +38,8 @@ def test_softmax_loads_one_task_per_dtype():
         ('"phase": "decode",', '"phase": "later",', "SHAPES[0].phase"),
         ('{"name": "tiny", "dims": {"M": 4, "N": 128}}', '{"name": "tiny", "dims": {"M": 4.5, "N": 128}}', "CPU_SHAPES[0].dims.M"),
         ('"bf16": {"atol": 4e-3, "rtol": 2e-2},', "", "TOLERANCE.bf16"),
+        ('"bf16": {"atol": 4e-3, "rtol": 2e-2},', '"bf16": {"atol": 4e-3, "rtol": 2e-2, "terms": 1e-3},', "TOLERANCE.bf16.terms"),
+        ('"bf16": {"atol": 4e-3, "rtol": 2e-2},', '"bf16": {"atol": 4e-3, "rtol": 2e-2, "terms": -1},', "TOLERANCE.bf16.terms"),
         ("def flops(dims, dtype):", "def flops(dims):", "flops"),
     ],
 )

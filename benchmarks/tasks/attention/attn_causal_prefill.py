@@ -3,6 +3,7 @@
 import torch
 
 from benchmarks.inputs import elem_size, maybe_outliers, randn
+from benchmarks.tolerances import softmax_terms
 
 NAME = "attn_causal_prefill"
 CATEGORY = "attention"
@@ -40,15 +41,16 @@ CPU_SHAPES = [
 # o is a convex combination of v rows (|o| <= max |v|, O(1) in standard mode). fp32: online vs
 # two-pass softmax and summation order differ by ~1e-6. fp16/bf16: p rounded to the input dtype
 # before P V (2^-11 / 2^-8 relative per weight) plus one rounding of o.
-# "terms": attention outputs are P @ V sums; with outlier V a small output can be made of large
-# terms, whose rounding (P rounded to the input precision before the P V product, as
-# FlashAttention does; fp32: accumulation order and exp) scales with sum_j P_ij |V_j|, which
-# error_terms computes. fp32: sqrt(K) * eps32 for K up to 65536 = 2^-16; fp16/bf16: one rounding
-# of P, 2^-10 / 2^-8.
+# "terms": attention outputs are P @ V sums. With outlier inputs a small output can be made of large
+# terms, and two roundings a correct kernel makes differently from the reference scale with them:
+# P rounded to the input precision before the P V product (as FlashAttention does), and scores
+# of magnitude |s| carrying an fp32 rounding of about |s| * 2^-23 that exp turns into a relative
+# error of P. error_terms gives sum_j p_ij |v_j| (r + 2^-16 |s_ij|), r from
+# benchmarks.tolerances.PROB_ROUNDING; its coefficients are inside, so "terms" is 1.
 TOLERANCE = {
-    "fp32": {"atol": 1e-4, "rtol": 1e-4, "terms": 2**-16},
-    "fp16": {"atol": 2e-3, "rtol": 1e-2, "terms": 2**-10},
-    "bf16": {"atol": 1.5e-2, "rtol": 2e-2, "terms": 2**-8},
+    "fp32": {"atol": 1e-4, "rtol": 1e-4, "terms": 1.0},
+    "fp16": {"atol": 2e-3, "rtol": 1e-2, "terms": 1.0},
+    "bf16": {"atol": 1.5e-2, "rtol": 2e-2, "terms": 1.0},
 }
 FORBIDDEN = ("torch.nn.functional.scaled_dot_product_attention", "torch.nn.attention", "torch.softmax",
              "torch.nn.functional.softmax", "torch.matmul", "torch.bmm", "torch.baddbmm", "torch.einsum",
@@ -70,8 +72,14 @@ def attn_causal_prefill(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> to
 
 
 def error_terms(q, k, v):
-    """sum_j P_ij |V_j| per output element (see TOLERANCE)."""
-    return attn_causal_prefill(q, k, v.abs()).float()
+    """sum_j p_ij |v_j| (r + 2^-16 |s_ij|) per output element (see TOLERANCE)."""
+    B, H, S, D = q.shape
+    G = H // k.shape[1]
+    kf = k.float().repeat_interleave(G, dim=1)
+    s = torch.matmul(q.float(), kf.transpose(-1, -2)) * D ** -0.5
+    causal = torch.ones((S, S), dtype=torch.bool, device=q.device).tril()
+    s = s.masked_fill(~causal, float("-inf"))
+    return softmax_terms(s, v.float().abs().repeat_interleave(G, dim=1), q.dtype)
 
 
 def make_inputs(dims, dtype, mode, gen):

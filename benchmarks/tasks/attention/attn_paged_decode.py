@@ -3,6 +3,7 @@
 import torch
 
 from benchmarks.inputs import elem_size, maybe_outliers, randn
+from benchmarks.tolerances import softmax_terms
 
 NAME = "attn_paged_decode"
 CATEGORY = "attention"
@@ -45,15 +46,16 @@ CPU_SHAPES = [
 ]
 # o is a convex combination of v rows, O(1) in standard mode. fp32: split/merge order ~1e-6.
 # fp16/bf16: p rounded to the cache dtype before P V (2^-11 / 2^-8 per weight), o rounded once.
-# "terms": attention outputs are P @ V sums; with outlier V a small output can be made of large
-# terms, whose rounding (P rounded to the input precision before the P V product, as
-# FlashAttention does; fp32: accumulation order and exp) scales with sum_j P_ij |V_j|, which
-# error_terms computes. fp32: sqrt(K) * eps32 for K up to 65536 = 2^-16; fp16/bf16: one rounding
-# of P, 2^-10 / 2^-8.
+# "terms": attention outputs are P @ V sums. With outlier inputs a small output can be made of large
+# terms, and two roundings a correct kernel makes differently from the reference scale with them:
+# P rounded to the input precision before the P V product (as FlashAttention does), and scores
+# of magnitude |s| carrying an fp32 rounding of about |s| * 2^-23 that exp turns into a relative
+# error of P. error_terms gives sum_j p_ij |v_j| (r + 2^-16 |s_ij|), r from
+# benchmarks.tolerances.PROB_ROUNDING; its coefficients are inside, so "terms" is 1.
 TOLERANCE = {
-    "fp32": {"atol": 1e-4, "rtol": 1e-4, "terms": 2**-16},
-    "fp16": {"atol": 2e-3, "rtol": 1e-2, "terms": 2**-10},
-    "bf16": {"atol": 1.5e-2, "rtol": 2e-2, "terms": 2**-8},
+    "fp32": {"atol": 1e-4, "rtol": 1e-4, "terms": 1.0},
+    "fp16": {"atol": 2e-3, "rtol": 1e-2, "terms": 1.0},
+    "bf16": {"atol": 1.5e-2, "rtol": 2e-2, "terms": 1.0},
 }
 FORBIDDEN = ("torch.nn.functional.scaled_dot_product_attention", "torch.nn.attention", "torch.softmax",
              "torch.nn.functional.softmax", "torch.matmul", "torch.bmm", "torch.baddbmm", "torch.einsum",
@@ -84,8 +86,18 @@ def attn_paged_decode(q: torch.Tensor, k_cache: torch.Tensor, v_cache: torch.Ten
 
 
 def error_terms(q, k_cache, v_cache, block_tables, seq_lens):
-    """sum_j P_ij |V_j| per output element (see TOLERANCE)."""
-    return attn_paged_decode(q, k_cache, v_cache.abs(), block_tables, seq_lens).float()
+    """sum_j p_ij |v_j| (r + 2^-16 |s_ij|) per output element (see TOLERANCE)."""
+    B, H, D = q.shape
+    PAGE, HKV = k_cache.shape[1], k_cache.shape[2]
+    G = H // HKV
+    out = torch.empty((B, H, D), dtype=torch.float32, device=q.device)
+    for b, n in enumerate(seq_lens.tolist()):
+        pages = block_tables[b, : (n + PAGE - 1) // PAGE].long()
+        k = k_cache[pages].reshape(-1, HKV, D)[:n].float().repeat_interleave(G, dim=1)  # [n, H, D]
+        va = v_cache[pages].reshape(-1, HKV, D)[:n].float().abs().repeat_interleave(G, dim=1)
+        s = (k * q[b].float()[None]).sum(-1) * D ** -0.5  # [n, H]
+        out[b] = softmax_terms(s.t()[:, None, :], va.transpose(0, 1), q.dtype)[:, 0, :]
+    return out
 
 
 def make_inputs(dims, dtype, mode, gen):

@@ -3,6 +3,7 @@
 import torch
 
 from benchmarks.inputs import elem_size, maybe_outliers, randn
+from benchmarks.tolerances import softmax_terms
 
 NAME = "attn_varlen_prefill"
 CATEGORY = "attention"
@@ -42,15 +43,16 @@ CPU_SHAPES = [
 ]
 # o is a convex combination of v rows, O(1) in standard mode. fp32: online vs two-pass softmax
 # ~1e-6. fp16/bf16: p rounded to the input dtype before P V, o rounded once.
-# "terms": attention outputs are P @ V sums; with outlier V a small output can be made of large
-# terms, whose rounding (P rounded to the input precision before the P V product, as
-# FlashAttention does; fp32: accumulation order and exp) scales with sum_j P_ij |V_j|, which
-# error_terms computes. fp32: sqrt(K) * eps32 for K up to 65536 = 2^-16; fp16/bf16: one rounding
-# of P, 2^-10 / 2^-8.
+# "terms": attention outputs are P @ V sums. With outlier inputs a small output can be made of large
+# terms, and two roundings a correct kernel makes differently from the reference scale with them:
+# P rounded to the input precision before the P V product (as FlashAttention does), and scores
+# of magnitude |s| carrying an fp32 rounding of about |s| * 2^-23 that exp turns into a relative
+# error of P. error_terms gives sum_j p_ij |v_j| (r + 2^-16 |s_ij|), r from
+# benchmarks.tolerances.PROB_ROUNDING; its coefficients are inside, so "terms" is 1.
 TOLERANCE = {
-    "fp32": {"atol": 1e-4, "rtol": 1e-4, "terms": 2**-16},
-    "fp16": {"atol": 2e-3, "rtol": 1e-2, "terms": 2**-10},
-    "bf16": {"atol": 1.5e-2, "rtol": 2e-2, "terms": 2**-8},
+    "fp32": {"atol": 1e-4, "rtol": 1e-4, "terms": 1.0},
+    "fp16": {"atol": 2e-3, "rtol": 1e-2, "terms": 1.0},
+    "bf16": {"atol": 1.5e-2, "rtol": 2e-2, "terms": 1.0},
 }
 FORBIDDEN = ("torch.nn.functional.scaled_dot_product_attention", "torch.nn.attention", "torch.softmax",
              "torch.nn.functional.softmax", "torch.matmul", "torch.bmm", "torch.baddbmm", "torch.einsum",
@@ -87,8 +89,21 @@ def attn_varlen_prefill(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, cu_se
 
 
 def error_terms(q, k, v, cu_seqlens, max_seqlen):
-    """sum_j P_ij |V_j| per output element (see TOLERANCE)."""
-    return attn_varlen_prefill(q, k, v.abs(), cu_seqlens, max_seqlen).float()
+    """sum_j p_ij |v_j| (r + 2^-16 |s_ij|) per output element (see TOLERANCE)."""
+    T, H, D = q.shape
+    G = H // k.shape[1]
+    out = torch.empty(q.shape, dtype=torch.float32, device=q.device)
+    bounds = cu_seqlens.tolist()
+    for start, end in zip(bounds[:-1], bounds[1:], strict=True):
+        n = end - start
+        qf = q[start:end].float().transpose(0, 1)
+        kf = k[start:end].float().transpose(0, 1).repeat_interleave(G, dim=0)
+        va = v[start:end].float().abs().transpose(0, 1).repeat_interleave(G, dim=0)
+        s = torch.matmul(qf, kf.transpose(-1, -2)) * D ** -0.5
+        causal = torch.ones((n, n), dtype=torch.bool, device=q.device).tril()
+        s = s.masked_fill(~causal, float("-inf"))
+        out[start:end] = softmax_terms(s, va, q.dtype).transpose(0, 1)
+    return out
 
 
 def make_inputs(dims, dtype, mode, gen):

@@ -1,0 +1,115 @@
+"""The trial transport (raw bytes + JSON, never pickle), error-term tolerances and the
+full-precision reference context."""
+
+import json
+
+import pytest
+import torch
+
+from benchmarks.compare import compare_outputs
+from benchmarks.judge import full_precision
+from benchmarks.task import Tolerance
+from benchmarks.tolerances import softmax_terms, sum_abs_terms
+from benchmarks.transport import Opaque, TransportError, read_trial, write_trial
+
+
+def test_roundtrip_every_dtype_and_nesting(tmp_path):
+    outs = (
+        torch.randn(3, 5),
+        torch.randn(7).to(torch.bfloat16),
+        torch.tensor(3, dtype=torch.int64),  # 0-dim
+        torch.empty(0, 4, dtype=torch.float16),
+        [torch.arange(5, dtype=torch.int8), 2.5, None],
+        torch.tensor([True, False, True]),
+    )
+    name = write_trial(tmp_path, "trial_0", outs, outs[0] * 2, [1])
+    got = read_trial(tmp_path / name, "cpu")
+    assert got["mutated"] == [1]
+    assert isinstance(got["out"], tuple) and len(got["out"]) == len(outs)
+    for a, b in zip(got["out"][:4], outs[:4], strict=True):
+        assert a.dtype == b.dtype and a.shape == b.shape and torch.equal(a, b)
+    assert torch.equal(got["out"][4][0], outs[4][0]) and got["out"][4][1] == 2.5 and got["out"][4][2] is None
+    assert torch.equal(got["out"][5], outs[5])
+    assert torch.equal(got["repeat"], outs[0] * 2)
+    assert not list(tmp_path.iterdir()), "both files are deleted once read"
+
+
+def test_single_output_and_non_contiguous(tmp_path):
+    x = torch.randn(4, 6).t()  # non-contiguous view
+    got = read_trial(tmp_path / write_trial(tmp_path, "t", x, None, []), "cpu")
+    assert torch.equal(got["out"], x) and got["repeat"] is None
+
+
+def test_subclass_and_objects_become_opaque(tmp_path):
+    class Sub(torch.Tensor):
+        pass
+
+    sub = torch.randn(3).as_subclass(Sub)
+    got = read_trial(tmp_path / write_trial(tmp_path, "t", (sub, object()), None, []), "cpu")
+    assert all(isinstance(o, Opaque) for o in got["out"])
+    cmp = compare_outputs(got["out"][0], torch.randn(3), Tolerance(atol=1e-3, rtol=1e-3))
+    assert not cmp.ok and "Sub" in cmp.message
+
+
+@pytest.mark.parametrize(
+    "tamper",
+    [
+        lambda h: h["out"].update(dtype="object"),
+        lambda h: h["out"].update(shape=[10**6]),
+        lambda h: h["out"].update(offset=-64),
+        lambda h: h["out"].update(offset=3),
+        lambda h: h.update(size=h["size"] + 1),
+        lambda h: h.update(out={"t": "pickle", "data": "x"}),
+        lambda h: h.update(mutated="all"),
+    ],
+)
+def test_tampered_headers_are_refused(tmp_path, tamper):
+    name = write_trial(tmp_path, "t", torch.randn(16), None, [])
+    header = json.loads((tmp_path / name).read_text())
+    tamper(header)
+    (tmp_path / name).write_text(json.dumps(header))
+    with pytest.raises(TransportError):
+        read_trial(tmp_path / name, "cpu")
+
+
+def test_truncated_data_is_refused(tmp_path):
+    name = write_trial(tmp_path, "t", torch.randn(1000), None, [])
+    data = (tmp_path / "t.bin").read_bytes()
+    (tmp_path / "t.bin").write_bytes(data[:100])
+    with pytest.raises(TransportError, match="bytes on disk"):
+        read_trial(tmp_path / name, "cpu")
+
+
+def test_error_terms_loosen_only_where_terms_are_large():
+    # a GEMM whose row 0 cancels: large terms, small result
+    a = torch.tensor([[1000.0, -1000.0, 0.5], [0.1, 0.2, 0.3]])
+    b = torch.tensor([[1.0], [1.0], [1.0]])
+    want = a @ b
+    scale = sum_abs_terms(torch.matmul, (a, b))
+    assert torch.allclose(scale, torch.tensor([[2000.5], [0.6]]))
+    tol = Tolerance(atol=1e-4, rtol=1e-4, terms=2**-16)
+    off_row0 = want.clone()
+    off_row0[0] += 0.01  # 0.01 < 2^-16 * 2000.5 = 0.0305: within rounding of the big terms
+    assert compare_outputs(off_row0, want, tol, scale).ok
+    assert not compare_outputs(off_row0, want, tol).ok  # without the terms it would fail
+    off_row1 = want.clone()
+    off_row1[1] += 0.01  # row 1 has small terms: still a mismatch
+    assert not compare_outputs(off_row1, want, tol, scale).ok
+
+
+def test_softmax_terms_ignore_masked_scores():
+    s = torch.tensor([[0.0, 1.0, float("-inf")]])
+    v = torch.tensor([[1.0], [2.0], [1e9]])
+    t = softmax_terms(s, v, torch.bfloat16)
+    p = torch.softmax(s, -1)
+    expect = (p[0, 0] * 2**-8 * 1.0 + p[0, 1] * (2**-8 + 2**-16) * 2.0).item()
+    assert torch.isfinite(t).all() and t.item() == pytest.approx(expect, rel=1e-6)
+
+
+def test_full_precision_restores_settings():
+    mm = torch.backends.cuda.matmul
+    before = (mm.allow_tf32, torch.backends.cudnn.allow_tf32, mm.allow_fp16_reduced_precision_reduction)
+    with full_precision():
+        assert not mm.allow_tf32 and not torch.backends.cudnn.allow_tf32
+        assert not mm.allow_fp16_reduced_precision_reduction and not mm.allow_bf16_reduced_precision_reduction
+    assert (mm.allow_tf32, torch.backends.cudnn.allow_tf32, mm.allow_fp16_reduced_precision_reduction) == before
