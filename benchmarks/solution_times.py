@@ -106,9 +106,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--suite", default=None)
     parser.add_argument("--compile", action="store_true", help="also time torch.compile (slow: compiles every shape)")
     parser.add_argument("--rep-ms", type=float, default=20.0)
-    parser.add_argument("--verdicts", default=None, help="JSON of judge verdicts (solutions_table --no-perf output)")
+    parser.add_argument("--verdicts", default=None, help="JSON file(s) of judge verdicts (solutions_table --no-perf output), comma-separated")
     parser.add_argument("--out", required=True)
+    parser.add_argument("--from-jsonl", default=None, help="re-render rows measured earlier (with --header-from, their file's header)")
+    parser.add_argument("--header-from", default=None)
     args = parser.parse_args(argv)
+    verdicts = _load_verdicts(args.verdicts)
+    if args.from_jsonl:
+        return _rerender(args, argv, verdicts)
     if args.device != "cuda":
         print("solution times need a GPU: not measured", file=sys.stderr)
         return 2
@@ -121,9 +126,6 @@ def main(argv: list[str] | None = None) -> int:
         print("no CUDA GPU here: not measured", file=sys.stderr)
         return 2
     tasks = select(load_all(), args.tasks, args.suite, None)
-    verdicts = {}
-    if args.verdicts:
-        verdicts = {v["task_id"]: v for v in json.loads(Path(args.verdicts).read_text())}
     peaks = get_peaks("cuda")
     fp = device_fingerprint("cuda")
     out = Path(args.out)
@@ -145,6 +147,36 @@ def main(argv: list[str] | None = None) -> int:
         out.write_text(render(rows, verdicts, header))
         out.with_suffix(".jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
         print(f"{task.id}: {len(task.shapes)} shapes [{time.perf_counter() - t0:.0f}s]", flush=True)
+    return 0
+
+
+def _load_verdicts(spec: str | None) -> dict[str, dict]:
+    verdicts: dict[str, dict] = {}
+    for path in filter(None, (spec or "").split(",")):
+        verdicts.update({v["task_id"]: v for v in json.loads(Path(path).read_text())})
+    return verdicts
+
+
+def _rerender(args: argparse.Namespace, argv: list[str] | None, verdicts: dict[str, dict]) -> int:
+    """Rows measured earlier, with the judge column from --verdicts; the header of the file that
+    measured them is kept, and a line says what was added here."""
+    rows = [json.loads(line) for line in Path(args.from_jsonl).read_text().splitlines() if line.strip()]
+    header: list[str] = []
+    if args.header_from:
+        for line in Path(args.header_from).read_text().splitlines():
+            if line.startswith("| task"):
+                break
+            if not line.startswith("- judge column added afterwards"):
+                header.append(line)
+    while header and not header[-1].strip():
+        header.pop()
+    header.append(f"- judge column added afterwards: `python -m benchmarks.solution_times {' '.join(argv if argv is not None else sys.argv[1:])}`")
+    text = render(rows, verdicts, header)
+    passed = sum(1 for v in verdicts.values() if v.get("passed"))
+    text += f"\nJudge verdicts: {passed} of {len(verdicts)} solutions passed.\n"
+    Path(args.out).write_text(text)
+    if Path(args.from_jsonl).resolve() != Path(args.out).with_suffix(".jsonl").resolve():
+        Path(args.out).with_suffix(".jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     return 0
 
 

@@ -25,7 +25,7 @@ KB_META = {
                    "out_of_place_update"],
     "tunables": {"BLOCK": [512, 1024, 2048, 4096], "num_warps": [4, 8]},
     "verified_on": [],
-    "attainment": None,
+    "attainment": {"not_verified": {"adam_fp32": "runtime_error"}, "source": "docs/results/solution_times_h200.md (NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0, 2026-11-29)"},
 }
 
 LR, BETA1, BETA2, EPS, WEIGHT_DECAY, STEP = 1e-3, 0.9, 0.999, 1e-8, 1e-4, 10

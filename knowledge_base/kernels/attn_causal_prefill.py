@@ -29,7 +29,7 @@ KB_META = {
                    "diagonal_tile_mask", "gqa_head_mapping", "fp32_accumulator", "int64_offsets"],
     "tunables": {"BLOCK_M": [32, 64, 128], "BLOCK_N": [32, 64], "num_warps": [4, 8], "num_stages": [2, 3]},
     "verified_on": [],
-    "attainment": None,
+    "attainment": {"not_verified": {"attn_causal_prefill_bf16": "numerical_mismatch", "attn_causal_prefill_fp16": "numerical_mismatch", "attn_causal_prefill_fp32": "numerical_mismatch"}, "source": "docs/results/solution_times_h200.md (NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0, 2026-11-29)"},
 }
 
 

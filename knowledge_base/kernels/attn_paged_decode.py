@@ -31,8 +31,8 @@ KB_META = {
                    "online_softmax", "exp2_softmax", "deterministic_merge", "length_masking", "int64_offsets"],
     "tunables": {"PAGES_PER_TILE": [1, 2, 4, 8], "NUM_SPLITS": [0, 1, 2, 4, 8, 16], "MIN_CHUNK": [64, 256, 512],
                  "num_warps": [4], "num_stages": [2, 3]},
-    "verified_on": [],
-    "attainment": None,
+    "verified_on": ["NVIDIA H200"],
+    "attainment": {"attn_paged_decode_bf16": 0.6439, "attn_paged_decode_fp16": 0.6359, "not_verified": {"attn_paged_decode_fp32": "harness_error"}, "source": "docs/results/solution_times_h200.md (NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0, 2026-11-29)"},
 }
 
 

@@ -23,8 +23,8 @@ KB_META = {
     "techniques": ["program_per_plane_block", "unrolled_window_taps", "zero_padding_masks", "fp32_accumulation",
                    "tail_mask", "int64_offsets"],
     "tunables": {"BLOCK": [256, 1024, 2048, 4096], "num_warps": [4, 8]},
-    "verified_on": [],
-    "attainment": None,
+    "verified_on": ["NVIDIA H200"],
+    "attainment": {"avg_pool2d_3x3s1_bf16": 0.1208, "avg_pool2d_3x3s1_fp32": 0.2791, "not_verified": {"avg_pool2d_3x3s1_fp16": "harness_error"}, "source": "docs/results/solution_times_h200.md (NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0, 2026-11-29)"},
 }
 
 

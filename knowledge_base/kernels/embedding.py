@@ -26,7 +26,7 @@ KB_META = {
     ],
     "tunables": {"BLOCK_D": [512, 1024, 2048, 4096], "num_warps": [4, 8]},
     "verified_on": [],
-    "attainment": None,
+    "attainment": {"not_verified": {"embedding_bf16": "harness_error", "embedding_fp16": "harness_error", "embedding_fp32": "harness_error"}, "source": "docs/results/solution_times_h200.md (NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0, 2026-11-29)"},
 }
 
 

@@ -25,8 +25,8 @@ KB_META = {
     "techniques": ["static_per_tensor_quant", "fp8_e4m3", "exact_e4m3_rounding", "ieee_division",
                    "saturate_before_cast", "flat_elementwise", "int64_offsets"],
     "tunables": {"BLOCK": [1024, 2048, 4096, 8192], "num_warps": [4, 8]},
-    "verified_on": [],
-    "attainment": None,
+    "verified_on": ["NVIDIA H200"],
+    "attainment": {"fp8_per_tensor_quant_bf16": 0.4075, "fp8_per_tensor_quant_fp16": 0.3981, "fp8_per_tensor_quant_fp32": 0.5159, "source": "docs/results/solution_times_h200.md (NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0, 2026-11-29)"},
 }
 
 

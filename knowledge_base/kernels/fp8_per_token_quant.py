@@ -23,8 +23,8 @@ KB_META = {
     "techniques": ["per_token_dynamic_quant", "fp8_e4m3", "exact_e4m3_rounding", "ieee_division",
                    "saturate_before_cast", "one_program_per_row", "single_pass_when_row_fits", "int64_offsets"],
     "tunables": {"BLOCK_K": [1024, 2048, 4096, 8192], "num_warps": [4, 8, 16]},
-    "verified_on": [],
-    "attainment": None,
+    "verified_on": ["NVIDIA H200"],
+    "attainment": {"fp8_per_token_quant_bf16": 0.2569, "fp8_per_token_quant_fp16": 0.2737, "fp8_per_token_quant_fp32": 0.3482, "source": "docs/results/solution_times_h200.md (NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0, 2026-11-29)"},
 }
 
 

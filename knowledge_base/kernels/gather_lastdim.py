@@ -20,7 +20,7 @@ KB_META = {
     "techniques": ["flat_1d_grid_over_outputs", "sparse_row_gather", "tail_mask", "int64_offsets"],
     "tunables": {"BLOCK": [256, 1024, 4096], "num_warps": [4, 8]},
     "verified_on": [],
-    "attainment": None,
+    "attainment": {"not_verified": {"gather_lastdim_bf16": "harness_error", "gather_lastdim_fp16": "harness_error", "gather_lastdim_fp32": "harness_error"}, "source": "docs/results/solution_times_h200.md (NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0, 2026-11-29)"},
 }
 
 

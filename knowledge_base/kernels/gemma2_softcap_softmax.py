@@ -27,7 +27,7 @@ KB_META = {
                    "overflow_safe_tanh", "fp32_accumulation", "int64_offsets", "tail_mask"],
     "tunables": {"CHUNK": [2048, 4096, 8192, 16384], "num_warps": [4, 8]},
     "verified_on": [],
-    "attainment": None,
+    "attainment": {"not_verified": {"gemma2_softcap_softmax_bf16": "harness_error", "gemma2_softcap_softmax_fp16": "harness_error", "gemma2_softcap_softmax_fp32": "harness_error"}, "source": "docs/results/solution_times_h200.md (NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0, 2026-11-29)"},
 }
 
 CAP = 30.0

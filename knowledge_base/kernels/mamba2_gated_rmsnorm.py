@@ -23,8 +23,8 @@ KB_META = {
     "techniques": ["one_program_per_row_group", "row_in_registers", "chunked_row_fallback", "tail_mask",
                    "fp32_accumulation", "overflow_safe_sigmoid", "int64_offsets"],
     "tunables": {"BLOCK_G": [1024, 2048, 4096, 8192], "num_warps": [4, 8, 16]},
-    "verified_on": [],
-    "attainment": None,
+    "verified_on": ["NVIDIA H200"],
+    "attainment": {"mamba2_gated_rmsnorm_bf16": 0.4382, "mamba2_gated_rmsnorm_fp16": 0.4134, "mamba2_gated_rmsnorm_fp32": 0.551, "source": "docs/results/solution_times_h200.md (NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0, 2026-11-29)"},
 }
 
 EPS = 1e-5

@@ -30,7 +30,7 @@ KB_META = {
     "tunables": {"BLOCK_M": [16, 32, 64, 128], "BLOCK_N": [64, 128], "BLOCK_K": [32, 64, 128],
                  "num_warps": [4, 8], "num_stages": [2, 3, 4]},
     "verified_on": [],
-    "attainment": None,
+    "attainment": {"not_verified": {"moe_grouped_gemm_bf16": "harness_error", "moe_grouped_gemm_fp16": "harness_error", "moe_grouped_gemm_fp32": "harness_error"}, "source": "docs/results/solution_times_h200.md (NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0, 2026-11-29)"},
 }
 
 

@@ -19,8 +19,8 @@ KB_META = {
     "dtypes": ["fp32", "fp16", "bf16"],
     "techniques": ["output_driven_gather", "program_per_plane_block", "tail_mask", "int64_offsets"],
     "tunables": {"BLOCK": [256, 1024, 2048, 4096], "num_warps": [4, 8]},
-    "verified_on": [],
-    "attainment": None,
+    "verified_on": ["NVIDIA H200"],
+    "attainment": {"pixel_shuffle_bf16": 0.423, "pixel_shuffle_fp16": 0.4234, "pixel_shuffle_fp32": 0.7997, "source": "docs/results/solution_times_h200.md (NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0, 2026-11-29)"},
 }
 
 

@@ -26,8 +26,8 @@ KB_META = {
     "techniques": ["iterative_max_select", "explicit_tie_break", "two_stage_chunk_then_merge",
                    "single_chunk_fast_path", "tail_mask", "int64_offsets"],
     "tunables": {"BLOCK_N": [256, 1024, 4096, 8192], "num_warps": [4, 8]},
-    "verified_on": [],
-    "attainment": None,
+    "verified_on": ["NVIDIA H200"],
+    "attainment": {"source": "docs/results/solution_times_h200.md (NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0, 2026-11-29)", "topk_bf16": 0.0079, "topk_fp16": 0.0078, "topk_fp32": 0.015},
 }
 
 

@@ -1,0 +1,124 @@
+"""Write GPU verification into the reference kernels' KB_META: where each kernel passed the judge
+and the roofline attainment it reached there.
+
+    python -m knowledge_base.record_verification \\
+        --verdicts docs/results/solutions_sweep_h200_part1.json,docs/results/solutions_sweep_h200_part2.json \\
+        --times docs/results/solution_times_h200.jsonl --source docs/results/solution_times_h200.md [--dry-run]
+
+For each kernel file `knowledge_base/kernels/<name>.py` (the solution of every dtype variant of
+task <name>): `verified_on` gets the device for which at least one variant passed the judge, and
+`attainment` a dict {task id: S} for the variants that passed, S = the median over the task's GPU
+shapes of roofline time / measured time, plus "source" naming the measurement. Variants that
+failed or were not judged are listed under "not_verified" with their verdict. Only these two
+entries of KB_META change; the rest of the file is left byte for byte. The knowledge base marks
+a kernel with a device in `verified_on` as tier "proven".
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import json
+import statistics
+import sys
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+KERNELS = Path(__file__).resolve().parent / "kernels"
+
+
+def task_scores(rows: list[dict[str, Any]]) -> dict[str, float]:
+    """Median attainment over each task's timed shapes."""
+    by_task: dict[str, list[float]] = defaultdict(list)
+    for row in rows:
+        if row.get("attainment") is not None:
+            by_task[row["task"]].append(float(row["attainment"]))
+    return {task: round(statistics.median(vals), 4) for task, vals in by_task.items()}
+
+
+def replace_meta(source: str, verified_on: list[str], attainment: dict[str, Any]) -> str:
+    """`source` with KB_META's "verified_on" and "attainment" values replaced."""
+    tree = ast.parse(source)
+    meta = next(
+        (n.value for n in tree.body if isinstance(n, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "KB_META" for t in n.targets)),
+        None,
+    )
+    if not isinstance(meta, ast.Dict):
+        raise ValueError("no KB_META dict literal")
+    spans = {}
+    for key, value in zip(meta.keys, meta.values, strict=True):
+        if isinstance(key, ast.Constant) and key.value in ("verified_on", "attainment"):
+            spans[key.value] = value
+    if set(spans) != {"verified_on", "attainment"}:
+        raise ValueError("KB_META lacks verified_on or attainment")
+    lines = source.splitlines(keepends=True)
+    offsets = [0]
+    for line in lines:
+        offsets.append(offsets[-1] + len(line))
+
+    def pos(lineno: int, col: int) -> int:
+        return offsets[lineno - 1] + len(lines[lineno - 1].encode()[:col].decode())
+
+    new = {"verified_on": json.dumps(verified_on), "attainment": json.dumps(attainment, sort_keys=True).replace("null", "None")}
+    out = source
+    for name, node in sorted(spans.items(), key=lambda kv: (kv[1].lineno, kv[1].col_offset), reverse=True):
+        start, end = pos(node.lineno, node.col_offset), pos(node.end_lineno or node.lineno, node.end_col_offset or 0)
+        out = out[:start] + new[name] + out[end:]
+    ast.parse(out)  # still valid Python
+    return out
+
+
+def plan(verdicts: dict[str, dict], scores: dict[str, float], source: str) -> dict[str, tuple[list[str], dict[str, Any]]]:
+    """kernel name -> (verified_on, attainment) for every kernel with a judged variant."""
+    from benchmarks.task import load_all
+
+    tasks = load_all()
+    by_name: dict[str, list[dict]] = defaultdict(list)
+    for v in verdicts.values():
+        task = tasks.get(v["task_id"])
+        if task is not None:
+            by_name[task.name].append(v)
+    out = {}
+    for name, vs in by_name.items():
+        passed = sorted(v["task_id"] for v in vs if v.get("passed"))
+        devices = sorted({str((v.get("fingerprint") or {}).get("gpu_name") or "") for v in vs if v.get("passed")} - {""})
+        attainment: dict[str, Any] = {t: scores.get(t) for t in passed}
+        failed = {v["task_id"]: str(v.get("error_class")) for v in vs if not v.get("passed")}
+        if failed:
+            attainment["not_verified"] = failed
+        attainment["source"] = source
+        out[name] = (devices, attainment)
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m knowledge_base.record_verification")
+    parser.add_argument("--verdicts", required=True, help="comma-separated verdict JSON files (solutions_table output)")
+    parser.add_argument("--times", required=True, help="solution_times JSONL")
+    parser.add_argument("--source", required=True, help="what to cite as the measurement (a results file)")
+    parser.add_argument("--dry-run", action="store_true")
+    args = parser.parse_args(argv)
+    verdicts: dict[str, dict] = {}
+    for path in args.verdicts.split(","):
+        verdicts.update({v["task_id"]: v for v in json.loads(Path(path).read_text())})
+    rows = [json.loads(line) for line in Path(args.times).read_text().splitlines() if line.strip()]
+    changed = 0
+    for name, (devices, attainment) in sorted(plan(verdicts, task_scores(rows), args.source).items()):
+        path = KERNELS / f"{name}.py"
+        if not path.exists():
+            print(f"{name}: no kernel file, skipped", file=sys.stderr)
+            continue
+        text = path.read_text()
+        new = replace_meta(text, devices, attainment)
+        if new != text:
+            changed += 1
+            if not args.dry_run:
+                path.write_text(new)
+        print(f"{name}: verified_on {devices}; {sum(1 for k in attainment if k not in ('source', 'not_verified'))} variant(s) with attainment")
+    print(f"{changed} kernel file(s) {'would change' if args.dry_run else 'changed'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
