@@ -152,10 +152,11 @@ def test_incremental_build_embeds_only_what_changed(tmp_path: Path):
 
 def test_search_finds_a_relevant_kernel(real_kb: KnowledgeBase):
     hits = real_kb.search("tiled matrix multiplication on tensor cores", kinds=("kernel",), k=3)
-    assert hits[0].id == "kernel:tpl_tiled_gemm"
-    assert hits and any(h.metadata["op_family"] == "gemm" for h in hits)
+    # the template, or a GEMM reference kernel proven on a GPU (tier weighting) ahead of it
+    assert "kernel:tpl_tiled_gemm" in [h.id for h in hits]
+    assert hits[0].metadata["op_family"] == "gemm"
     assert all(h.kind == "kernel" for h in hits)
-    hit = hits[0]
+    hit = next(h for h in hits if h.id == "kernel:tpl_tiled_gemm")
     assert hit.text.lstrip().startswith('"""') and "@triton.jit" in hit.text  # the whole source
     assert hit.snippet.startswith("Tiled GEMM")
 
@@ -220,7 +221,8 @@ def test_filters(real_kb: KnowledgeBase):
         ("template", True, lambda h: h.metadata["template"] is True),
         ("tier", "cautionary", lambda h: h.tier == "cautionary"),
         ("technique", "split_k", lambda h: "split_k" in h.metadata["techniques"]),
-        ("hardware", "NVIDIA H200", lambda h: h.metadata.get("hardware") == "h200-sxm"),
+        # the H200 sheet, or a kernel verified on an H200 (KB_META verified_on)
+        ("hardware", "NVIDIA H200", lambda h: h.metadata.get("hardware") == "h200-sxm" or "h200" in str(h.metadata.get("verified_on", "")).lower()),
     ]:
         hits = real_kb.search(q, k=5, filters={key: value})
         assert hits, f"filter {key}={value!r} found nothing"
