@@ -308,10 +308,17 @@ def _parse_tolerance(module: ModuleType, path: Path, dtypes: tuple[str, ...]) ->
 
 
 def load_task_file(path: Path | str) -> list[Task]:
-    """Load and validate one task file; one Task per declared dtype."""
+    """Load and validate one task file; one Task per declared dtype.
+
+    KernelBench and TritonBench files are recognised and read by `benchmarks.formats`."""
     path = Path(path).resolve()
     if not path.is_file():
         raise TaskError(path, "<file>", "no such file")
+    from benchmarks.formats import detect_format, load_external
+
+    fmt = detect_format(path)
+    if fmt != "native":
+        return load_external(path, fmt)
     module = _import_file(path)
 
     name = _require(module, path, "NAME", str)
