@@ -200,9 +200,16 @@ def make_plan(
 ) -> BenchPlan:
     """A checked plan. `tasks` (ids) replaces the suite's tasks; `methods` defaults to the
     model-driven presets, or to `offline` when there is no model."""
+    from benchmarks.suites import is_folder_suite, suite_tasks
+
+    if suite and is_folder_suite(suite):
+        raise BenchError(
+            f"--suite {suite}: a folder of task files is not benched yet (the agent writes "
+            "native entry points); judge its files with `kernforge eval --task FILE` and list "
+            "them with `kernforge tasks list --suite FOLDER`"
+        )
     from agents.llm.factory import default_spec
     from benchmarks.results import all_tasks
-    from benchmarks.suites import suite_tasks
 
     spec = _absolute_replay((llm or default_spec()).strip())
     _check_llm(spec)

@@ -38,16 +38,14 @@ def _load_task(ref: str):  # noqa: ANN202 - returns benchmarks.task.Task
 @tasks_app.command("list")
 def tasks_list(
     category: str = typer.Option(None, help="only this category"),
-    suite: str = typer.Option(None, help="full, lite, quant or serving"),
+    suite: str = typer.Option(None, help="full, lite, quant, serving, or a folder of task files (KernelBench / TritonBench / native)"),
 ) -> None:
     """One line per task: id, category, shapes."""
     from benchmarks.suites import suite_tasks
     from benchmarks.task import TaskError, load_all
 
     try:
-        tasks = load_all()
-        if suite:
-            tasks = {t.id: t for t in suite_tasks(suite, tasks)}
+        tasks = {t.id: t for t in suite_tasks(suite)} if suite else load_all()
     except TaskError as exc:
         _die(str(exc))
     except KeyError as exc:
@@ -117,8 +115,8 @@ def tasks_check(
 
 @app.command("eval")
 def eval_cmd(
-    task: str = typer.Option(..., "--task", help="task id (see `kernforge tasks list`) or a task file"),
-    candidate: Path = typer.Option(..., "--candidate", help="Python file defining the entry point with Triton kernels"),
+    task: str = typer.Option(..., "--task", help="task id (see `kernforge tasks list`) or a task file: native, KernelBench or TritonBench (docs/formats.md)"),
+    candidate: Path = typer.Option(..., "--candidate", help="Python file defining the entry point (ModelNew for KernelBench) with Triton kernels"),
     device: str = typer.Option("auto", help="cuda, cpu (Triton interpreter) or auto"),
     trials: int = typer.Option(5, help="correctness trials per input mode"),
     seed: int = typer.Option(0, help="base seed; every trial derives its own"),

@@ -268,6 +268,7 @@ ADVICE: dict[str, str] = {
     "no_triton_kernel": "Compute inside at least one @triton.jit kernel launched from the entry point.",
     "forbidden_api": "Remove the forbidden API the message names and compute that part inside the Triton kernel.",
     "import_error": "Import only torch, triton, triton.language and the standard math/typing helpers; check the names imported.",
+    "parameter_mismatch": "ModelNew must hold exactly Model's parameters and buffers (same names and shapes): the judge copies Model's weights into it. Register them as Model does.",
     "compile_error": "Triton refused to compile: block sizes must be tl.constexpr powers of two, tl.arange bounds constexpr, and operand shapes and dtypes must agree. Read the compiler message for the line.",
     "runtime_error": "The launch failed at run time: check the grid, the argument count and order against the kernel signature, and tensor dtypes/contiguity.",
     "timeout": "The candidate ran past the time limit: check loop bounds and the grid size (an infinite or huge loop).",

@@ -52,6 +52,7 @@ _PATTERNS: dict[str, re.Pattern[str]] = {
 _API_ERRORS = {
     "compile_error",
     "import_error",
+    "parameter_mismatch",
     "runtime_error",
     "syntax_error",
     "signature_mismatch",

@@ -25,6 +25,8 @@ def print_verdict(verdict: Verdict, console: Console | None = None) -> None:
         console.print(f"  {escape(verdict.message)}")
     for note in verdict.skipped:
         console.print(f"  [yellow]skipped:[/] {escape(note)}")
+    for note in verdict.notes:
+        console.print(f"  [cyan]note:[/] {escape(note)}")
     if verdict.fallback_ops:
         console.print(f"  [red]PyTorch compute ops:[/] {', '.join(verdict.fallback_ops)}")
     if verdict.triton_launches:

@@ -140,13 +140,14 @@ def _evaluate_once(task: Task, candidate: str | Path, config: JudgeConfig | None
         device=device,
         seed=config.seed,
         trials=config.trials,
+        notes=task.notes_for(device),
     )
     verdict.fingerprint = perf_stage.fingerprint(device)
 
     # -- static ---------------------------------------------------------------------------
     t0 = time.perf_counter()
     params = [p.name for p in task.signature().parameters.values()]
-    static = check_source(source, entry_point=task.entry_point, params=params, forbidden=task.forbidden, filename=str(candidate))
+    static = check_source(source, entry_point=task.entry_point, params=params, forbidden=task.forbidden, filename=str(candidate), entry_kind=task.entry_kind)
     verdict.stage_seconds["static"] = time.perf_counter() - t0
     if not static.ok:
         where = f" (line {static.line})" if static.line else ""
@@ -189,6 +190,8 @@ def _evaluate_once(task: Task, candidate: str | Path, config: JudgeConfig | None
             # give the reference's and the outputs' memory back: judges running side by side (a
             # bench, `solutions_table --jobs`) otherwise each keep the largest task's worth cached
             torch.cuda.empty_cache()
+    if task.estimated_costs:
+        _fill_estimated_costs(verdict, task)
     verdict.stage_seconds["total"] = time.perf_counter() - t_start
     return verdict
 
@@ -278,7 +281,7 @@ def _run_candidate(verdict: Verdict, task: Task, child: Child, request: dict, de
     if result.get("status") == "error":
         error = ErrorClass(result.get("error_class", "harness_error"))
         where = result.get("where")
-        stage = {ErrorClass.IMPORT_ERROR: Stage.COMPILE, ErrorClass.COMPILE_ERROR: Stage.COMPILE}.get(error, Stage.CALL)
+        stage = {ErrorClass.IMPORT_ERROR: Stage.COMPILE, ErrorClass.COMPILE_ERROR: Stage.COMPILE, ErrorClass.PARAMETER_MISMATCH: Stage.COMPILE}.get(error, Stage.CALL)
         if error == ErrorClass.HARNESS_ERROR:
             verdict.flags.append("harness_error")
         if compared < len(plan) or where:
@@ -321,6 +324,14 @@ def _run_candidate(verdict: Verdict, task: Task, child: Child, request: dict, de
         perf_stage.fill_perf(verdict, task, shapes, result["perf"], config)
         verdict.stage_seconds["perf"] = time.perf_counter() - t1 + verdict.stage_seconds.get("perf", 0.0)
     return verdict
+
+
+def _fill_estimated_costs(verdict: Verdict, task: Task) -> None:
+    """FLOPs and bytes per shape for tasks whose costs are measured estimates (imported formats),
+    also where no perf stage ran (on the CPU); the verdict's notes say they are estimates."""
+    for sr in verdict.shapes:
+        if sr.flops is None:
+            sr.flops, sr.bytes = task.flops(sr.dims), task.min_bytes(sr.dims)
 
 
 def _child_timeline(events: list[dict]) -> dict[str, float]:
@@ -391,7 +402,7 @@ def _check_trial(task: Task, path: Path, item: dict, gen: torch.Generator, shape
     gen.manual_seed(item["seed"])
     args = task.make_inputs(item["dims"], item["mode"], gen)
     with torch.no_grad(), full_precision():
-        want = task.reference(*args)
+        want = task.reference_for(item["dims"])(*args)
         scale = task.error_terms(args)
     got = payload["out"]
     tol = task.tolerance

@@ -57,7 +57,7 @@ def peak_flops_for(task: Task, peaks: Peaks) -> tuple[float | None, float | None
     Tensor-core tasks (matmul, attention, convolution, or PEAK = "matmul" in the task file) use
     the matmul rate of their dtype (ROOFLINE_DTYPE overrides, e.g. "int8" for a W8A8 GEMM); all
     others the fp32 vector rate, since elementwise work cannot use tensor cores."""
-    kind = getattr(task.module, "PEAK", None) or ("matmul" if task.category in MATMUL_CATEGORIES else "vector")
+    kind = task.peak_kind() or ("matmul" if task.category in MATMUL_CATEGORIES else "vector")
     if kind == "matmul":
         dtype = getattr(task.module, "ROOFLINE_DTYPE", None) or task.dtype
         value, source = peaks.flops_for(dtype)

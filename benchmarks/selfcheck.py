@@ -212,8 +212,12 @@ def main(argv: list[str] | None = None) -> int:
         os.environ["TRITON_INTERPRET"] = "1"  # must be set before triton is imported
     # the interpreter runs kernels in numpy, which warns on the overflows outlier inputs provoke
     warnings.filterwarnings("ignore", category=RuntimeWarning)
+    from benchmarks.suites import is_folder_suite
     from benchmarks.task import load_all
 
+    if args.suite and is_folder_suite(args.suite):
+        print(f"--suite {args.suite}: tasks check covers kernforge's own tasks (it runs each one's reference solution); judge imported files with `kernforge eval --task FILE`", file=sys.stderr)
+        return 2
     tasks = load_all()
     if args.suite:
         from benchmarks.suites import suite_tasks

@@ -11,6 +11,11 @@ the order they are reported:
 4. it defines at least one ``@triton.jit`` kernel and the entry point launches one, directly
    (``kernel[grid](...)``) or through module-level helpers it reaches (NO_TRITON_KERNEL).
 
+A task whose entry point is a class (``entry_kind="class"``: KernelBench's ``ModelNew``) is
+checked the same way, except that 3. asks for a top-level ``class ModelNew`` with a ``forward``
+taking the reference's inputs (counted, not named), 4. accepts a launch anywhere in the class,
+and the class may hold the task's weights: see "Class entry points" below.
+
 Forbidden APIs come first because a candidate that cheats should be told so, whatever else is
 wrong with it.
 
@@ -66,6 +71,19 @@ in PyTorch is a fallback". Statically that becomes:
   ``backends``, ``triton.runtime.build`` (compiles C source), ``triton.runtime.cache``, loading
   prebuilt binaries, and ``triton.testing.set_gpu_clock``.
 
+Class entry points
+------------------
+A ``ModelNew`` must hold the same parameters as the reference ``Model`` (the judge copies
+Model's state into it), so for class entry points these are allowed anywhere: ``torch.nn`` as a
+module (``import torch.nn as nn``, ``from torch import nn``), ``nn.Module`` (also as the one
+torch base class a class may have), ``nn.Parameter``, ``nn.ParameterList``/``ParameterDict``,
+``nn.ModuleList``/``ModuleDict`` (NN_HOLDERS). Inside a class's ``__init__`` only -- which runs
+before Model's weights are copied in and outside every traced or timed call -- also the
+``torch.nn`` layer classes that create parameters (``nn.Linear``, ``nn.Conv2d``...),
+``torch.nn.init`` and torch's random constructors (INIT_ONLY_RANDOM). Calling a layer in
+``forward`` is PyTorch compute; ``torch.nn.functional`` stays forbidden everywhere; the runtime
+fallback detector sees what the static rules let through.
+
 What is left to the dynamic stage
 ---------------------------------
 Arithmetic operators on tensors (``+ - * / ** < ==``, indexing with masks...) and the builtins
@@ -83,7 +101,7 @@ import ast
 import functools
 import importlib
 import types
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -215,6 +233,22 @@ TORCH_ALLOWED: frozenset[str] = frozenset(
 # Torch modules a candidate may import or alias as a whole.
 TORCH_MODULES_ALLOWED: frozenset[str] = frozenset(
     _words("torch torch.cuda torch.version torch.types")
+)
+
+# Class entry points (KernelBench's ModelNew) may hold weights with these, anywhere in the file.
+NN_HOLDERS: frozenset[str] = frozenset(
+    {"torch.nn"}
+    | {
+        "torch.nn." + name
+        for name in _words("Module Parameter ParameterList ParameterDict ModuleList ModuleDict")
+    }
+)
+# ... and inside a class's __init__ only: torch.nn.init, torch's random constructors, and the
+# torch.nn layer classes (found by issubclass(obj, torch.nn.Module), see _is_nn_layer).
+INIT_ONLY_PREFIXES: tuple[str, ...] = ("torch.nn.init",)
+INIT_ONLY_RANDOM: frozenset[str] = frozenset(
+    "torch." + name
+    for name in _words("randn rand randint randn_like rand_like randint_like normal randperm")
 )
 
 # Tensor methods that allocate, view, convert or describe. Every other callable of torch.Tensor
@@ -412,6 +446,27 @@ def _escaped_module(dotted: str) -> str | None:
                 return f"{prefix} (from module {module})"
             return None
     return None
+
+
+def _is_nn_layer(dotted: str) -> bool:
+    """torch.nn.Linear and the like: a class of torch.nn that is an nn.Module."""
+    if not dotted.startswith("torch.nn."):
+        return False
+    import torch
+
+    obj = _library_object(dotted)
+    return isinstance(obj, type) and issubclass(obj, torch.nn.Module)
+
+
+def _allowed_in_class_entry(dotted: str, in_init: bool) -> bool:
+    """Whether a class entry point may use `dotted` (see "Class entry points" above)."""
+    if dotted in NN_HOLDERS:
+        return True
+    if not in_init:
+        return False
+    if dotted in INIT_ONLY_RANDOM or _is_nn_layer(dotted):
+        return True
+    return any(dotted == p or dotted.startswith(p + ".") for p in INIT_ONLY_PREFIXES)
 
 
 def _is_module_name(dotted: str) -> bool:
@@ -635,8 +690,13 @@ class _ModuleFacts:
 
 
 class _ForbiddenApiWalker(ast.NodeVisitor):
-    def __init__(self, facts: _ModuleFacts, forbidden: tuple[str, ...]) -> None:
+    def __init__(
+        self, facts: _ModuleFacts, forbidden: tuple[str, ...], class_entry: bool = False
+    ) -> None:
         self.facts = facts
+        self.class_entry = class_entry  # the entry point is an nn.Module class (ModelNew)
+        self.init_ids: set[int] = set()  # __init__ methods of classes
+        self.init_depth = 0
         self.forbidden = tuple(dict.fromkeys((*GLOBAL_FORBIDDEN, *forbidden)))
         self.task_methods = frozenset(
             f.split(".")[2]
@@ -660,6 +720,8 @@ class _ForbiddenApiWalker(ast.NodeVisitor):
 
     # -- dotted names (rooted at an import) -------------------------------------------------
     def _why_forbidden_dotted(self, dotted: str) -> str | None:
+        if self.class_entry and _allowed_in_class_entry(dotted, self.init_depth > 0):
+            return None
         for f in self.forbidden:
             if dotted == f or dotted.startswith(f + "."):
                 for why, names in _FORBIDDEN_GROUPS.items():
@@ -745,7 +807,11 @@ class _ForbiddenApiWalker(ast.NodeVisitor):
             if root not in ALLOWED_IMPORT_ROOTS:
                 self._flag(node, f"import {a.name}", _why_import(root))
                 continue
-            if a.name.startswith("torch.") and a.name not in TORCH_MODULES_ALLOWED:
+            if (
+                a.name.startswith("torch.")
+                and a.name not in TORCH_MODULES_ALLOWED
+                and not (self.class_entry and a.name in NN_HOLDERS)
+            ):
                 why = self._why_forbidden_dotted(a.name) or "not an importable torch module"
                 self._flag(node, f"import {a.name}", why)
                 continue
@@ -795,12 +861,15 @@ class _ForbiddenApiWalker(ast.NodeVisitor):
         if node.returns:
             self.visit(node.returns)
         is_kernel = id(node) in self.facts.kernel_nodes
+        in_init = id(node) in self.init_ids
         self.jit_depth += is_kernel
+        self.init_depth += in_init
         self._enter(node.args, node.body)
         for stmt in node.body:
             self.visit(stmt)
         self.scopes.pop()
         self.jit_depth -= is_kernel
+        self.init_depth -= in_init
 
     def visit_Lambda(self, node: ast.Lambda) -> None:
         self.visit(node.args)
@@ -811,8 +880,13 @@ class _ForbiddenApiWalker(ast.NodeVisitor):
     visit_AsyncFunctionDef = visit_FunctionDef  # noqa: N815
 
     def visit_ClassDef(self, node: ast.ClassDef) -> None:
+        self.init_ids |= {
+            id(s) for s in node.body if isinstance(s, ast.FunctionDef) and s.name == "__init__"
+        }
         for base in node.bases:
             dotteds = self.facts.resolve(base)
+            if self.class_entry and dotteds == {"torch.nn.Module"}:
+                continue  # a class entry point is an nn.Module
             if any(d == "torch" or d.startswith("torch.") for d in dotteds):
                 self._flag(
                     base,
@@ -983,6 +1057,41 @@ def _check_signature(fn: ast.FunctionDef | ast.AsyncFunctionDef, params: list[st
     return None
 
 
+def _find_method(
+    facts: _ModuleFacts, cls: ast.ClassDef, name: str, seen: frozenset[str] = frozenset()
+) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+    """`cls.name`, looked up in the class and then in its bases defined in the same file."""
+    for stmt in reversed(cls.body):
+        if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef) and stmt.name == name:
+            return stmt
+    for base in cls.bases:
+        if isinstance(base, ast.Name) and base.id in facts.classes and base.id not in seen:
+            found = _find_method(facts, facts.classes[base.id], name, seen | {cls.name})
+            if found is not None:
+                return found
+    return None
+
+
+def _check_forward(fn: ast.FunctionDef | ast.AsyncFunctionDef, params: list[str]) -> str | None:
+    """A class entry's forward(self, ...) takes the reference's inputs positionally (counted, not
+    named: the judge calls it positionally); extra parameters need defaults."""
+    if isinstance(fn, ast.AsyncFunctionDef):
+        return "forward is `async def`; it must be a plain method"
+    args = fn.args
+    positional = [a.arg for a in (*args.posonlyargs, *args.args)][1:]  # after self
+    want = f"{len(params)} input(s), like Model.forward({', '.join(params)})"
+    if len(positional) < len(params) and args.vararg is None:
+        return f"forward must take {want}; it takes ({', '.join(positional)})"
+    required = len(positional) - len(args.defaults)
+    if required > len(params):
+        extra = ", ".join(positional[len(params) : required])
+        return f"forward must take {want}; extra parameter(s) {extra} need defaults"
+    for kw, default in zip(args.kwonlyargs, args.kw_defaults, strict=True):
+        if default is None:
+            return f"forward: keyword-only parameter `{kw.arg}` needs a default"
+    return None
+
+
 def _reachable_launches(facts: _ModuleFacts, entry: ast.AST) -> list[str]:
     """Kernels launched from `entry`, following calls and references to module-level functions
     and classes, transitively."""
@@ -1048,9 +1157,12 @@ def check_source(
     params: list[str],
     forbidden: tuple[str, ...] = (),
     filename: str = "<candidate>",
+    entry_kind: str = "function",
 ) -> StaticResult:
     """Statically check one candidate source against a task's entry point, parameters and
-    forbidden APIs (added to GLOBAL_FORBIDDEN). Never executes the candidate."""
+    forbidden APIs (added to GLOBAL_FORBIDDEN). Never executes the candidate.
+
+    `entry_kind` "class": the entry point is an nn.Module class whose forward takes `params`."""
     try:
         tree = ast.parse(source, filename=filename)
     except SyntaxError as exc:
@@ -1068,7 +1180,9 @@ def check_source(
             f"{filename}: cannot be parsed: {type(exc).__name__}: {exc}",
         )
     try:
-        return _check_tree(tree, entry_point, list(params), tuple(forbidden), filename)
+        return _check_tree(
+            tree, entry_point, list(params), tuple(forbidden), filename, entry_kind == "class"
+        )
     except RecursionError:
         return StaticResult(
             False,
@@ -1090,23 +1204,31 @@ def check_task_candidate(source: str, task: Task, filename: str = "<candidate>")
         params=params,
         forbidden=tuple(task.forbidden),
         filename=filename,
+        entry_kind=task.entry_kind,
     )
 
 
 def _check_tree(
-    tree: ast.Module, entry_point: str, params: list[str], forbidden: tuple[str, ...], filename: str
+    tree: ast.Module,
+    entry_point: str,
+    params: list[str],
+    forbidden: tuple[str, ...],
+    filename: str,
+    class_entry: bool = False,
 ) -> StaticResult:
     facts = _ModuleFacts(tree)
     kernels = sorted(facts.kernels, key=lambda k: (facts.kernels[k], k))
 
-    walker = _ForbiddenApiWalker(facts, forbidden)
+    walker = _ForbiddenApiWalker(facts, forbidden, class_entry)
     walker.visit(tree)
     violations = sorted(set(walker.violations), key=lambda v: (v.line, v.col, v.api))
 
+    kind = ast.ClassDef if class_entry else (ast.FunctionDef, ast.AsyncFunctionDef)
     entry = None
     for stmt in tree.body:
-        if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef) and stmt.name == entry_point:
+        if isinstance(stmt, kind) and stmt.name == entry_point:
             entry = stmt  # the last definition wins, as in Python
+    # a class entry launches from forward or any method it holds
     launched = _reachable_launches(facts, entry) if entry is not None else []
 
     def result(error: ErrorClass, message: str, line: int | None) -> StaticResult:
@@ -1124,6 +1246,9 @@ def _check_tree(
             "view and describe tensors."
         )
         return result(ErrorClass.FORBIDDEN_API, "\n".join(lines), first.line)
+
+    if class_entry:
+        return _check_class_entry(facts, entry, entry_point, params, filename, result)
 
     if entry is None:
         defined = sorted(n for n in facts.functions if n not in facts.kernels)
@@ -1160,6 +1285,62 @@ def _check_tree(
             entry.lineno,
         )
 
+    return result(
+        ErrorClass.NONE,
+        f"static check passed: kernels {', '.join(kernels)}; launched {', '.join(launched)}",
+        None,
+    )
+
+
+def _check_class_entry(
+    facts: _ModuleFacts,
+    entry: ast.AST | None,
+    entry_point: str,
+    params: list[str],
+    filename: str,
+    result: Callable[[ErrorClass, str, int | None], StaticResult],
+) -> StaticResult:
+    """Steps 3 and 4 for a class entry point (KernelBench's ModelNew)."""
+    if not isinstance(entry, ast.ClassDef):
+        defined = sorted(facts.classes)
+        hint = f" It defines the classes: {', '.join(defined)}." if defined else ""
+        return result(
+            ErrorClass.MISSING_ENTRY_POINT,
+            f"{filename}: no top-level `class {entry_point}(nn.Module)` with a "
+            f"`forward(self, {', '.join(params)})`.{hint}",
+            None,
+        )
+    forward = _find_method(facts, entry, "forward")
+    if forward is None:
+        return result(
+            ErrorClass.MISSING_ENTRY_POINT,
+            f"{filename}: line {entry.lineno}: class `{entry_point}` has no `forward` method",
+            entry.lineno,
+        )
+    problem = _check_forward(forward, params)
+    if problem:
+        return result(
+            ErrorClass.SIGNATURE_MISMATCH,
+            f"{filename}: line {forward.lineno}: {entry_point}.{problem}",
+            forward.lineno,
+        )
+    kernels = sorted(facts.kernels, key=lambda k: (facts.kernels[k], k))
+    launched = _reachable_launches(facts, entry)
+    if not kernels:
+        return result(
+            ErrorClass.NO_TRITON_KERNEL,
+            f"{filename}: defines no @triton.jit kernel; {entry_point}.forward must compute "
+            "with Triton kernels",
+            entry.lineno,
+        )
+    if not launched:
+        return result(
+            ErrorClass.NO_TRITON_KERNEL,
+            f"{filename}: line {entry.lineno}: `{entry_point}` never launches a kernel "
+            f"(defined: {', '.join(kernels)}); launch one with kernel[grid](...) from forward "
+            "or a helper it calls",
+            entry.lineno,
+        )
     return result(
         ErrorClass.NONE,
         f"static check passed: kernels {', '.join(kernels)}; launched {', '.join(launched)}",

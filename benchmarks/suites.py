@@ -6,11 +6,14 @@
 - `quant`: the quantization category.
 - `serving`: the tasks that carry a serving importance weight (`benchmarks/weights.py`); their
   suite score is S_agg = sum_i w_i * S_i with the weights normalised over the suite.
+- a folder path: the task files in it, in name order, native or imported formats alike
+  (`benchmarks.formats.folder_tasks`), e.g. a folder of KernelBench problems.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
+from pathlib import Path
 
 from benchmarks.task import Task, load_all
 
@@ -45,8 +48,17 @@ def lite(tasks: dict[str, Task], size: int = LITE_SIZE) -> list[Task]:
     return chosen
 
 
+def is_folder_suite(name: str) -> bool:
+    return name not in SUITES and Path(name).is_dir()
+
+
 def suite_tasks(name: str, tasks: dict[str, Task] | None = None) -> list[Task]:
-    """The tasks of suite `name`, in a stable order."""
+    """The tasks of suite `name` (or of the folder `name`), in a stable order. `tasks` (the
+    native tasks) is not needed for a folder."""
+    if is_folder_suite(name):
+        from benchmarks.formats import folder_tasks
+
+        return folder_tasks(name)
     tasks = tasks if tasks is not None else load_all()
     if name == "full":
         return list(tasks.values())
@@ -59,4 +71,4 @@ def suite_tasks(name: str, tasks: dict[str, Task] | None = None) -> list[Task]:
 
         weights = task_weights(list(tasks.values()))
         return [t for t in tasks.values() if t.id in weights]
-    raise KeyError(f"unknown suite {name!r}; choose one of {', '.join(SUITES)}")
+    raise KeyError(f"unknown suite {name!r}; choose one of {', '.join(SUITES)}, or give a folder of task files")

@@ -54,7 +54,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import Any, ClassVar
 
 CATEGORIES: tuple[str, ...] = (
     "activation",
@@ -92,6 +92,12 @@ class TaskError(ValueError):
         self.field = field_name
         self.problem = problem
         super().__init__(f"{path}: field {field_name}: {problem}")
+
+
+class CandidateSetupError(RuntimeError):
+    """A candidate that does not fit the task's contract before it is ever called (a ModelNew
+    whose parameters are not the reference Model's). Raised in the candidate's process; the
+    verdict's error class is parameter_mismatch."""
 
 
 def torch_dtype(name: str) -> Any:
@@ -138,7 +144,16 @@ class Tolerance:
 
 @dataclass(frozen=True)
 class Task:
-    """One task at one dtype. Built by `load_task_file`; never constructed by hand."""
+    """One task at one dtype. Built by `load_task_file`; never constructed by hand.
+
+    Tasks read from other benchmarks' files (`benchmarks.formats`) are subclasses that override
+    the hooks below; the judge, the worker and the perf stage call only these."""
+
+    # "function": the candidate defines a function named entry_point; "class": a class named
+    # entry_point whose instances are called (KernelBench's ModelNew)
+    entry_kind: ClassVar[str] = "function"
+    # FLOPs and bytes are measured estimates (FlopCounterMode, input + output bytes), not formulas
+    estimated_costs: ClassVar[bool] = False
 
     id: str
     name: str
@@ -179,6 +194,27 @@ class Task:
 
     def signature(self) -> inspect.Signature:
         return inspect.signature(self.reference)
+
+    def reference_for(self, dims: dict[str, int]) -> Callable[..., Any]:
+        """The reference to call on inputs made for `dims` (one function for native tasks)."""
+        return self.reference
+
+    def baseline_for(self, dims: dict[str, int]) -> Callable[..., Any]:
+        """What the eager and torch.compile baselines time: BASELINE when the file names one."""
+        return getattr(self._mod(), getattr(self._mod(), "BASELINE", None) or self.entry_point)
+
+    def bind_candidate(self, entry: Any, dims: dict[str, int], device: str) -> Callable[..., Any]:
+        """The callable the worker calls for `dims`, made from the candidate's entry point (the
+        function itself for native tasks). Runs in the candidate's process."""
+        return entry
+
+    def peak_kind(self) -> str | None:
+        """The compute peak that bounds the task ("matmul" or "vector") when it says, else None."""
+        return getattr(self._mod(), "PEAK", None)
+
+    def notes_for(self, device: str) -> list[str]:
+        """Facts about how this task is run on `device` that a verdict must carry."""
+        return []
 
     def shapes_for(self, device: str) -> tuple[Shape, ...]:
         return self.cpu_shapes if device == "cpu" else self.shapes
@@ -291,10 +327,17 @@ def _parse_tolerance(module: ModuleType, path: Path, dtypes: tuple[str, ...]) ->
 
 
 def load_task_file(path: Path | str) -> list[Task]:
-    """Load and validate one task file; one Task per declared dtype."""
+    """Load and validate one task file; one Task per declared dtype.
+
+    KernelBench and TritonBench files are recognised and read by `benchmarks.formats`."""
     path = Path(path).resolve()
     if not path.is_file():
         raise TaskError(path, "<file>", "no such file")
+    from benchmarks.formats import detect_format, load_external
+
+    fmt = detect_format(path)
+    if fmt != "native":
+        return load_external(path, fmt)
     module = _import_file(path)
 
     name = _require(module, path, "NAME", str)

@@ -45,6 +45,7 @@ class ErrorClass(StrEnum):
     # compile / call (in the child process)
     IMPORT_ERROR = "import_error"
     COMPILE_ERROR = "compile_error"
+    PARAMETER_MISMATCH = "parameter_mismatch"  # a class entry's weights are not the reference's
     RUNTIME_ERROR = "runtime_error"
     TIMEOUT = "timeout"
     CRASH = "crash"
@@ -73,6 +74,7 @@ FAILS_STAGE: dict[ErrorClass, Stage] = {
     ErrorClass.FORBIDDEN_API: Stage.STATIC,
     ErrorClass.IMPORT_ERROR: Stage.COMPILE,
     ErrorClass.COMPILE_ERROR: Stage.COMPILE,
+    ErrorClass.PARAMETER_MISMATCH: Stage.COMPILE,
     ErrorClass.RUNTIME_ERROR: Stage.CALL,
     ErrorClass.TIMEOUT: Stage.CALL,
     ErrorClass.CRASH: Stage.CALL,
@@ -152,6 +154,7 @@ class Verdict(BaseModel):
     mismatch: Mismatch | None = None
     shapes: list[ShapeResult] = Field(default_factory=list)
     skipped: list[str] = Field(default_factory=list)  # checks not made here, with the reason
+    notes: list[str] = Field(default_factory=list)  # how it was run: shrunk sizes, estimated costs
     perf_status: str = "not measured"
     geomean_speedup_eager: float | None = None
     geomean_speedup_compile: float | None = None

@@ -135,6 +135,32 @@ def _wait_for(folder: Path, names: tuple[str, ...], timeout_s: float) -> str | N
 # ------------------------------------------------------------------------------------------
 
 
+class _Bound:
+    """The candidate's callable per shape: its entry function, or for a class entry point
+    (KernelBench's ModelNew) an instance built for that shape's sizes with the reference's
+    weights copied in (`Task.bind_candidate`). A failure to build is returned as an error dict."""
+
+    def __init__(self, task: Any, entry: Any, device: str) -> None:
+        self.task, self.entry, self.device = task, entry, device
+        self._fns: dict[str, Any] = {}
+
+    def get(self, shape: str, dims: dict) -> Any:
+        if shape in self._fns:
+            return self._fns[shape]
+        from benchmarks.task import CandidateSetupError
+
+        try:
+            fn = self.task.bind_candidate(self.entry, dims, self.device)
+        except CandidateSetupError as exc:
+            return {"status": "error", "error_class": "parameter_mismatch", "message": str(exc)}
+        except BaseException as exc:  # noqa: BLE001 - building the untrusted class failed
+            cls = "early_exit" if isinstance(exc, SystemExit) else "runtime_error"
+            return {"status": "error", "error_class": cls, "message": f"building {self.task.entry_point} for shape {shape} {dims} failed: {type(exc).__name__}: {str(exc)[:1500]}", "traceback": _short_tb(exc)}
+        self._fns[shape] = fn
+        return fn
+
+
+
 def run_candidate(req: dict, folder: Path, progress: _Progress) -> dict:
     import torch
 
@@ -153,16 +179,20 @@ def run_candidate(req: dict, folder: Path, progress: _Progress) -> dict:
     progress("import")
     try:
         cand = load_module(req["candidate_path"], "kernforge_candidate")
-        fn = getattr(cand, task.entry_point)
+        entry = getattr(cand, task.entry_point)
     except BaseException as exc:  # noqa: BLE001 - any failure of untrusted code is a verdict
         cls = "early_exit" if isinstance(exc, SystemExit) else "import_error"
         return {"status": "error", "error_class": cls, "message": f"importing the candidate failed: {type(exc).__name__}: {exc}", "traceback": _short_tb(exc)}
+    bound = _Bound(task, entry, device)
 
     gen = torch.Generator(device=device)
     calls = 0
     sync = torch.cuda.synchronize if device == "cuda" else (lambda: None)
     det = torch.utils.deterministic
     for item in trial_plan(req["shapes"], req["modes"], req["trials"], req["seed"]):
+        fn = bound.get(item["shape"], item["dims"])
+        if isinstance(fn, dict):
+            return {**result, **fn}
         progress("call", n=item["n"], shape=item["shape"], mode=item["mode"], trial=item["trial"])
         # the first trial's steps carry timestamps of their own (the harness-speed timeline)
         step = progress if item["n"] == 0 else (lambda *_a, **_k: None)
@@ -170,7 +200,7 @@ def run_candidate(req: dict, folder: Path, progress: _Progress) -> dict:
         args = task.make_inputs(item["dims"], item["mode"], gen)
         private = [a.clone() if isinstance(a, torch.Tensor) else a for a in args]
         step("first_inputs")
-        entry: dict[str, Any] = {}
+        record: dict[str, Any] = {}
         # Poison fresh allocations: torch.empty & co. come back filled with NaN (ints: max),
         # so a kernel that leaves its output unwritten fails instead of passing on stale zeros.
         old_fill = det.fill_uninitialized_memory
@@ -192,7 +222,7 @@ def run_candidate(req: dict, folder: Path, progress: _Progress) -> dict:
             else:
                 out = fn(*args)
                 sync()
-            entry["call_s"] = _perf_counter() - t0
+            record["call_s"] = _perf_counter() - t0
             calls += 1
             step("first_called")
             repeat = None
@@ -208,9 +238,9 @@ def run_candidate(req: dict, folder: Path, progress: _Progress) -> dict:
             torch.use_deterministic_algorithms(False)
             det.fill_uninitialized_memory = old_fill
         changed = [i for i, (a, p) in enumerate(zip(args, private, strict=True)) if isinstance(p, torch.Tensor) and (type(a) is not torch.Tensor or not same_bits(a, p))]
-        entry["file"] = write_trial(folder, f"trial_{item['n']}", out, repeat, changed)
+        record["file"] = write_trial(folder, f"trial_{item['n']}", out, repeat, changed)
         del out, repeat, args, private
-        progress("trial", n=item["n"], file=entry["file"], call_s=round(entry["call_s"], 6), fallback=result["fallback"].get(item["shape"]) if item["first"] else None)
+        progress("trial", n=item["n"], file=record["file"], call_s=round(record["call_s"], 6), fallback=result["fallback"].get(item["shape"]) if item["first"] else None)
     result["launches_total"] = dict(counter.launches)
     progress("correctness_done")
 
@@ -221,7 +251,7 @@ def run_candidate(req: dict, folder: Path, progress: _Progress) -> dict:
         result["perf_skipped"] = "judge did not ask for performance"
         return result
     try:
-        result["perf"] = _time_candidate(fn, task, req, gen, progress, counter)
+        result["perf"] = _time_candidate(bound, task, req, gen, progress, counter)
     except BaseException as exc:  # noqa: BLE001
         return {**result, "status": "error", "error_class": _classify(exc, calls), "message": f"timing the candidate failed: {type(exc).__name__}: {str(exc)[:1500]}", "traceback": _short_tb(exc)}
     return result
@@ -273,13 +303,14 @@ def _profile_streams(fn: Any, args: tuple, launched: set[str]) -> dict[str, Any]
     }
 
 
-def _time_candidate(fn: Any, task: Any, req: dict, gen: Any, progress: _Progress, counter: Any) -> dict:
+def _time_candidate(bound: _Bound, task: Any, req: dict, gen: Any, progress: _Progress, counter: Any) -> dict:
     from profiling.timing import launch_floor_us, time_cuda
 
     out: dict[str, Any] = {"launch_floor_us": launch_floor_us()}
     launched = set(counter.launches)
     for shape in req["shapes"]:
         progress("perf", shape=shape["name"])
+        fn = bound.get(shape["name"], shape["dims"])  # bound during the correctness trials
         gen.manual_seed(trial_seed(req["seed"], shape["name"], "perf", 0))
         args = task.make_inputs(shape["dims"], "standard", gen)
         fn(*args)  # compile / autotune outside the clock
@@ -290,9 +321,9 @@ def _time_candidate(fn: Any, task: Any, req: dict, gen: Any, progress: _Progress
         side_stream = bool(prof["side_stream"]) or "note" in prof
         calls = [0]
 
-        def timed(a: tuple = args, n: list[int] = calls) -> Any:
+        def timed(a: tuple = args, n: list[int] = calls, f: Any = fn) -> Any:
             n[0] += 1
-            return fn(*a)
+            return f(*a)
 
         before = sum(counter.launches.values())
         timing = time_cuda(timed, device_wide=side_stream)
@@ -332,17 +363,20 @@ def run_baseline(req: dict, folder: Path, progress: _Progress) -> dict:
     result["peaks"] = peaks.to_dict() if hasattr(peaks, "to_dict") else dict(peaks.__dict__)
     result["launch_floor_us"] = launch_floor_us()
     gen = torch.Generator(device="cuda")
-    eager = getattr(task.module, getattr(task.module, "BASELINE", None) or task.entry_point)
-    compiled = torch.compile(eager, dynamic=False)
+    compiled_by_fn: dict[Any, Any] = {}  # one torch.compile per baseline function
     for shape in req["shapes"]:
         progress("baseline", shape=shape["name"])
+        eager = task.baseline_for(shape["dims"])
+        if eager not in compiled_by_fn:
+            compiled_by_fn[eager] = torch.compile(eager, dynamic=False)
+        compiled = compiled_by_fn[eager]
         gen.manual_seed(trial_seed(req["seed"], shape["name"], "perf", 0))
         args = task.make_inputs(shape["dims"], "standard", gen)
         entry: dict[str, Any] = {}
-        entry["eager_us"] = time_cuda(lambda a=args: eager(*a)).median_us
+        entry["eager_us"] = time_cuda(lambda a=args, f=eager: f(*a)).median_us
         try:
             compiled(*args)
-            entry["compile_us"] = time_cuda(lambda a=args: compiled(*a)).median_us
+            entry["compile_us"] = time_cuda(lambda a=args, f=compiled: f(*a)).median_us
         except Exception as exc:  # noqa: BLE001 - a compile failure is reported, not fatal
             entry["compile_us"] = None
             entry["compile_error"] = f"{type(exc).__name__}: {str(exc)[:300]}"
@@ -364,16 +398,20 @@ def run_remeasure(req: dict, folder: Path, progress: _Progress) -> dict:
     from profiling.timing import time_cuda
 
     task = next(t for t in load_task_file(req["task_path"]) if t.dtype == req["dtype"])
-    fns = {}
+    bound = {}
     for label in ("incumbent", "candidate"):
         progress("import", which=label)
         try:
-            fns[label] = getattr(load_module(req[f"{label}_path"], f"kernforge_{label}"), task.entry_point)
+            bound[label] = _Bound(task, getattr(load_module(req[f"{label}_path"], f"kernforge_{label}"), task.entry_point), "cuda")
         except BaseException as exc:  # noqa: BLE001
             return {"status": "error", "error_class": "import_error", "message": f"importing the {label} failed: {type(exc).__name__}: {exc}"}
     gen = torch.Generator(device="cuda")
     times: dict[str, dict[str, list[float]]] = {"incumbent": {}, "candidate": {}}
     for shape in req["shapes"]:
+        fns = {label: b.get(shape["name"], shape["dims"]) for label, b in bound.items()}
+        failed = next((f for f in fns.values() if isinstance(f, dict)), None)
+        if failed:
+            return failed
         gen.manual_seed(trial_seed(req["seed"], shape["name"], "perf", 0))
         args = task.make_inputs(shape["dims"], "standard", gen)
         for fn in fns.values():

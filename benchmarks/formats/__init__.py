@@ -1,0 +1,83 @@
+"""Problem files of other benchmarks, judged as kernforge tasks (docs/formats.md).
+
+    kernelbench   KernelBench: class Model(nn.Module), get_inputs(), get_init_inputs();
+                  the candidate defines class ModelNew
+    tritonbench   TritonBench-T / KernelBench-X: reference function(s), a line of '#', test
+                  function(s) calling the reference; the candidate defines the same function
+
+`benchmarks.task.load_task_file` (and so `get_task`, the worker and every CLI command that takes
+a task file) detects the format here and hands such files to `load_external`; each becomes one
+Task subclass (`benchmarks.formats.common.ExternalTask`) that the judge runs unchanged.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+from benchmarks.task import Task, TaskError
+
+FORMATS: tuple[str, ...] = ("native", "kernelbench", "tritonbench")
+_NATIVE_MARKERS = {"NAME", "ENTRY_POINT"}
+_KERNELBENCH_MARKERS = {"Model", "get_inputs", "get_init_inputs"}
+
+
+def detect_format(path: Path | str) -> str:
+    """The file's format ("native", "kernelbench" or "tritonbench") from its top-level names.
+    A file that does not parse, or matches nothing, is "native": its loader says what is wrong."""
+    from benchmarks.formats.tritonbench import SEPARATOR
+
+    text = Path(path).read_text()
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return "native"
+    names: set[str] = set()
+    for stmt in tree.body:
+        if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            names.add(stmt.name)
+        elif isinstance(stmt, ast.Assign | ast.AnnAssign):
+            targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+            names |= {t.id for t in targets if isinstance(t, ast.Name)}
+    if names & _NATIVE_MARKERS:
+        return "native"
+    if names & _KERNELBENCH_MARKERS:
+        return "kernelbench"
+    if SEPARATOR.search(text) or any(n.startswith("test") for n in names):
+        return "tritonbench"
+    return "native"
+
+
+def load_external(path: Path | str, fmt: str | None = None) -> list[Task]:
+    """The tasks of a KernelBench or TritonBench file (one each); TaskError when malformed."""
+    from benchmarks.formats import kernelbench, tritonbench
+
+    path = Path(path).resolve()
+    fmt = fmt or detect_format(path)
+    loaders = {"kernelbench": kernelbench.load, "tritonbench": tritonbench.load}
+    if fmt not in loaders:
+        raise TaskError(
+            path, "<file>", f"not a KernelBench or TritonBench problem file (format {fmt})"
+        )
+    return list(loaders[fmt](path))
+
+
+def folder_tasks(folder: Path | str) -> list[Task]:
+    """Every task of the `*.py` files in `folder` (any format), in name order: a folder as a
+    suite. A malformed file raises TaskError naming it."""
+    from benchmarks.task import load_task_file
+
+    folder = Path(folder)
+    tasks: dict[str, Task] = {}
+    for path in sorted(folder.glob("*.py")):
+        if path.name.startswith("_"):
+            continue
+        for task in load_task_file(path):
+            if task.id in tasks:
+                raise TaskError(
+                    path, "<file>", f"task id {task.id} is also declared by {tasks[task.id].path}"
+                )
+            tasks[task.id] = task
+    if not tasks:
+        raise TaskError(folder, "<folder>", "holds no task files (*.py)")
+    return list(tasks.values())
