@@ -102,7 +102,9 @@ class BenchPlan:
 @dataclass
 class CellOutcome:
     cell: Cell
-    status: str  # "ran", "resumed", "complete" (finished before this call), "stopped" (an error)
+    # "ran", "resumed", "complete" (finished before this call), "stopped" (an error),
+    # "deferred" (not started: the bench's deadline had passed; the same command continues it)
+    status: str
     message: str = ""
     attempts: int = 0
     correct: bool = False
@@ -135,6 +137,10 @@ class BenchResult:
     @property
     def stopped(self) -> list[CellOutcome]:
         return [o for o in self.outcomes if o.status == "stopped"]
+
+    @property
+    def deferred(self) -> list[CellOutcome]:
+        return [o for o in self.outcomes if o.status == "deferred"]
 
 
 # --------------------------------------------------------------------------------------------
@@ -450,9 +456,12 @@ def run_bench(
     on_cell: Callable[[int, int, CellOutcome], None] | None = None,
     scripted_measure: Callable[..., Any] | None = None,
     open_kb: Callable[[], Any] | None = None,
+    deadline: float | None = None,
 ) -> BenchResult:
     """Run every cell of `plan` not yet complete, store the rows, and summarise by method.
-    `scripted_measure` and `open_kb` are the agent's test seams (never set from the CLI)."""
+    `scripted_measure` and `open_kb` are the agent's test seams (never set from the CLI).
+    `deadline` (a `time.monotonic()` value): no cell starts after it; the rest are "deferred",
+    and running the same plan again continues with them."""
     from benchmarks.results import ResultStore
 
     plan.out.mkdir(parents=True, exist_ok=True)
@@ -463,6 +472,16 @@ def run_bench(
     _event(plan.out, "bench_start", cells=len(cells), skipped_methods=sorted(skipped))
     outcomes: list[CellOutcome] = []
     for number, cell in enumerate(cells, start=1):
+        if (
+            deadline is not None
+            and time.monotonic() >= deadline
+            and not run_finished(plan.out / RUNS / cell.run_id)
+        ):
+            outcome = CellOutcome(cell, "deferred", "not started: the bench's deadline had passed")
+            outcomes.append(outcome)
+            if on_cell is not None:
+                on_cell(number, len(cells), outcome)
+            continue
         _event(plan.out, "cell_start", run_id=cell.run_id)
         outcome = run_cell(
             plan,
@@ -483,7 +502,12 @@ def run_bench(
         for r in store.rows()
         if r.task_id in plan.tasks and r.method in plan.methods and r.seed in plan.seeds
     ]
-    _event(plan.out, "bench_end", stopped=sum(o.status == "stopped" for o in outcomes))
+    _event(
+        plan.out,
+        "bench_end",
+        stopped=sum(o.status == "stopped" for o in outcomes),
+        deferred=sum(o.status == "deferred" for o in outcomes),
+    )
     return BenchResult(plan, outcomes, summarize(mine), skipped, list(store.warnings))
 
 

@@ -25,6 +25,7 @@ STATUS_STYLE = {
     "resumed": "cyan",
     "complete": "dim",
     "stopped": "bold red",
+    "deferred": "yellow",
 }
 
 

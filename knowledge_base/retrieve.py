@@ -19,14 +19,12 @@ it, both in the chroma query and again on the results. Templates derive from no 
 
 from __future__ import annotations
 
-import ast
 import functools
 import json
 import re
 import statistics
 import time
 from collections import Counter
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +37,7 @@ from knowledge_base.corpus import (
     collect,
     decode_list,
 )
+from knowledge_base.hits import Hit, _snippet, resolve_task, task_name
 from knowledge_base.store import BuildReport, Store, default_kb_url
 
 TIER_WEIGHT: dict[str, float] = {"proven": 1.0, "promising": 0.9, "cautionary": 0.8}
@@ -64,80 +63,10 @@ FILTER_KEYS: dict[str, tuple[str, str]] = {
     "hardware": ("verified_on", "hw"),
 }
 
-_DTYPE_SUFFIX = re.compile(r"_(fp32|fp16|bf16|int8|fp8_e4m3)$")
-
-
-@dataclass
-class Hit:
-    """One retrieved document or kernel (its best-matching chunk)."""
-
-    id: str
-    kind: str
-    title: str
-    path: str
-    text: str  # the chunk's text; for a kernel, its whole source file
-    snippet: str  # a short excerpt to show or to put in a prompt
-    metadata: dict[str, Any]
-    score: float
-    tier: str
-    similarity: float = 0.0
-    section: str = ""
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "kind": self.kind,
-            "title": self.title,
-            "path": self.path,
-            "tier": self.tier,
-            "score": round(self.score, 4),
-            "similarity": round(self.similarity, 4),
-            "section": self.section,
-            "snippet": self.snippet,
-            "metadata": self.metadata,
-        }
-
 
 # ------------------------------------------------------------------------------------------
-# Tasks, names and hardware keys
+# Hardware keys (hits, task names: knowledge_base/hits.py)
 # ------------------------------------------------------------------------------------------
-
-
-@functools.lru_cache(maxsize=1)
-def _tasks() -> dict[str, Any]:
-    from benchmarks.task import load_all
-
-    return load_all()
-
-
-def resolve_task(task: Any) -> Any:
-    """A `benchmarks.task.Task` from a Task, a task id ("softmax_fp16") or a task name."""
-    if task is None or not isinstance(task, str):
-        return task
-    tasks = _tasks()
-    if task in tasks:
-        return tasks[task]
-    for t in tasks.values():
-        if t.name == task:
-            return t
-    close = sorted(t for t in tasks if t.startswith(task[:4]))[:6]
-    hint = f" Did you mean {', '.join(close)}?" if close else ""
-    raise KeyError(f"no task {task!r} (ids look like softmax_fp16).{hint}")
-
-
-def task_name(ref: Any) -> str:
-    """The task NAME for a Task, a task id or a name: what `derived_from_task` holds."""
-    if ref is None:
-        return ""
-    if not isinstance(ref, str):
-        return str(ref.name)
-    try:
-        tasks = _tasks()
-    except Exception:  # the task suite failing to load must not disable hiding
-        tasks = {}
-    if ref in tasks:
-        return tasks[ref].name
-    return _DTYPE_SUFFIX.sub("", ref)
 
 
 def hardware_key(name: str) -> str:
@@ -244,16 +173,6 @@ def _decode_meta(meta: dict[str, Any]) -> dict[str, Any]:
             except json.JSONDecodeError:
                 pass
     return out
-
-
-def _snippet(kind: str, text: str, limit: int = 600) -> str:
-    if kind == "kernel":  # a kernel's text is its source; its header docstring is the summary
-        try:
-            text = ast.get_docstring(ast.parse(text)) or text
-        except SyntaxError:
-            pass
-    text = text.strip()
-    return text if len(text) <= limit else text[: limit - 1].rsplit(" ", 1)[0] + " …"
 
 
 # ------------------------------------------------------------------------------------------

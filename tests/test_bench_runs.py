@@ -20,7 +20,7 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from agents.bench import BenchError, make_plan, merge_with_stored
+from agents.bench import BenchError, make_plan, merge_with_stored, run_bench
 from agents.cli_bench import bench
 from benchmarks.results import RESULTS_JSONL, ResultStore, read_parquet
 
@@ -188,3 +188,15 @@ def test_a_killed_bench_continues_where_it_stopped(tmp_path: Path) -> None:
     ]
     assert first_events.count("start") == 1 and "resume" not in first_events
     assert "geak [scripted]" in resumed.output and "single-shot [scripted]" in resumed.output
+
+
+def test_no_run_starts_after_the_deadline_and_the_rest_are_deferred(tmp_path: Path) -> None:
+    llm = any_call_script(tmp_path / "torch.jsonl", TORCH)
+    plan = make_plan(
+        tmp_path / "b", tasks="softmax_fp32", methods="single-shot,geak", llm=llm, device="cpu"
+    )
+    result = run_bench(plan, deadline=time.monotonic())
+    assert [o.status for o in result.outcomes] == ["deferred", "deferred"]
+    assert result.deferred == result.outcomes and not (tmp_path / "b" / "runs").exists()
+    assert ResultStore(tmp_path / "b").rows() == []
+    assert events(tmp_path / "b" / "events.jsonl")[-1]["deferred"] == 2

@@ -52,6 +52,16 @@ def test_match_picks_the_first_fitting_entry(tmp_path: Path) -> None:
     assert provider.complete(_user("compile error: bad mask")).text == "repair"
 
 
+def test_a_list_match_needs_every_substring(tmp_path: Path) -> None:
+    script = [
+        {"text": "slot 2 of task A", "match": ["## Task A (", "candidate 2 of"]},
+        {"text": "task A", "match": ["## Task A ("]},
+    ]
+    provider = ReplayProvider(_write(tmp_path, script))
+    assert provider.complete(_user("## Task A (x)\nwrite it")).text == "task A"
+    assert provider.complete(_user("## Task A (x)\ncandidate 2 of 2")).text == "slot 2 of task A"
+
+
 def test_match_looks_at_the_last_user_message_and_the_system_prompt(tmp_path: Path) -> None:
     provider = ReplayProvider(
         _write(tmp_path, [{"text": "sys", "match": "REFLECT"}, {"text": "late", "match": "now"}])
@@ -107,6 +117,7 @@ def test_resume_skips_entries_already_served(tmp_path: Path) -> None:
         ('{"text": "a"}', "expected a JSON list"),
         ('[{"txt": "a"}]', r"entry 0: unknown field\(s\) \['txt'\]"),
         ('[{"match": "a"}]', "entry 0: field 'text' is required"),
+        ('[{"text": "a", "match": ["b", 1]}]', "entry 0: field 'match' must be a string or a list"),
         ('["a", 3]', "entry 1: expected an object or a string"),
         ("[", "not JSON"),
     ],

@@ -9,7 +9,8 @@ An entry is
 or just a string (the reply text). Each entry is served at most once. A call gets the FIRST
 unused entry, in file order, whose conditions all hold:
 
-- "match": the substring appears in the last user message or in the system prompt;
+- "match": the substring appears in the last user message or in the system prompt; a list of
+  substrings must all appear (each in either place);
 - "node":  the call comes from that graph node (`complete(..., node="reflector")`).
 
 An entry without conditions fits any call, so a plain list is served strictly in order.
@@ -40,16 +41,20 @@ from agents.llm.base import (
 _ENTRY_KEYS = {"text", "match", "node"}
 
 
+def _shown(match: tuple[str, ...]) -> str | list[str]:
+    return match[0] if len(match) == 1 else list(match)
+
+
 @dataclass(frozen=True)
 class ReplayEntry:
     text: str
-    match: str | None = None
+    match: tuple[str, ...] = ()  # every substring must appear (empty: no condition)
     node: str | None = None
 
     def fits(self, last_user: str, system: str, node: str | None) -> bool:
         if self.node is not None and self.node != node:
             return False
-        return self.match is None or self.match in last_user or self.match in system
+        return all(m in last_user or m in system for m in self.match)
 
 
 def load_script(path: str | Path) -> list[ReplayEntry]:
@@ -94,10 +99,16 @@ def _entry(item: object, index: int, path: Path) -> ReplayEntry:
         )
     if not isinstance(item.get("text"), str):
         raise LLMFatalError(f"{where}: field 'text' is required and must be a string")
-    for key in ("match", "node"):
-        if item.get(key) is not None and not isinstance(item[key], str):
-            raise LLMFatalError(f"{where}: field '{key}' must be a string")
-    return ReplayEntry(text=item["text"], match=item.get("match"), node=item.get("node"))
+    if item.get("node") is not None and not isinstance(item["node"], str):
+        raise LLMFatalError(f"{where}: field 'node' must be a string")
+    match = item.get("match")
+    if match is None:
+        match = []
+    elif isinstance(match, str):
+        match = [match]
+    if not isinstance(match, list) or not all(isinstance(m, str) for m in match):
+        raise LLMFatalError(f"{where}: field 'match' must be a string or a list of strings")
+    return ReplayEntry(text=item["text"], match=tuple(match), node=item.get("node"))
 
 
 class ReplayProvider(Provider):
@@ -166,7 +177,7 @@ class ReplayProvider(Provider):
         waiting = "; ".join(
             f"entry {i} wants"
             + (f" node={self.entries[i].node!r}" if self.entries[i].node else "")
-            + (f" match={self.entries[i].match!r}" if self.entries[i].match else "")
+            + (f" match={_shown(self.entries[i].match)!r}" if self.entries[i].match else "")
             for i in unused[:5]
         )
         raise LLMFatalError(

@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# The worked example (docs/worked_example/) on the GPU machine, in one call of the device tool:
+#
+#   run(command="bash scripts/device_worked_example.sh", carry=[".whl"], timeout_s=600)
+#
+# from the repository root, with the wheels of the packages the machine lacks in .whl/ (langgraph,
+# langchain-core, pydantic, openai, anthropic, tenacity, ...; see agents/README.md). Extra
+# arguments go to `python -m agents.worked_example` (e.g. --tasks 8, --iterations 3). Its default,
+# the first 3 lite tasks x 5 methods, is estimated at ~6 min of H200 time (agents/worked_example.py
+# says how); the whole lite suite would take ~55 min, so several calls, each resuming the last.
+#
+# The example gets WORKED_EXAMPLE_LIMIT seconds (default 510) and starts no run in its last 150;
+# at the limit it is interrupted (SIGINT) and still writes its report, so the whole call ends
+# inside the tool's 600 s. What comes back in $OUT:
+#   worked_example.log              everything it printed
+#   worked_example.tgz              the out folder without bench/runs/: README, report, plots, pairs,
+#                                   rows, replay script (what docs/worked_example/ commits)
+#   worked_example_runs.tgz[.partNN] bench/runs/ (every run directory, for resuming in a later call:
+#                                   unpack it into the checkout and carry docs/worked_example/bench/runs)
+set -u
+python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
+  && export PYTHONPATH=/tmp/site:$PWD || exit 1
+export KERNFORGE_CACHE_DIR=/tmp/kfcache PYTHONUNBUFFERED=1
+DIR=${WORKED_EXAMPLE_DIR:-docs/worked_example}
+LIMIT=${WORKED_EXAMPLE_LIMIT:-510}
+DEVICE=${WORKED_EXAMPLE_DEVICE:-cuda}   # cpu: try the script without a GPU
+OUT=${OUT:-/tmp/worked_example_out}
+mkdir -p "$OUT"
+{ nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader || echo "no nvidia-smi"; } \
+  2>&1 | tee "$OUT/worked_example.log"
+timeout -k 20 -s INT "$LIMIT" python3 -m agents.worked_example --device "$DEVICE" --out "$DIR" \
+  --deadline $((LIMIT - 150)) "$@" 2>&1 | tee -a "$OUT/worked_example.log"
+rc=${PIPESTATUS[0]}
+tar czf "$OUT/worked_example.tgz" --exclude="$DIR/bench/runs" "$DIR"
+if [ -d "$DIR/bench/runs" ]; then
+  tar czf "$OUT/worked_example_runs.tgz" "$DIR/bench/runs"
+  # the device tool returns files of at most 16 MiB
+  if [ "$(stat -c %s "$OUT/worked_example_runs.tgz")" -gt $((15 * 1024 * 1024)) ]; then
+    split -b 15M -d "$OUT/worked_example_runs.tgz" "$OUT/worked_example_runs.tgz.part" \
+      && rm "$OUT/worked_example_runs.tgz"
+  fi
+fi
+ls -la "$OUT"
+echo "worked example exit status $rc (0 done or deferred: see README.md; 1 a run stopped on an error; 124 interrupted at the limit)"
+exit "$rc"
