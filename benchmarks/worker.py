@@ -1,7 +1,7 @@
 """The child process that runs an untrusted candidate (or a trusted baseline) for the judge.
 
     python -m benchmarks.worker <request.json>
-    python -m benchmarks.worker --serve <folder> <device>    (what the judge starts: imports
+    python -m benchmarks.worker --serve <folder> <device> [<judge pid>]  (what the judge starts: imports
         first, then waits for <folder>/request.json; see benchmarks/child.py)
 
 The judge (`benchmarks/judge.py`) writes the request, starts this process in its own process
@@ -450,7 +450,7 @@ def _warm_up(device: str, folder: Path) -> None:
         read_trial(folder / name, device)
 
 
-def serve(folder: Path, device: str, progress: _Progress, idle_limit_s: float = 3600.0) -> Path | None:
+def serve(folder: Path, device: str, progress: _Progress, idle_limit_s: float = 3600.0, parent: int | None = None) -> Path | None:
     """Import everything a job needs, then wait for `request.json` to appear in `folder`.
 
     Returns its path, or None when the judge went away (parent changed) or nothing came."""
@@ -466,7 +466,9 @@ def serve(folder: Path, device: str, progress: _Progress, idle_limit_s: float = 
         torch.empty(1, device="cuda")
     _warm_up(device, folder)
     progress("ready")
-    parent = os.getppid()
+    # the judge passes its pid: a judge that died while we were still importing would otherwise
+    # leave us waiting for an hour under whichever process adopted us
+    parent = parent if parent is not None else os.getppid()
     deadline = _perf_counter() + idle_limit_s
     path = folder / "request.json"
     while _perf_counter() < deadline:
@@ -482,7 +484,7 @@ def main(argv: list[str]) -> int:
     if argv[1] == "--serve":
         folder = Path(argv[2])
         progress = _Progress(folder)
-        req_path = serve(folder, argv[3], progress)
+        req_path = serve(folder, argv[3], progress, parent=int(argv[4]) if len(argv) > 4 else None)
         if req_path is None:
             return 0
     else:
