@@ -106,6 +106,9 @@ class TritonLaunchCounter:
         self._installed: list[tuple[type, Any]] = []
         self.tracking = False  # record the storages handed to kernels (only while tracing)
         self.storages: set[int] = set()
+        # per kernel name, the hardware features of its compiled PTX (GPU only: the interpreter
+        # compiles nothing), read from what Triton's launch returns while tracing
+        self.ptx_features: dict[str, dict[str, bool]] = {}
 
     def install(self) -> None:
         classes: list[type] = []
@@ -128,6 +131,18 @@ class TritonLaunchCounter:
             cls.run = original  # type: ignore[method-assign]
         self._installed.clear()
 
+    def record_ptx(self, name: str, compiled: Any) -> None:
+        """Scan the PTX of a compiled kernel (Triton's CompiledKernel keeps it in `asm["ptx"]`)."""
+        from benchmarks.ptx import merge_features, ptx_features
+
+        asm = getattr(compiled, "asm", None)
+        text = asm.get("ptx") if isinstance(asm, dict) else None
+        if isinstance(text, bytes):
+            text = text.decode(errors="replace")
+        if isinstance(text, str) and text:
+            found = ptx_features(text)
+            self.ptx_features[name] = merge_features([self.ptx_features[name], found]) if name in self.ptx_features else found
+
     def _wrap(self, original: Any) -> Any:
         counter = self
 
@@ -141,9 +156,12 @@ class TritonLaunchCounter:
                             counter.storages.add(storage_key(a))
             _state.in_triton_launch += 1
             try:
-                return original(fn_self, *args, **kwargs)
+                compiled = original(fn_self, *args, **kwargs)
             finally:
                 _state.in_triton_launch -= 1
+            if counter.tracking and not kwargs.get("warmup", False):
+                counter.record_ptx(getattr(getattr(fn_self, "fn", None), "__name__", repr(fn_self)), compiled)
+            return compiled
 
         return run
 

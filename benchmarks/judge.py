@@ -293,6 +293,9 @@ def _run_candidate(verdict: Verdict, task: Task, child: Child, request: dict, de
         return _fail(verdict, ErrorClass.HARNESS_ERROR, f"the worker returned after {compared} of {len(plan)} trials", Stage.CALL)
 
     verdict.triton_launches = dict(result.get("launches_total", {}))
+    features = result.get("ptx_features")
+    if isinstance(features, dict) and all(isinstance(k, str) and isinstance(v, bool) for k, v in features.items()):
+        verdict.ptx_features = features
     verdict.stage_reached = Stage.CORRECT_OUTLIER if any(m != "standard" for m in request["modes"]) else Stage.CORRECT_STANDARD
     if pending_nondet:
         return _fail(verdict, ErrorClass.NONDETERMINISTIC, pending_nondet, Stage.DETERMINISTIC)

@@ -166,7 +166,7 @@ def row_from_verdict(
         shapes=_shape_numbers(verdict),
         flags=list(verdict.flags),
         fallback_ops=list(verdict.fallback_ops),
-        ptx_features=ptx_features,
+        ptx_features=ptx_features if ptx_features is not None else verdict.ptx_features,
         scripted=scripted,
         source=source,
         origin=origin,

@@ -242,6 +242,10 @@ def run_candidate(req: dict, folder: Path, progress: _Progress) -> dict:
         del out, repeat, args, private
         progress("trial", n=item["n"], file=record["file"], call_s=round(record["call_s"], 6), fallback=result["fallback"].get(item["shape"]) if item["first"] else None)
     result["launches_total"] = dict(counter.launches)
+    if counter.ptx_features:
+        from benchmarks.ptx import merge_features
+
+        result["ptx_features"] = merge_features(list(counter.ptx_features.values()))
     progress("correctness_done")
 
     if not req.get("perf"):

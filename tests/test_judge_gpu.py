@@ -36,6 +36,8 @@ def test_reference_softmax_is_timed_with_sane_roofline():
         assert s.triton_ratio is not None and s.triton_ratio > 0.5
     assert "impossible_time" not in v.flags and "launch_mismatch" not in v.flags
     assert v.geomean_speedup_eager and v.score is not None
+    # the compiled PTX was read: a softmax loads rows with 128-bit vector loads on Hopper
+    assert v.ptx_features is not None and set(v.ptx_features) >= {"wgmma", "tma", "vector_loads"}
 
 
 def test_gpu_crash_then_next_evaluation_works():

@@ -113,3 +113,18 @@ def test_full_precision_restores_settings():
         assert not mm.allow_tf32 and not torch.backends.cudnn.allow_tf32
         assert not mm.allow_fp16_reduced_precision_reduction and not mm.allow_bf16_reduced_precision_reduction
     assert (mm.allow_tf32, torch.backends.cudnn.allow_tf32, mm.allow_fp16_reduced_precision_reduction) == before
+
+
+def test_launch_counter_reads_ptx_of_compiled_kernels():
+    from benchmarks.fallback import TritonLaunchCounter
+
+    class Compiled:
+        asm = {"ptx": "// wgmma.mma_async in a comment does not count\n@%p1 ld.global.v4.b32 {%r1, %r2, %r3, %r4}, [%rd1];\n"}
+
+    counter = TritonLaunchCounter()
+    counter.record_ptx("k", Compiled())
+    counter.record_ptx("k", type("Other", (), {"asm": {"ptx": "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {};"}})())
+    counter.record_ptx("interpreted", object())  # the interpreter's launch returns no PTX
+    assert counter.ptx_features["k"]["vector_loads"] and counter.ptx_features["k"]["mma"]
+    assert not counter.ptx_features["k"]["wgmma"]
+    assert "interpreted" not in counter.ptx_features
