@@ -95,11 +95,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", default=None)
     parser.add_argument("--no-perf", action="store_true", help="correctness and fallback only")
     parser.add_argument("--jobs", type=int, default=1, help="judges at once (needs --no-perf above 1)")
+    parser.add_argument("--failed-from", default=None, help="only tasks that did not pass in these verdict JSON files (comma-separated)")
     args = parser.parse_args(argv)
     if args.jobs > 1 and not args.no_perf:
         parser.error("--jobs above 1 needs --no-perf: concurrent timings disturb each other")
     device = resolve_device(args.device)
     tasks = select(load_all(), args.tasks, args.suite, args.dtype)
+    if args.failed_from:
+        passed = {v["task_id"] for path in args.failed_from.split(",") for v in json.loads(Path(path).read_text()) if v.get("passed")}
+        tasks = [t for t in tasks if t.id not in passed]
     verdicts: list[Verdict] = []
     t0 = time.perf_counter()
     for v in _judge_all(tasks, device, args.trials, not args.no_perf, args.jobs):
