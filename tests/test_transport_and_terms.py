@@ -128,3 +128,33 @@ def test_launch_counter_reads_ptx_of_compiled_kernels():
     assert counter.ptx_features["k"]["vector_loads"] and counter.ptx_features["k"]["mma"]
     assert not counter.ptx_features["k"]["wgmma"]
     assert "interpreted" not in counter.ptx_features
+
+
+def test_worker_lost_before_import_is_the_judges_failure(monkeypatch):
+    """A worker that dies in its own start-up (before any candidate code) is a harness error,
+    retried once with a fresh worker, never charged to the candidate."""
+    import subprocess
+    import sys
+
+    from benchmarks import child as child_mod
+    from benchmarks.judge import JudgeConfig, evaluate
+    from benchmarks.task import get_task, solution_path
+    from benchmarks.verdict import ErrorClass
+
+    real_popen = subprocess.Popen
+    started = []
+
+    def dying_popen(cmd, *args, **kwargs):
+        if "benchmarks.worker" not in cmd:  # other tools the judge runs (device fingerprint)
+            return real_popen(cmd, *args, **kwargs)
+        started.append(cmd)
+        return real_popen([sys.executable, "-c", "import sys; sys.exit(3)"], *args, **kwargs)
+
+    monkeypatch.setattr(child_mod.subprocess, "Popen", dying_popen)
+    monkeypatch.setattr(child_mod, "_SPARES", {})
+    task = get_task("silu_fp16")
+    v = evaluate(task, solution_path(task.name), JudgeConfig(device="cpu", trials=1, prewarm=False))
+    assert v.error_class == ErrorClass.HARNESS_ERROR and not v.passed
+    assert "before the candidate was imported" in v.message and "not the candidate's fault" in v.message
+    assert "worker_lost" in v.flags and "worker_retried" in v.flags
+    assert len(started) == 2  # the first attempt and one retry
