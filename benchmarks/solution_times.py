@@ -11,7 +11,8 @@ code, and their correctness comes from a judge run given with `--verdicts` (the 
 (`profiling.timing.time_cuda`: L2 flushed before each call, CUDA events, median), with a shorter
 run per measurement (`--rep-ms`). torch.compile is timed only with `--compile` (compiling every
 shape of every task takes longer than a device call allows); otherwise its column says
-"not measured". Rows are written after every task, so a run cut short keeps what it measured.
+"not measured". `--compile-jobs N` first compiles every task's baseline in N processes at once,
+untimed, so the timing process finds Inductor's and Triton's on-disk caches warm. Rows are written after every task, so a run cut short keeps what it measured.
 """
 
 from __future__ import annotations
@@ -32,6 +33,41 @@ from benchmarks.task import Task, load_all, solution_path
 
 def _fmt(value: float | None, spec: str) -> str:
     return "—" if value is None else format(value, spec)
+
+
+def precompile(task_id: str, device: str) -> tuple[str, float, str]:
+    """Compile the task's eager baseline with torch.compile on every shape of `device`, so the
+    on-disk caches (Inductor's FX graph cache, Triton's kernel cache) are warm when the timing
+    process compiles the same graphs. Returns (task id, seconds, error or "")."""
+    import torch
+
+    from benchmarks.worker import trial_seed
+
+    t0 = time.perf_counter()
+    task = load_all()[task_id]
+    try:
+        eager = getattr(task.module, getattr(task.module, "BASELINE", None) or task.entry_point)
+        compiled = torch.compile(eager, dynamic=False)
+        gen = torch.Generator(device=device)
+        for shape in task.shapes_for(device):
+            gen.manual_seed(trial_seed(0, shape.name, "perf", 0))
+            compiled(*task.make_inputs(shape.dims, "standard", gen))
+        if device == "cuda":
+            torch.cuda.synchronize()
+            torch.cuda.empty_cache()
+        return task_id, time.perf_counter() - t0, ""
+    except Exception as exc:  # noqa: BLE001 - the timing process reports compile failures itself
+        return task_id, time.perf_counter() - t0, f"{type(exc).__name__}: {str(exc)[:200]}"
+
+
+def precompile_all(task_ids: list[str], device: str, jobs: int) -> list[tuple[str, float, str]]:
+    """`precompile` for every task in `jobs` spawned processes (compilation is CPU work; nothing
+    is timed while it runs)."""
+    import concurrent.futures as cf
+    import multiprocessing as mp
+
+    with cf.ProcessPoolExecutor(max_workers=jobs, mp_context=mp.get_context("spawn")) as pool:
+        return list(pool.map(precompile, task_ids, [device] * len(task_ids)))
 
 
 def time_task(task: Task, rep_ms: float, with_compile: bool, peaks: Any) -> list[dict[str, Any]]:
@@ -106,6 +142,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--suite", default=None)
     parser.add_argument("--compile", action="store_true", help="also time torch.compile (slow: compiles every shape)")
     parser.add_argument("--rep-ms", type=float, default=20.0)
+    parser.add_argument("--compile-jobs", type=int, default=0, help="with --compile: first compile every task in N processes at once (warms the on-disk caches), then time")
     parser.add_argument("--verdicts", default=None, help="JSON file(s) of judge verdicts (solutions_table --no-perf output), comma-separated")
     parser.add_argument("--out", required=True)
     parser.add_argument("--from-jsonl", default=None, help="re-render rows measured earlier (with --header-from, their file's header)")
@@ -126,6 +163,10 @@ def main(argv: list[str] | None = None) -> int:
         print("no CUDA GPU here: not measured", file=sys.stderr)
         return 2
     tasks = select(load_all(), args.tasks, args.suite, None)
+    if args.compile and args.compile_jobs > 0:
+        t_pre = time.perf_counter()
+        failed = [(t, err) for t, _, err in precompile_all([t.id for t in tasks], "cuda", args.compile_jobs) if err]
+        print(f"precompiled {len(tasks)} tasks in {time.perf_counter() - t_pre:.0f} s with {args.compile_jobs} processes; {len(failed)} failed: {failed[:5]}", flush=True)
     peaks = get_peaks("cuda")
     fp = device_fingerprint("cuda")
     out = Path(args.out)

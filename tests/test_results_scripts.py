@@ -46,3 +46,10 @@ def test_solution_times_rerender_adds_verdicts(tmp_path):
     text = out.read_text()
     assert "- date: 2026-11-29" in text and "judge column added afterwards" in text
     assert "| silu_fp16 | FAIL numerical_mismatch | s | decode | 2.0 | 4.0 | not measured | 2.00 |" in text
+
+
+def test_precompile_warms_every_task_and_reports_failures():
+    # on the CPU shapes (Inductor's CPU backend); the GPU path is the same code on "cuda" shapes
+    results = solution_times.precompile_all(["relu_squared_fp32", "silu_fp32"], "cpu", 2)
+    assert [r[0] for r in results] == ["relu_squared_fp32", "silu_fp32"]
+    assert all(err == "" for _, _, err in results), results
