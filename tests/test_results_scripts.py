@@ -53,3 +53,13 @@ def test_precompile_warms_every_task_and_reports_failures():
     results = solution_times.precompile_all(["relu_squared_fp32", "silu_fp32"], "cpu", 2)
     assert [r[0] for r in results] == ["relu_squared_fp32", "silu_fp32"]
     assert all(err == "" for _, _, err in results), results
+
+
+def test_harness_speed_reports_median_max_and_floor(tmp_path):
+    from benchmarks import harness_speed
+
+    out = tmp_path / "speed.md"
+    assert harness_speed.main(["--device", "cpu", "--repeats", "1", "--out", str(out)]) == 0
+    text = out.read_text()
+    assert "| cold (Triton cache and baselines) |" in text and "| warm 1 |" in text
+    assert "child_first_call" in text and "of 1 warm runs under the floor" in text
