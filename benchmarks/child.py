@@ -122,13 +122,6 @@ class Child:
         return "before the candidate was imported"
 
 
-def _signal_name(code: int) -> str:
-    try:
-        return signal.Signals(-code).name
-    except ValueError:
-        return f"signal {-code}"
-
-
 def signal_name(code: int) -> str:
     """'SIGSEGV' for a return code of -11."""
     try:

@@ -83,6 +83,18 @@ def launch_mismatch(per_call: int | None, during: int | None, calls: int | None)
     return None
 
 
+def roofline_fields(flops: float, nbytes: float, measured_us: float, peak_flops: float, bandwidth: float) -> dict[str, float]:
+    """roofline_us, attainment, IOU and MFU of one measured time (profiling/roofline.py)."""
+    t_meas = measured_us * 1e-6
+    t_roof = roofline.roofline_time_s(flops, nbytes, peak_flops, bandwidth)
+    return {
+        "roofline_us": t_roof * 1e6,
+        "attainment": roofline.attainment(t_roof, t_meas),
+        "iou": roofline.iou(nbytes, t_meas, bandwidth),
+        "mfu": roofline.mfu(flops, t_meas, peak_flops),
+    }
+
+
 def fill_perf(verdict: Verdict, task: Task, shapes: list[Shape], cand: dict, config: Any) -> None:
     """Speedups, roofline attainment, IOU, MFU and flags from the candidate's timings."""
     base = run_baseline(task, shapes, config.seed, work_root=getattr(config, "work_root", None))
@@ -125,11 +137,8 @@ def fill_perf(verdict: Verdict, task: Task, shapes: list[Shape], cand: dict, con
         sr.flops, sr.bytes = task.flops(shape.dims), task.min_bytes(shape.dims)
         if sr.candidate_us and bandwidth and peak_flops:
             t_meas = sr.candidate_us * 1e-6
-            t_roof = roofline.roofline_time_s(sr.flops, sr.bytes, peak_flops, bandwidth)
-            sr.roofline_us = t_roof * 1e6
-            sr.attainment = roofline.attainment(t_roof, t_meas)
-            sr.iou = roofline.iou(sr.bytes, t_meas, bandwidth)
-            sr.mfu = roofline.mfu(sr.flops, t_meas, peak_flops)
+            for name, value in roofline_fields(sr.flops, sr.bytes, sr.candidate_us, peak_flops, bandwidth).items():
+                setattr(sr, name, value)
             if roofline.is_impossible(t_meas, roofline.roofline_time_s(sr.flops, sr.bytes, loose_flops, loose_bw)):
                 sr.notes.append(f"measured {sr.candidate_us:.2f} µs is below the roofline {sr.roofline_us:.2f} µs: a timing bug or a cheat")
                 if "impossible_time" not in verdict.flags:

@@ -27,7 +27,7 @@ import traceback
 from pathlib import Path
 from typing import Any
 
-from benchmarks.solutions_table import select
+from benchmarks.solutions_table import load_verdicts, select
 from benchmarks.task import Task, load_all, solution_path
 
 
@@ -74,9 +74,8 @@ def time_task(task: Task, rep_ms: float, with_compile: bool, peaks: Any) -> list
     """One row per GPU shape: solution, eager (and compile) medians in µs, roofline numbers."""
     import torch
 
-    from benchmarks.perf import peak_flops_for
+    from benchmarks.perf import peak_flops_for, roofline_fields
     from benchmarks.worker import load_module, trial_seed
-    from profiling import roofline
     from profiling.timing import time_cuda
 
     solution = getattr(load_module(solution_path(task.name), f"kf_times_{task.name}"), task.entry_point)
@@ -96,16 +95,8 @@ def time_task(task: Task, rep_ms: float, with_compile: bool, peaks: Any) -> list
             row["eager_us"] = time_cuda(lambda a=args: eager(*a), **timing).median_us
             if compiled is not None:
                 row["compile_us"] = time_cuda(lambda a=args: compiled(*a), **timing).median_us
-            flops, nbytes = task.flops(shape.dims), task.min_bytes(shape.dims)
-            t_roof = roofline.roofline_time_s(flops, nbytes, peak_flops, bandwidth)
-            t_meas = row["solution_us"] * 1e-6
-            row.update(
-                roofline_us=t_roof * 1e6,
-                attainment=roofline.attainment(t_roof, t_meas),
-                iou=roofline.iou(nbytes, t_meas, bandwidth),
-                mfu=roofline.mfu(flops, t_meas, peak_flops),
-                ceiling=peak_label,
-            )
+            row.update(roofline_fields(task.flops(shape.dims), task.min_bytes(shape.dims), row["solution_us"], peak_flops, bandwidth))
+            row["ceiling"] = peak_label
             del args
         except Exception as exc:  # noqa: BLE001 - one shape failing must not lose the table
             row["error"] = f"{type(exc).__name__}: {str(exc)[:200]}"
@@ -148,7 +139,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--from-jsonl", default=None, help="re-render rows measured earlier (with --header-from, their file's header)")
     parser.add_argument("--header-from", default=None)
     args = parser.parse_args(argv)
-    verdicts = _load_verdicts(args.verdicts)
+    verdicts = load_verdicts(args.verdicts)
     if args.from_jsonl:
         return _rerender(args, argv, verdicts)
     if args.device != "cuda":
@@ -189,13 +180,6 @@ def main(argv: list[str] | None = None) -> int:
         out.with_suffix(".jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
         print(f"{task.id}: {len(task.shapes)} shapes [{time.perf_counter() - t0:.0f}s]", flush=True)
     return 0
-
-
-def _load_verdicts(spec: str | None) -> dict[str, dict]:
-    verdicts: dict[str, dict] = {}
-    for path in filter(None, (spec or "").split(",")):
-        verdicts.update({v["task_id"]: v for v in json.loads(Path(path).read_text())})
-    return verdicts
 
 
 def _rerender(args: argparse.Namespace, argv: list[str] | None, verdicts: dict[str, dict]) -> int:

@@ -56,6 +56,14 @@ def select(tasks: dict[str, Task], ids: str, suite: str | None, dtype: str | Non
     return chosen
 
 
+def load_verdicts(spec: str | None) -> dict[str, dict]:
+    """Task id -> verdict (as JSON) from comma-separated files this script wrote; later files win."""
+    verdicts: dict[str, dict] = {}
+    for path in filter(None, (spec or "").split(",")):
+        verdicts.update({v["task_id"]: v for v in json.loads(Path(path).read_text())})
+    return verdicts
+
+
 def render(verdicts: list[Verdict], header: list[str]) -> str:
     lines = header + [
         "",
@@ -102,7 +110,7 @@ def main(argv: list[str] | None = None) -> int:
     device = resolve_device(args.device)
     tasks = select(load_all(), args.tasks, args.suite, args.dtype)
     if args.failed_from:
-        passed = {v["task_id"] for path in args.failed_from.split(",") for v in json.loads(Path(path).read_text()) if v.get("passed")}
+        passed = {tid for tid, v in load_verdicts(args.failed_from).items() if v.get("passed")}
         tasks = [t for t in tasks if t.id not in passed]
     verdicts: list[Verdict] = []
     t0 = time.perf_counter()

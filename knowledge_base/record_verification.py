@@ -93,15 +93,15 @@ def plan(verdicts: dict[str, dict], scores: dict[str, float], source: str) -> di
 
 
 def main(argv: list[str] | None = None) -> int:
+    from benchmarks.solutions_table import load_verdicts
+
     parser = argparse.ArgumentParser(prog="python -m knowledge_base.record_verification")
     parser.add_argument("--verdicts", required=True, help="comma-separated verdict JSON files (solutions_table output)")
     parser.add_argument("--times", required=True, help="solution_times JSONL")
     parser.add_argument("--source", required=True, help="what to cite as the measurement (a results file)")
     parser.add_argument("--dry-run", action="store_true")
     args = parser.parse_args(argv)
-    verdicts: dict[str, dict] = {}
-    for path in args.verdicts.split(","):
-        verdicts.update({v["task_id"]: v for v in json.loads(Path(path).read_text())})
+    verdicts = load_verdicts(args.verdicts)
     rows = [json.loads(line) for line in Path(args.times).read_text().splitlines() if line.strip()]
     changed = 0
     for name, (devices, attainment) in sorted(plan(verdicts, task_scores(rows), args.source).items()):

@@ -58,14 +58,18 @@ FORBIDDEN = ("torch.nn.functional.scaled_dot_product_attention", "torch.nn.atten
              "torch._scaled_dot_product_efficient_attention", "torch._fused_sdp_choice")
 
 
-def attn_causal_prefill(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+def _scores(q: torch.Tensor, k: torch.Tensor) -> torch.Tensor:
+    """Causally masked fp32 scores [B, H, S, S] (-inf above the diagonal)."""
     B, H, S, D = q.shape
-    G = H // k.shape[1]
-    kf = k.float().repeat_interleave(G, dim=1)
-    vf = v.float().repeat_interleave(G, dim=1)
+    kf = k.float().repeat_interleave(H // k.shape[1], dim=1)
     s = torch.matmul(q.float(), kf.transpose(-1, -2)) * D ** -0.5
     causal = torch.ones((S, S), dtype=torch.bool, device=q.device).tril()
-    s = s.masked_fill(~causal, float("-inf"))
+    return s.masked_fill(~causal, float("-inf"))
+
+
+def attn_causal_prefill(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+    s = _scores(q, k)
+    vf = v.float().repeat_interleave(q.shape[1] // k.shape[1], dim=1)
     p = torch.exp(s - s.amax(dim=-1, keepdim=True))
     p = p / p.sum(dim=-1, keepdim=True)
     return torch.matmul(p, vf).to(q.dtype)
@@ -73,13 +77,8 @@ def attn_causal_prefill(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> to
 
 def error_terms(q, k, v):
     """sum_j p_ij |v_j| (r + 2^-16 |s_ij|) per output element (see TOLERANCE)."""
-    B, H, S, D = q.shape
-    G = H // k.shape[1]
-    kf = k.float().repeat_interleave(G, dim=1)
-    s = torch.matmul(q.float(), kf.transpose(-1, -2)) * D ** -0.5
-    causal = torch.ones((S, S), dtype=torch.bool, device=q.device).tril()
-    s = s.masked_fill(~causal, float("-inf"))
-    return softmax_terms(s, v.float().abs().repeat_interleave(G, dim=1), q.dtype)
+    va = v.float().abs().repeat_interleave(q.shape[1] // k.shape[1], dim=1)
+    return softmax_terms(_scores(q, k), va, q.dtype)
 
 
 def make_inputs(dims, dtype, mode, gen):

@@ -67,15 +67,19 @@ def seq_lengths(B: int, S_MAX: int) -> list[int]:
     return [max(1, S_MAX * (i + 1) // B) for i in range(B)]
 
 
-def attn_decode(q: torch.Tensor, k_cache: torch.Tensor, v_cache: torch.Tensor, seq_lens: torch.Tensor) -> torch.Tensor:
+def _scores(q: torch.Tensor, k_cache: torch.Tensor, seq_lens: torch.Tensor) -> torch.Tensor:
+    """fp32 scores [B, H, S_MAX], -inf past each sequence's length."""
     B, H, D = q.shape
-    HKV, S_MAX = k_cache.shape[1], k_cache.shape[2]
-    G = H // HKV
-    kf = k_cache.float().repeat_interleave(G, dim=1)  # [B, H, S_MAX, D]
-    vf = v_cache.float().repeat_interleave(G, dim=1)
-    s = torch.matmul(kf, q.float()[:, :, :, None])[..., 0] * D ** -0.5  # [B, H, S_MAX]
+    S_MAX = k_cache.shape[2]
+    kf = k_cache.float().repeat_interleave(H // k_cache.shape[1], dim=1)  # [B, H, S_MAX, D]
+    s = torch.matmul(kf, q.float()[:, :, :, None])[..., 0] * D ** -0.5
     valid = torch.arange(S_MAX, device=q.device)[None, :] < seq_lens[:, None].to(torch.int64)
-    s = s.masked_fill(~valid[:, None, :], float("-inf"))
+    return s.masked_fill(~valid[:, None, :], float("-inf"))
+
+
+def attn_decode(q: torch.Tensor, k_cache: torch.Tensor, v_cache: torch.Tensor, seq_lens: torch.Tensor) -> torch.Tensor:
+    s = _scores(q, k_cache, seq_lens)
+    vf = v_cache.float().repeat_interleave(q.shape[1] // k_cache.shape[1], dim=1)
     p = torch.exp(s - s.amax(dim=-1, keepdim=True))
     p = p / p.sum(dim=-1, keepdim=True)
     return torch.matmul(p[:, :, None, :], vf)[:, :, 0, :].to(q.dtype)
@@ -83,15 +87,8 @@ def attn_decode(q: torch.Tensor, k_cache: torch.Tensor, v_cache: torch.Tensor, s
 
 def error_terms(q, k_cache, v_cache, seq_lens):
     """sum_j p_ij |v_j| (r + 2^-16 |s_ij|) per output element (see TOLERANCE)."""
-    B, H, D = q.shape
-    HKV, S_MAX = k_cache.shape[1], k_cache.shape[2]
-    G = H // HKV
-    kf = k_cache.float().repeat_interleave(G, dim=1)
-    s = torch.matmul(kf, q.float()[:, :, :, None])[..., 0] * D ** -0.5  # [B, H, S_MAX]
-    valid = torch.arange(S_MAX, device=q.device)[None, :] < seq_lens[:, None].to(torch.int64)
-    s = s.masked_fill(~valid[:, None, :], float("-inf"))
-    va = v_cache.float().abs().repeat_interleave(G, dim=1)  # [B, H, S_MAX, D]
-    return softmax_terms(s[:, :, None, :], va, q.dtype)[:, :, 0, :]
+    va = v_cache.float().abs().repeat_interleave(q.shape[1] // k_cache.shape[1], dim=1)  # [B, H, S_MAX, D]
+    return softmax_terms(_scores(q, k_cache, seq_lens)[:, :, None, :], va, q.dtype)[:, :, 0, :]
 
 
 def make_inputs(dims, dtype, mode, gen):

@@ -68,17 +68,23 @@ def seq_lengths(B: int, S_MAX: int) -> list[int]:
     return [max(1, S_MAX * (i + 1) // B) for i in range(B)]
 
 
-def attn_paged_decode(q: torch.Tensor, k_cache: torch.Tensor, v_cache: torch.Tensor, block_tables: torch.Tensor,
-                      seq_lens: torch.Tensor) -> torch.Tensor:
+def _per_sequence(q: torch.Tensor, k_cache: torch.Tensor, v_cache: torch.Tensor, block_tables: torch.Tensor,
+                  seq_lens: torch.Tensor):
+    """For each sequence b: (b, fp32 scores [n, H], V [n, H, D]) gathered through its pages."""
     B, H, D = q.shape
     PAGE, HKV = k_cache.shape[1], k_cache.shape[2]
     G = H // HKV
-    o = torch.empty((B, H, D), dtype=q.dtype, device=q.device)
     for b, n in enumerate(seq_lens.tolist()):
         pages = block_tables[b, : (n + PAGE - 1) // PAGE].long()
         k = k_cache[pages].reshape(-1, HKV, D)[:n].float().repeat_interleave(G, dim=1)  # [n, H, D]
         v = v_cache[pages].reshape(-1, HKV, D)[:n].float().repeat_interleave(G, dim=1)
-        s = (k * q[b].float()[None]).sum(-1) * D ** -0.5  # [n, H]
+        yield b, (k * q[b].float()[None]).sum(-1) * D ** -0.5, v
+
+
+def attn_paged_decode(q: torch.Tensor, k_cache: torch.Tensor, v_cache: torch.Tensor, block_tables: torch.Tensor,
+                      seq_lens: torch.Tensor) -> torch.Tensor:
+    o = torch.empty(q.shape, dtype=q.dtype, device=q.device)
+    for b, s, v in _per_sequence(q, k_cache, v_cache, block_tables, seq_lens):
         p = torch.exp(s - s.amax(dim=0, keepdim=True))
         p = p / p.sum(dim=0, keepdim=True)
         o[b] = (p[:, :, None] * v).sum(0).to(q.dtype)
@@ -87,16 +93,9 @@ def attn_paged_decode(q: torch.Tensor, k_cache: torch.Tensor, v_cache: torch.Ten
 
 def error_terms(q, k_cache, v_cache, block_tables, seq_lens):
     """sum_j p_ij |v_j| (r + 2^-16 |s_ij|) per output element (see TOLERANCE)."""
-    B, H, D = q.shape
-    PAGE, HKV = k_cache.shape[1], k_cache.shape[2]
-    G = H // HKV
-    out = torch.empty((B, H, D), dtype=torch.float32, device=q.device)
-    for b, n in enumerate(seq_lens.tolist()):
-        pages = block_tables[b, : (n + PAGE - 1) // PAGE].long()
-        k = k_cache[pages].reshape(-1, HKV, D)[:n].float().repeat_interleave(G, dim=1)  # [n, H, D]
-        va = v_cache[pages].reshape(-1, HKV, D)[:n].float().abs().repeat_interleave(G, dim=1)
-        s = (k * q[b].float()[None]).sum(-1) * D ** -0.5  # [n, H]
-        out[b] = softmax_terms(s.t()[:, None, :], va.transpose(0, 1), q.dtype)[:, 0, :]
+    out = torch.empty(q.shape, dtype=torch.float32, device=q.device)
+    for b, s, v in _per_sequence(q, k_cache, v_cache, block_tables, seq_lens):
+        out[b] = softmax_terms(s.t()[:, None, :], v.abs().transpose(0, 1), q.dtype)[:, 0, :]
     return out
 
 

@@ -68,11 +68,10 @@ def seq_lengths(T: int, B: int) -> list[int]:
     return lens
 
 
-def attn_varlen_prefill(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, cu_seqlens: torch.Tensor,
-                        max_seqlen: int) -> torch.Tensor:
+def _per_sequence(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, cu_seqlens: torch.Tensor):
+    """For each packed sequence: (its rows, causally masked fp32 scores [H, n, n], V [H, n, D])."""
     T, H, D = q.shape
     G = H // k.shape[1]
-    o = torch.empty_like(q)
     bounds = cu_seqlens.tolist()
     for start, end in zip(bounds[:-1], bounds[1:], strict=True):
         n = end - start
@@ -81,28 +80,24 @@ def attn_varlen_prefill(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, cu_se
         vf = v[start:end].float().transpose(0, 1).repeat_interleave(G, dim=0)
         s = torch.matmul(qf, kf.transpose(-1, -2)) * D ** -0.5
         causal = torch.ones((n, n), dtype=torch.bool, device=q.device).tril()
-        s = s.masked_fill(~causal, float("-inf"))
+        yield slice(start, end), s.masked_fill(~causal, float("-inf")), vf
+
+
+def attn_varlen_prefill(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, cu_seqlens: torch.Tensor,
+                        max_seqlen: int) -> torch.Tensor:
+    o = torch.empty_like(q)
+    for rows, s, vf in _per_sequence(q, k, v, cu_seqlens):
         p = torch.exp(s - s.amax(dim=-1, keepdim=True))
         p = p / p.sum(dim=-1, keepdim=True)
-        o[start:end] = torch.matmul(p, vf).transpose(0, 1).to(q.dtype)
+        o[rows] = torch.matmul(p, vf).transpose(0, 1).to(q.dtype)
     return o
 
 
 def error_terms(q, k, v, cu_seqlens, max_seqlen):
     """sum_j p_ij |v_j| (r + 2^-16 |s_ij|) per output element (see TOLERANCE)."""
-    T, H, D = q.shape
-    G = H // k.shape[1]
     out = torch.empty(q.shape, dtype=torch.float32, device=q.device)
-    bounds = cu_seqlens.tolist()
-    for start, end in zip(bounds[:-1], bounds[1:], strict=True):
-        n = end - start
-        qf = q[start:end].float().transpose(0, 1)
-        kf = k[start:end].float().transpose(0, 1).repeat_interleave(G, dim=0)
-        va = v[start:end].float().abs().transpose(0, 1).repeat_interleave(G, dim=0)
-        s = torch.matmul(qf, kf.transpose(-1, -2)) * D ** -0.5
-        causal = torch.ones((n, n), dtype=torch.bool, device=q.device).tril()
-        s = s.masked_fill(~causal, float("-inf"))
-        out[start:end] = softmax_terms(s, va, q.dtype).transpose(0, 1)
+    for rows, s, vf in _per_sequence(q, k, v, cu_seqlens):
+        out[rows] = softmax_terms(s, vf.abs(), q.dtype).transpose(0, 1)
     return out
 
 

@@ -3,6 +3,7 @@
 import torch
 
 from benchmarks.inputs import elem_size, maybe_outliers, randn
+from benchmarks.tolerances import sum_abs_terms
 
 NAME = "conv2d_1x1"
 CATEGORY = "convolution"
@@ -66,7 +67,7 @@ def conv2d_1x1(x: torch.Tensor, weight: torch.Tensor) -> torch.Tensor:
 
 def error_terms(x, weight):
     """sum |x| |w| per output element (see TOLERANCE)."""
-    return conv2d_1x1(x.float().abs(), weight.float().abs())
+    return sum_abs_terms(conv2d_1x1, (x, weight))
 
 
 def make_inputs(dims, dtype, mode, gen):

@@ -3,6 +3,7 @@
 import torch
 
 from benchmarks.inputs import elem_size, maybe_outliers, randn
+from benchmarks.tolerances import sum_abs_terms
 
 NAME = "conv2d_3x3"
 CATEGORY = "convolution"
@@ -68,7 +69,7 @@ def conv2d_3x3(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor) -> tor
 
 def error_terms(x, weight, bias):
     """sum |x| |w| + |bias| per output element (see TOLERANCE)."""
-    return conv2d_3x3(x.float().abs(), weight.float().abs(), bias.float().abs())
+    return sum_abs_terms(conv2d_3x3, (x, weight, bias))
 
 
 def make_inputs(dims, dtype, mode, gen):

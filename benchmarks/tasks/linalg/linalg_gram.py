@@ -3,6 +3,7 @@
 import torch
 
 from benchmarks.inputs import elem_size, maybe_outliers, randn
+from benchmarks.tolerances import sum_abs_terms
 
 NAME = "linalg_gram"
 CATEGORY = "linalg"
@@ -52,8 +53,7 @@ def linalg_gram(x: torch.Tensor) -> torch.Tensor:
 
 def error_terms(x):
     """sum_t |x_ti| |x_tj| per output element (see TOLERANCE)."""
-    a = x.float().abs()
-    return torch.matmul(a.t(), a)
+    return sum_abs_terms(linalg_gram, (x,))
 
 
 def make_inputs(dims, dtype, mode, gen):
