@@ -11,10 +11,11 @@ How `time_cuda` measures one callable:
    writing leaves clean lines, so the call does not pay for someone else's write-backs), record a
    CUDA event, call, record a second event. The flush is queued *before* the start event, so it
    is not timed. Between the flush and the start event a spin kernel (`torch.cuda._sleep`, about
-   20 us) keeps the GPU busy while the host enqueues the call: without it the start event could
-   fire while Python was still launching the kernel, and that host gap (about 2.4 us on the H200,
-   7% of a 35 us kernel against ncu) was timed as kernel time. A real model's stream hides the
-   launch the same way.
+   20 us) keeps the GPU busy while the host enqueues the call, so the start event cannot fire
+   while Python is still launching the kernel; a real model's stream hides the launch the same
+   way. It did not close the one gap we know against ncu: rmsnorm's 35 us kernel reads ~2.5 us
+   long with and without it (H200, torch 2.11, triton 3.6, 2026-11-29:
+   docs/results/ncu_agreement.md and ncu_agreement_2026-11-29b.md), cause not yet found.
 5. Median of the per-call times (mean, min, p20 and p80 come along).
 
 `device_wide=True` adds `torch.cuda.synchronize()` after the call and records the end event only
@@ -141,7 +142,8 @@ def _timed_calls(
         if flush_buffer is not None:
             # Flush by READING a buffer twice the L2: the L2 is left full of clean lines, as after
             # ncu's cache invalidation. Writing it (zero_) would leave dirty lines whose
-            # write-back the timed kernel then pays for (seen on the H200: +6 us on a 35 us kernel).
+            # write-back the timed kernel then pays for (H200, 2026-11-29: +6 us on a 35 us kernel,
+            # docs/results/ncu_agreement_2026-11-29a.md).
             _sum(flush_buffer)
         _spin(_SPIN_CYCLES)
         _event_record(start, stream)
