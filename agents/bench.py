@@ -346,7 +346,13 @@ def _set_aside(run_dir: Path) -> None:
 def cell_rows(run_dir: Path, cell: Cell) -> list[Any]:
     """The result rows of a finished run: one per attempt, or one "no_kernel" row (attempt 0)
     when it judged nothing, so a method that produced no kernel still counts."""
-    from benchmarks.results import category_of, is_scripted_llm, no_kernel_row, rows_from_run_dir
+    from benchmarks.results import (
+        category_of,
+        device_name,
+        is_scripted_llm,
+        no_kernel_row,
+        rows_from_run_dir,
+    )
 
     rows = rows_from_run_dir(run_dir)
     if rows:
@@ -354,6 +360,10 @@ def cell_rows(run_dir: Path, cell: Cell) -> list[Any]:
     manifest = json.loads((run_dir / "manifest.json").read_text(encoding="utf-8"))
     summary = json.loads((run_dir / "summary.json").read_text(encoding="utf-8"))
     llm = str(manifest.get("llm") or manifest.get("config", {}).get("llm", ""))
+    # the device the run would have judged on (its manifest's fingerprint), not the row default
+    fingerprint = manifest.get("fingerprint") or {
+        "device": (manifest.get("device") or {}).get("resolved", "cpu")
+    }
     return [
         no_kernel_row(
             cell.task,
@@ -364,6 +374,8 @@ def cell_rows(run_dir: Path, cell: Cell) -> list[Any]:
             seed=cell.seed,
             attempt=0,
             run_id=run_dir.name,
+            device=device_name(fingerprint),
+            device_key=str(fingerprint.get("key", "")),
             scripted=is_scripted_llm(llm),
             origin=f"{run_dir.name}/summary.json",
         )

@@ -18,8 +18,6 @@ import re
 import shutil
 import tempfile
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -28,6 +26,7 @@ import torch
 from benchmarks import perf as perf_stage
 from benchmarks.child import Child, acquire, signal_name
 from benchmarks.compare import bitwise_equal, compare_outputs
+from benchmarks.precision import full_precision
 from benchmarks.static_check import check_source
 from benchmarks.task import Task
 from benchmarks.transport import TransportError, read_trial
@@ -374,22 +373,6 @@ def _fallback_failure(fallback: dict[str, dict]) -> str | None:
         if msg:
             return f"{msg} (shape {shape})"
     return None
-
-
-@contextmanager
-def full_precision() -> Iterator[None]:
-    """The reference computes at the precision its code states: no TF32 in cuBLAS or cuDNN and
-    no reduced-precision reductions in half-precision GEMMs (PyTorch allows some by default)."""
-    cuda_mm = torch.backends.cuda.matmul
-    saved = (cuda_mm.allow_tf32, torch.backends.cudnn.allow_tf32, cuda_mm.allow_fp16_reduced_precision_reduction, cuda_mm.allow_bf16_reduced_precision_reduction)
-    cuda_mm.allow_tf32 = False
-    torch.backends.cudnn.allow_tf32 = False
-    cuda_mm.allow_fp16_reduced_precision_reduction = False
-    cuda_mm.allow_bf16_reduced_precision_reduction = False
-    try:
-        yield
-    finally:
-        (cuda_mm.allow_tf32, torch.backends.cudnn.allow_tf32, cuda_mm.allow_fp16_reduced_precision_reduction, cuda_mm.allow_bf16_reduced_precision_reduction) = saved
 
 
 def _check_trial(task: Task, path: Path, item: dict, gen: torch.Generator, shape_result: ShapeResult, skip_numeric: bool) -> tuple[tuple[ErrorClass, str, Stage, Mismatch | None] | None, str | None]:

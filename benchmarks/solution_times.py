@@ -20,7 +20,9 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import json
+import math
 import platform
+import statistics
 import sys
 import time
 import traceback
@@ -41,6 +43,7 @@ def precompile(task_id: str, device: str) -> tuple[str, float, str]:
     process compiles the same graphs. Returns (task id, seconds, error or "")."""
     import torch
 
+    from benchmarks.precision import full_precision
     from benchmarks.worker import trial_seed
 
     t0 = time.perf_counter()
@@ -49,9 +52,10 @@ def precompile(task_id: str, device: str) -> tuple[str, float, str]:
         eager = getattr(task.module, getattr(task.module, "BASELINE", None) or task.entry_point)
         compiled = torch.compile(eager, dynamic=False)
         gen = torch.Generator(device=device)
-        for shape in task.shapes_for(device):
-            gen.manual_seed(trial_seed(0, shape.name, "perf", 0))
-            compiled(*task.make_inputs(shape.dims, "standard", gen))
+        with full_precision():  # as the timing process compiles it
+            for shape in task.shapes_for(device):
+                gen.manual_seed(trial_seed(0, shape.name, "perf", 0))
+                compiled(*task.make_inputs(shape.dims, "standard", gen))
         if device == "cuda":
             torch.cuda.synchronize()
             torch.cuda.empty_cache()
@@ -106,22 +110,56 @@ def time_task(task: Task, rep_ms: float, with_compile: bool, peaks: Any) -> list
     return rows
 
 
+def _geomean(values: list[float]) -> float | None:
+    values = [v for v in values if v and v > 0]
+    return math.exp(sum(math.log(v) for v in values) / len(values)) if values else None
+
+
+def summary(rows: list[dict[str, Any]]) -> list[str]:
+    """The table in a few numbers: over every shape timed, the median attainment and the geomean
+    speedups of the solution over eager and over torch.compile (where compile was timed)."""
+    timed = [r for r in rows if r.get("solution_us")]
+    attain = sorted(r["attainment"] for r in timed if r.get("attainment") is not None)
+    eager = [r["eager_us"] / r["solution_us"] for r in timed if r.get("eager_us")]
+    compiled = [r["compile_us"] / r["solution_us"] for r in timed if r.get("compile_us")]
+    lines = [f"- shapes timed: {len(timed)} of {len(rows)} (tasks: {len({r['task'] for r in timed})})"]
+    if attain:
+        lines.append(f"- median roofline attainment: {statistics.median(attain):.2f}")
+    ge, gc = _geomean(eager), _geomean(compiled)
+    lines.append(f"- geomean speedup over eager: {_fmt(ge, '.2f')} ({len(eager)} shapes)")
+    if compiled:
+        faster = sum(1 for v in compiled if v > 1.0)
+        lines.append(
+            f"- geomean speedup over torch.compile: {_fmt(gc, '.2f')} ({len(compiled)} shapes; "
+            f"the solution is faster on {faster}, torch.compile on {len(compiled) - faster})"
+        )
+    else:
+        lines.append("- speedup over torch.compile: not measured (run with --compile)")
+    return lines
+
+
 def render(rows: list[dict[str, Any]], verdicts: dict[str, dict], header: list[str]) -> str:
-    lines = header + [
-        "",
-        "| task | judge | shape | phase | solution µs | eager µs | compile µs | × eager | roofline µs | attainment | IOU | MFU | note |",
-        "|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|",
-    ]
+    lines = header + ["", "## Summary", "", *summary(rows), "", "## Per shape", "",
+        "| task | judge | shape | phase | solution µs | eager µs | compile µs | × eager | × compile | roofline µs | attainment | IOU | MFU | note |",
+        "|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|",
+    ]  # fmt: skip
     for r in rows:
         v = verdicts.get(r["task"])
         judged = "—" if v is None else ("pass" if v.get("passed") else f"FAIL {v.get('error_class')}")
-        sol, eag = r.get("solution_us"), r.get("eager_us")
+        sol, eag, comp = r.get("solution_us"), r.get("eager_us"), r.get("compile_us")
         speed = eag / sol if sol and eag else None
+        speed_c = comp / sol if sol and comp else None
+        notes = [r["error"]] if r.get("error") else []
+        roof = r.get("roofline_us")
+        for label, value in (("eager", eag), ("compile", comp)):
+            if roof and value and value < 0.95 * roof:
+                notes.append(f"{label} below the roofline ({roof / value:.2f}x): not the task's precision, or a peak set too low")
         lines.append(
             f"| {r['task']} | {judged} | {r['shape']} | {r['phase']} | {_fmt(sol, '.1f')} | {_fmt(eag, '.1f')} | "
-            f"{_fmt(r.get('compile_us'), '.1f') if 'compile_us' in r else 'not measured'} | {_fmt(speed, '.2f')} | "
+            f"{_fmt(comp, '.1f') if 'compile_us' in r else 'not measured'} | {_fmt(speed, '.2f')} | "
+            f"{_fmt(speed_c, '.2f') if 'compile_us' in r else 'not measured'} | "
             f"{_fmt(r.get('roofline_us'), '.2f')} | {_fmt(r.get('attainment'), '.2f')} | {_fmt(r.get('iou'), '.2f')} | "
-            f"{_fmt(r.get('mfu'), '.3f')} | {r.get('error', '')} |"
+            f"{_fmt(r.get('mfu'), '.3f')} | {'; '.join(notes)} |"
         )
     return "\n".join(lines) + "\n"
 
@@ -136,7 +174,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--compile-jobs", type=int, default=0, help="with --compile: first compile every task in N processes at once (warms the on-disk caches), then time")
     parser.add_argument("--verdicts", default=None, help="JSON file(s) of judge verdicts (solutions_table --no-perf output), comma-separated")
     parser.add_argument("--out", required=True)
-    parser.add_argument("--from-jsonl", default=None, help="re-render rows measured earlier (with --header-from, their file's header)")
+    parser.add_argument("--from-jsonl", default=None, help="re-render rows measured earlier, from one or more (comma-separated) .jsonl files, in task order (with --header-from, a file whose header is kept)")
     parser.add_argument("--header-from", default=None)
     args = parser.parse_args(argv)
     verdicts = load_verdicts(args.verdicts)
@@ -147,6 +185,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     import torch
 
+    from benchmarks.precision import full_precision
     from profiling.fingerprint import device_fingerprint
     from profiling.peaks import get_peaks
 
@@ -165,7 +204,8 @@ def main(argv: list[str] | None = None) -> int:
     rows: list[dict[str, Any]] = []
     t0 = time.perf_counter()
     for i, task in enumerate(tasks):
-        rows.extend(time_task(task, args.rep_ms, args.compile, peaks))
+        with full_precision():  # baselines at the task's stated precision (no cuDNN TF32)
+            rows.extend(time_task(task, args.rep_ms, args.compile, peaks))
         header = [
             "# Reference solutions: times and roofline on " + str(fp.get("gpu_name")),
             "",
@@ -174,6 +214,7 @@ def main(argv: list[str] | None = None) -> int:
             f"- device: {fp.get('gpu_name')}, driver {fp.get('driver_version')}; torch {fp.get('torch_version')}, triton {fp.get('triton_version')}, python {platform.python_version()}",
             f"- {i + 1} of {len(tasks)} tasks timed in {time.perf_counter() - t0:.0f} s; median of up to 300 calls ({args.rep_ms:g} ms budget) with an L2 flush before each",
             f"- peaks: bandwidth {peaks.bandwidth()[1]}; compute ceiling per task as in the judge (tensor-core tasks: matmul peak of their dtype; others fp32 vector)",
+            "- eager and torch.compile compiled and timed under benchmarks.precision.full_precision (no TF32, no reduced-precision GEMM reductions)",
             "- judge column: the verdict of the judge run given with --verdicts (correctness, outliers, fallback), '—' if none",
         ]
         out.write_text(render(rows, verdicts, header))
@@ -185,11 +226,15 @@ def main(argv: list[str] | None = None) -> int:
 def _rerender(args: argparse.Namespace, argv: list[str] | None, verdicts: dict[str, dict]) -> int:
     """Rows measured earlier, with the judge column from --verdicts; the header of the file that
     measured them is kept, and a line says what was added here."""
-    rows = [json.loads(line) for line in Path(args.from_jsonl).read_text().splitlines() if line.strip()]
+    paths = [Path(p) for p in args.from_jsonl.split(",") if p.strip()]
+    rows = [json.loads(line) for p in paths for line in p.read_text().splitlines() if line.strip()]
+    if len(paths) > 1:  # rows of several calls: in the suite's task order (stable within a task)
+        order = {task_id: i for i, task_id in enumerate(load_all())}
+        rows.sort(key=lambda r: order.get(r["task"], len(order)))
     header: list[str] = []
     if args.header_from:
         for line in Path(args.header_from).read_text().splitlines():
-            if line.startswith("| task"):
+            if line.startswith(("| task", "## Summary")):
                 break
             if not line.startswith("- judge column added afterwards"):
                 header.append(line)
@@ -200,7 +245,7 @@ def _rerender(args: argparse.Namespace, argv: list[str] | None, verdicts: dict[s
     passed = sum(1 for v in verdicts.values() if v.get("passed"))
     text += f"\nJudge verdicts: {passed} of {len(verdicts)} solutions passed.\n"
     Path(args.out).write_text(text)
-    if Path(args.from_jsonl).resolve() != Path(args.out).with_suffix(".jsonl").resolve():
+    if [p.resolve() for p in paths] != [Path(args.out).with_suffix(".jsonl").resolve()]:
         Path(args.out).with_suffix(".jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     return 0
 

@@ -2,8 +2,9 @@
 and the roofline attainment it reached there.
 
     python -m knowledge_base.record_verification \\
-        --verdicts docs/results/solutions_sweep_h200_part1.json,docs/results/solutions_sweep_h200_part2.json \\
-        --times docs/results/solution_times_h200.jsonl --source docs/results/solution_times_h200.md [--dry-run]
+        --verdicts docs/results/solutions_sweep_h200_part1.json,docs/results/solutions_sweep_h200_part2.json,docs/results/solutions_resweep_h200.json,docs/results/solutions_resweep_h200_moe.json \\
+        --times docs/results/solution_times_h200.jsonl --source docs/results/solution_times_h200.md \\
+        [--templates docs/results/templates_h200.json] [--dry-run]
 
 For each kernel file `knowledge_base/kernels/<name>.py` (the solution of every dtype variant of
 task <name>): `verified_on` gets the device for which at least one variant passed the judge, and
@@ -12,6 +13,10 @@ shapes of roofline time / measured time, plus "source" naming the measurement. V
 failed or were not judged are listed under "not_verified" with their verdict. Only these two
 entries of KB_META change; the rest of the file is left byte for byte. The knowledge base marks
 a kernel with a device in `verified_on` as tier "proven".
+
+Templates (`tpl_*.py`, no task of their own) take theirs from a `knowledge_base.verify_templates`
+report: verified on its device when every checked shape was correct, attainment per shape
+(against the datasheet's peaks, as that script says).
 """
 
 from __future__ import annotations
@@ -92,19 +97,54 @@ def plan(verdicts: dict[str, dict], scores: dict[str, float], source: str) -> di
     return out
 
 
+def template_plan(report: dict[str, Any], source: str) -> dict[str, tuple[list[str], dict[str, Any]]]:
+    """template name -> (verified_on, attainment) from a knowledge_base.verify_templates report:
+    a template is verified on the report's device when every shape it was checked on is correct;
+    attainment maps each checked shape to roofline / measured time (against the datasheet)."""
+    by_name: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for result in report.get("results", []):
+        by_name[str(result["template"])].append(result)
+    out = {}
+    for name, results in by_name.items():
+        ok = all(r.get("ok") for r in results)
+        attainment: dict[str, Any] = {
+            str(r["shape"]): round(float(r["attainment"]), 4)
+            for r in results
+            if r.get("ok") and r.get("attainment") is not None
+        }
+        failed = {str(r["shape"]): str(r.get("detail", "")) for r in results if not r.get("ok")}
+        if failed:
+            attainment["not_verified"] = failed
+        attainment["source"] = source
+        out[name] = ([str(report["device"])] if ok and report.get("device") else [], attainment)
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     from benchmarks.solutions_table import load_verdicts
 
     parser = argparse.ArgumentParser(prog="python -m knowledge_base.record_verification")
-    parser.add_argument("--verdicts", required=True, help="comma-separated verdict JSON files (solutions_table output)")
-    parser.add_argument("--times", required=True, help="solution_times JSONL")
-    parser.add_argument("--source", required=True, help="what to cite as the measurement (a results file)")
+    parser.add_argument("--verdicts", default=None, help="comma-separated verdict JSON files (solutions_table output)")
+    parser.add_argument("--times", default=None, help="solution_times JSONL")
+    parser.add_argument("--source", default=None, help="what to cite as the measurement (a results file)")
+    parser.add_argument("--templates", default=None, help="a knowledge_base.verify_templates report (JSON): the templates' KB_META")
     parser.add_argument("--dry-run", action="store_true")
     args = parser.parse_args(argv)
-    verdicts = load_verdicts(args.verdicts)
-    rows = [json.loads(line) for line in Path(args.times).read_text().splitlines() if line.strip()]
+    plans: dict[str, tuple[list[str], dict[str, Any]]] = {}
+    if args.verdicts or args.times:
+        if not (args.verdicts and args.times and args.source):
+            parser.error("--verdicts, --times and --source go together")
+        verdicts = load_verdicts(args.verdicts)
+        rows = [json.loads(line) for line in Path(args.times).read_text().splitlines() if line.strip()]
+        plans.update(plan(verdicts, task_scores(rows), args.source))
+    if args.templates:
+        report = json.loads(Path(args.templates).read_text())
+        cited = f"{args.templates} ({report.get('device')}, torch {report.get('torch')}, triton {report.get('triton')}, {report.get('date')})"
+        plans.update(template_plan(report, cited))
+    if not plans:
+        parser.error("nothing to record: give --verdicts/--times/--source and/or --templates")
     changed = 0
-    for name, (devices, attainment) in sorted(plan(verdicts, task_scores(rows), args.source).items()):
+    for name, (devices, attainment) in sorted(plans.items()):
         path = KERNELS / f"{name}.py"
         if not path.exists():
             print(f"{name}: no kernel file, skipped", file=sys.stderr)

@@ -200,3 +200,25 @@ def test_no_run_starts_after_the_deadline_and_the_rest_are_deferred(tmp_path: Pa
     assert result.deferred == result.outcomes and not (tmp_path / "b" / "runs").exists()
     assert ResultStore(tmp_path / "b").rows() == []
     assert events(tmp_path / "b" / "events.jsonl")[-1]["deferred"] == 2
+
+
+def test_a_run_that_judged_nothing_keeps_its_device(tmp_path: Path) -> None:
+    """A no-kernel row names the device the run was set up on (its manifest's fingerprint), not
+    the CPU interpreter by default: an H200 bench once reported such rows as CPU rows."""
+    from agents.bench import Cell, cell_rows
+
+    run = tmp_path / "softmax_fp32.offline.s0"
+    (run / "attempts").mkdir(parents=True)
+    manifest = {
+        "task": {"id": "softmax_fp32"},
+        "llm": "offline",
+        "device": {"requested": "cuda", "resolved": "cuda"},
+        "fingerprint": {"device": "cuda", "gpu_name": "NVIDIA H200", "key": "h200-key"},
+    }
+    (run / "manifest.json").write_text(json.dumps(manifest))
+    (run / "summary.json").write_text(
+        json.dumps({"finished": True, "finish_reason": "offline policy: nothing to start from"})
+    )
+    (row,) = cell_rows(run, Cell("softmax_fp32", "offline", 0))
+    assert (row.device, row.device_key, row.error_class) == ("NVIDIA H200", "h200-key", "no_kernel")
+    assert "nothing to start from" in row.message

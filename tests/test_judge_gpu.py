@@ -47,3 +47,13 @@ def test_gpu_crash_then_next_evaluation_works():
     assert not crash.passed
     ok = evaluate(task, solution_path("softmax"), JudgeConfig(device="cuda", trials=1, perf=False))
     assert ok.passed, ok.message
+
+
+def test_fp32_convolution_baselines_run_at_fp32():
+    """Eager and torch.compile baselines are timed at the task's precision: on the H200 a compiled
+    fp32 conv ran 2-5x under the fp32 roofline with cuDNN's TF32 default (docs/results/README.md)."""
+    v = evaluate(get_task("conv2d_3x3_fp32"), solution_path("conv2d_3x3"), GPU)
+    assert v.passed, v.message
+    for s in v.shapes:
+        assert s.roofline_us and s.eager_us and s.compile_us, s.shape
+        assert s.compile_us >= 0.95 * s.roofline_us and s.eager_us >= 0.95 * s.roofline_us, (s.shape, s.compile_us, s.roofline_us)

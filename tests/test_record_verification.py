@@ -4,7 +4,7 @@ import ast
 
 import pytest
 
-from knowledge_base.record_verification import replace_meta, task_scores
+from knowledge_base.record_verification import replace_meta, task_scores, template_plan
 
 SOURCE = '''"""doc"""
 
@@ -38,3 +38,20 @@ def test_missing_meta_is_an_error():
 def test_task_score_is_median_over_shapes():
     rows = [{"task": "a", "attainment": 0.2}, {"task": "a", "attainment": 0.6}, {"task": "a", "attainment": 0.4}, {"task": "b"}]
     assert task_scores(rows) == {"a": 0.4}
+
+
+def test_template_is_verified_only_when_every_checked_shape_is_correct():
+    report = {
+        "device": "NVIDIA H200",
+        "results": [
+            {"template": "tpl_a", "shape": "big", "ok": True, "attainment": 0.71234},
+            {"template": "tpl_a", "shape": "small", "ok": True, "attainment": 0.5},
+            {"template": "tpl_b", "shape": "big", "ok": True, "attainment": 0.9},
+            {"template": "tpl_b", "shape": "tail", "ok": False, "detail": "max_abs_err=3"},
+        ],
+    }
+    plans = template_plan(report, "t.json")
+    assert plans["tpl_a"] == (["NVIDIA H200"], {"big": 0.7123, "small": 0.5, "source": "t.json"})
+    devices, attainment = plans["tpl_b"]
+    assert devices == [] and attainment["not_verified"] == {"tail": "max_abs_err=3"}
+    assert attainment["big"] == 0.9

@@ -45,7 +45,31 @@ def test_solution_times_rerender_adds_verdicts(tmp_path):
     assert solution_times.main(["--from-jsonl", str(jsonl), "--header-from", str(header), "--verdicts", str(verdicts), "--out", str(out)]) == 0
     text = out.read_text()
     assert "- date: 2026-11-29" in text and "judge column added afterwards" in text
-    assert "| silu_fp16 | FAIL numerical_mismatch | s | decode | 2.0 | 4.0 | not measured | 2.00 |" in text
+    assert "| silu_fp16 | FAIL numerical_mismatch | s | decode | 2.0 | 4.0 | not measured | 2.00 | not measured |" in text
+    assert "- speedup over torch.compile: not measured (run with --compile)" in text
+
+
+def test_solution_times_merges_calls_in_task_order_and_summarises(tmp_path):
+    def row(task, sol, eager, comp, att):
+        return {"task": task, "shape": "s", "phase": "prefill", "weight": 1.0, "dims": {}, "solution_us": sol,
+                "eager_us": eager, "compile_us": comp, "roofline_us": 1.0, "attainment": att, "iou": att, "mfu": 0.0}
+    first, second = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    # the first file holds a task that comes later in the suite
+    first.write_text(json.dumps(row("silu_fp32", 2.0, 8.0, 4.0, 0.5)) + "\n")
+    second.write_text(json.dumps(row("gelu_erf_fp32", 4.0, 8.0, 2.0, 0.3)) + "\n")
+    out = tmp_path / "merged.md"
+    assert solution_times.main(["--from-jsonl", f"{first},{second}", "--out", str(out)]) == 0
+    text = out.read_text()
+    # gelu_erf comes before silu in the suite, whichever call measured it
+    assert text.index("| gelu_erf_fp32 |") < text.index("| silu_fp32 |")
+    assert "- shapes timed: 2 of 2 (tasks: 2)" in text
+    assert "- median roofline attainment: 0.40" in text
+    assert "- geomean speedup over eager: 2.83 (2 shapes)" in text  # sqrt(4 * 2)
+    # x compile: 2.0 and 0.5 -> geomean 1.00; the solution is faster on one shape
+    assert "- geomean speedup over torch.compile: 1.00 (2 shapes; the solution is faster on 1, torch.compile on 1)" in text
+    assert "| silu_fp32 | — | s | prefill | 2.0 | 8.0 | 4.0 | 4.00 | 2.00 |" in text
+    merged = [json.loads(line)["task"] for line in out.with_suffix(".jsonl").read_text().splitlines()]
+    assert merged == ["gelu_erf_fp32", "silu_fp32"]
 
 
 def test_precompile_warms_every_task_and_reports_failures():
@@ -63,3 +87,14 @@ def test_harness_speed_reports_median_max_and_floor(tmp_path):
     text = out.read_text()
     assert "| cold (Triton cache and baselines) |" in text and "| warm 1 |" in text
     assert "child_first_call" in text and "of 1 warm runs under the floor" in text
+
+
+def test_solution_times_notes_a_baseline_faster_than_the_roofline(tmp_path):
+    row = {"task": "silu_fp32", "shape": "s", "phase": "prefill", "weight": 1.0, "dims": {}, "solution_us": 10.0,
+           "eager_us": 12.0, "compile_us": 2.0, "roofline_us": 5.0, "attainment": 0.5, "iou": 0.5, "mfu": 0.0}
+    jsonl = tmp_path / "t.jsonl"
+    jsonl.write_text(json.dumps(row) + "\n")
+    out = tmp_path / "t2.md"
+    assert solution_times.main(["--from-jsonl", str(jsonl), "--out", str(out)]) == 0
+    line = next(x for x in out.read_text().splitlines() if x.startswith("| silu_fp32"))
+    assert "compile below the roofline (2.50x)" in line and "eager below" not in line

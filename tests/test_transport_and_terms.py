@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from benchmarks.compare import compare_outputs
-from benchmarks.judge import full_precision
+from benchmarks.precision import full_precision
 from benchmarks.task import Tolerance
 from benchmarks.tolerances import softmax_terms, sum_abs_terms
 from benchmarks.transport import Opaque, TransportError, read_trial, write_trial

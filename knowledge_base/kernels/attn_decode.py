@@ -31,7 +31,7 @@ KB_META = {
     "tunables": {"NUM_SPLITS": [0, 1, 2, 4, 8, 16, 32], "BLOCK_N": [32, 64, 128], "MIN_CHUNK": [32, 256, 512],
                  "num_warps": [4], "num_stages": [2, 3]},
     "verified_on": ["NVIDIA H200"],
-    "attainment": {"attn_decode_bf16": 0.5653, "attn_decode_fp16": 0.5651, "not_verified": {"attn_decode_fp32": "harness_error"}, "source": "docs/results/solution_times_h200.md (NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0, 2026-11-29)"},
+    "attainment": {"attn_decode_bf16": 0.5512, "attn_decode_fp16": 0.5447, "attn_decode_fp32": 0.1007, "source": "docs/results/solution_times_h200.md (NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0, 2026-11-29)"},
 }
 
 

@@ -32,7 +32,7 @@ KB_META = {
     "tunables": {"PAGES_PER_TILE": [1, 2, 4, 8], "NUM_SPLITS": [0, 1, 2, 4, 8, 16], "MIN_CHUNK": [64, 256, 512],
                  "num_warps": [4], "num_stages": [2, 3]},
     "verified_on": ["NVIDIA H200"],
-    "attainment": {"attn_paged_decode_bf16": 0.6439, "attn_paged_decode_fp16": 0.6359, "not_verified": {"attn_paged_decode_fp32": "harness_error"}, "source": "docs/results/solution_times_h200.md (NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0, 2026-11-29)"},
+    "attainment": {"attn_paged_decode_bf16": 0.6177, "attn_paged_decode_fp16": 0.6057, "attn_paged_decode_fp32": 0.1009, "source": "docs/results/solution_times_h200.md (NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0, 2026-11-29)"},
 }
 
 

@@ -28,7 +28,7 @@ KB_META = {
                    "int64_offsets"],
     "tunables": {"BLOCK_M": [32, 64, 128], "BLOCK_N": [32, 64], "num_warps": [4, 8], "num_stages": [2, 3]},
     "verified_on": ["NVIDIA H200"],
-    "attainment": {"attn_varlen_prefill_bf16": 0.3658, "attn_varlen_prefill_fp32": 0.1483, "not_verified": {"attn_varlen_prefill_fp16": "numerical_mismatch"}, "source": "docs/results/solution_times_h200.md (NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0, 2026-11-29)"},
+    "attainment": {"attn_varlen_prefill_bf16": 0.3723, "attn_varlen_prefill_fp16": 0.3614, "attn_varlen_prefill_fp32": 0.1482, "source": "docs/results/solution_times_h200.md (NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0, 2026-11-29)"},
 }
 
 

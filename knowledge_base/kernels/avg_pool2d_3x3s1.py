@@ -24,7 +24,7 @@ KB_META = {
                    "tail_mask", "int64_offsets"],
     "tunables": {"BLOCK": [256, 1024, 2048, 4096], "num_warps": [4, 8]},
     "verified_on": ["NVIDIA H200"],
-    "attainment": {"avg_pool2d_3x3s1_bf16": 0.1208, "avg_pool2d_3x3s1_fp32": 0.2791, "not_verified": {"avg_pool2d_3x3s1_fp16": "harness_error"}, "source": "docs/results/solution_times_h200.md (NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0, 2026-11-29)"},
+    "attainment": {"avg_pool2d_3x3s1_bf16": 0.118, "avg_pool2d_3x3s1_fp16": 0.1153, "avg_pool2d_3x3s1_fp32": 0.2717, "source": "docs/results/solution_times_h200.md (NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0, 2026-11-29)"},
 }
 
 

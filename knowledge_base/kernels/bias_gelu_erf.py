@@ -23,7 +23,7 @@ KB_META = {
                    "fp32_compute", "elementwise_fusion"],
     "tunables": {"BLOCK_N": [512, 1024, 2048, 4096], "num_warps": [4, 8]},
     "verified_on": ["NVIDIA H200"],
-    "attainment": {"bias_gelu_erf_bf16": 0.5641, "bias_gelu_erf_fp16": 0.5816, "bias_gelu_erf_fp32": 0.8909, "source": "docs/results/solution_times_h200.md (NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0, 2026-11-29)"},
+    "attainment": {"bias_gelu_erf_bf16": 0.5504, "bias_gelu_erf_fp16": 0.5687, "bias_gelu_erf_fp32": 0.873, "source": "docs/results/solution_times_h200.md (NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0, 2026-11-29)"},
 }
 
 

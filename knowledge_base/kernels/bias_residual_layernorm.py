@@ -26,7 +26,7 @@ KB_META = {
                    "tail_mask", "fp32_accumulation", "fused_bias_residual_add", "int64_offsets"],
     "tunables": {"BLOCK_N": [1024, 2048, 4096, 8192], "num_warps": [4, 8, 16]},
     "verified_on": ["NVIDIA H200"],
-    "attainment": {"bias_residual_layernorm_bf16": 0.4064, "bias_residual_layernorm_fp16": 0.4165, "not_verified": {"bias_residual_layernorm_fp32": "runtime_error"}, "source": "docs/results/solution_times_h200.md (NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0, 2026-11-29)"},
+    "attainment": {"bias_residual_layernorm_bf16": 0.3849, "bias_residual_layernorm_fp16": 0.4145, "bias_residual_layernorm_fp32": 0.4663, "source": "docs/results/solution_times_h200.md (NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0, 2026-11-29)"},
 }
 
 EPS = 1e-5

@@ -27,7 +27,7 @@ KB_META = {
     "tunables": {"BLOCK_M": [16, 64, 128], "BLOCK_N": [64, 128], "BLOCK_K": [32, 64, 128], "GROUP_M": [4, 8],
                  "num_warps": [4, 8], "num_stages": [2, 3, 4]},
     "verified_on": ["NVIDIA H200"],
-    "attainment": {"bmm_bf16": 0.3321, "bmm_fp16": 0.42, "bmm_fp32": 0.6014, "source": "docs/results/solution_times_h200.md (NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0, 2026-11-29)"},
+    "attainment": {"bmm_bf16": 0.2904, "bmm_fp16": 0.4473, "bmm_fp32": 0.4791, "source": "docs/results/solution_times_h200.md (NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0, 2026-11-29)"},
 }
 
 

@@ -28,7 +28,7 @@ KB_META = {
     "tunables": {"BLOCK_M": [64, 128], "BLOCK_N": [32, 64, 128], "BLOCK_K": [32, 64], "GROUP_M": [4, 8],
                  "num_warps": [4, 8], "num_stages": [2, 3, 4]},
     "verified_on": ["NVIDIA H200"],
-    "attainment": {"conv2d_1x1_bf16": 0.1958, "conv2d_1x1_fp16": 0.1994, "conv2d_1x1_fp32": 0.5606, "source": "docs/results/solution_times_h200.md (NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0, 2026-11-29)"},
+    "attainment": {"conv2d_1x1_bf16": 0.1935, "conv2d_1x1_fp16": 0.1895, "conv2d_1x1_fp32": 0.5589, "source": "docs/results/solution_times_h200.md (NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0, 2026-11-29)"},
 }
 
 

@@ -29,7 +29,7 @@ KB_META = {
     "tunables": {"BLOCK_M": [64, 128], "BLOCK_N": [32, 64, 128], "BLOCK_K": [16, 32, 64], "num_warps": [4, 8],
                  "num_stages": [2, 3, 4]},
     "verified_on": ["NVIDIA H200"],
-    "attainment": {"conv2d_3x3_bf16": 0.1451, "conv2d_3x3_fp16": 0.1513, "conv2d_3x3_fp32": 0.3614, "source": "docs/results/solution_times_h200.md (NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0, 2026-11-29)"},
+    "attainment": {"conv2d_3x3_bf16": 0.1468, "conv2d_3x3_fp16": 0.1432, "conv2d_3x3_fp32": 0.3652, "source": "docs/results/solution_times_h200.md (NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0, 2026-11-29)"},
 }
 
 

@@ -24,7 +24,7 @@ KB_META = {
                    "deterministic_two_stage_reduction"],
     "tunables": {"BLOCK_V": [1024, 2048, 4096, 8192], "num_warps": [4, 8, 16], "BLOCK_M": [256, 1024]},
     "verified_on": ["NVIDIA H200"],
-    "attainment": {"cross_entropy_zloss_bf16": 0.5127, "not_verified": {"cross_entropy_zloss_fp16": "harness_error", "cross_entropy_zloss_fp32": "harness_error"}, "source": "docs/results/solution_times_h200.md (NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0, 2026-11-29)"},
+    "attainment": {"cross_entropy_zloss_bf16": 0.5043, "cross_entropy_zloss_fp16": 0.5528, "cross_entropy_zloss_fp32": 0.8896, "source": "docs/results/solution_times_h200.md (NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0, 2026-11-29)"},
 }
 
 IGNORE_INDEX = -100

@@ -24,7 +24,7 @@ KB_META = {
                    "fp32_accumulation", "int64_offsets"],
     "tunables": {"ROWS": [1, 4, 8, 16], "BLOCK_N": [128, 256, 512, 1024, 2048], "num_warps": [4, 8]},
     "verified_on": ["NVIDIA H200"],
-    "attainment": {"cumprod_bf16": 0.1417, "cumprod_fp16": 0.1409, "cumprod_fp32": 0.261, "source": "docs/results/solution_times_h200.md (NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0, 2026-11-29)"},
+    "attainment": {"cumprod_bf16": 0.132, "cumprod_fp16": 0.1239, "cumprod_fp32": 0.2479, "source": "docs/results/solution_times_h200.md (NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0, 2026-11-29)"},
 }
 
 

@@ -28,7 +28,7 @@ KB_META = {
     ],
     "tunables": {"BLOCK_N": [256, 512, 1024, 2048, 4096], "num_warps": [4, 8]},
     "verified_on": ["NVIDIA H200"],
-    "attainment": {"cumsum_bf16": 0.3175, "cumsum_fp16": 0.3188, "cumsum_fp32": 0.6033, "source": "docs/results/solution_times_h200.md (NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0, 2026-11-29)"},
+    "attainment": {"cumsum_bf16": 0.3142, "cumsum_fp16": 0.3119, "cumsum_fp32": 0.5972, "source": "docs/results/solution_times_h200.md (NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0, 2026-11-29)"},
 }
 
 

@@ -26,7 +26,7 @@ KB_META = {
                    "chunked_row_fallback", "tail_mask", "fp32_accumulation", "int64_offsets"],
     "tunables": {"BLOCK_N": [1024, 2048, 4096, 8192], "num_warps": [4, 8, 16]},
     "verified_on": ["NVIDIA H200"],
-    "attainment": {"dit_adaln_modulate_bf16": 0.5878, "dit_adaln_modulate_fp16": 0.6087, "dit_adaln_modulate_fp32": 0.7844, "source": "docs/results/solution_times_h200.md (NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0, 2026-11-29)"},
+    "attainment": {"dit_adaln_modulate_bf16": 0.5767, "dit_adaln_modulate_fp16": 0.6033, "dit_adaln_modulate_fp32": 0.7863, "source": "docs/results/solution_times_h200.md (NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0, 2026-11-29)"},
 }
 
 EPS = 1e-6

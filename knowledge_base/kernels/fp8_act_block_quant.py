@@ -24,7 +24,7 @@ KB_META = {
                    "ieee_division", "saturate_before_cast", "single_pass_in_registers", "int64_offsets"],
     "tunables": {"GROUPS": [4, 8, 16], "num_warps": [2, 4, 8]},
     "verified_on": ["NVIDIA H200"],
-    "attainment": {"fp8_act_block_quant_bf16": 0.2798, "fp8_act_block_quant_fp16": 0.2854, "fp8_act_block_quant_fp32": 0.4669, "source": "docs/results/solution_times_h200.md (NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0, 2026-11-29)"},
+    "attainment": {"fp8_act_block_quant_bf16": 0.289, "fp8_act_block_quant_fp16": 0.2735, "fp8_act_block_quant_fp32": 0.4585, "source": "docs/results/solution_times_h200.md (NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0, 2026-11-29)"},
 }
 
 

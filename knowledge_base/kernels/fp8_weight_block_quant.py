@@ -25,7 +25,7 @@ KB_META = {
                    "one_program_per_block", "edge_masks", "int64_offsets"],
     "tunables": {"num_warps": [4, 8, 16]},
     "verified_on": ["NVIDIA H200"],
-    "attainment": {"fp8_weight_block_quant_bf16": 0.4769, "fp8_weight_block_quant_fp16": 0.4812, "fp8_weight_block_quant_fp32": 0.7249, "source": "docs/results/solution_times_h200.md (NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0, 2026-11-29)"},
+    "attainment": {"fp8_weight_block_quant_bf16": 0.4655, "fp8_weight_block_quant_fp16": 0.4705, "fp8_weight_block_quant_fp32": 0.7045, "source": "docs/results/solution_times_h200.md (NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0, 2026-11-29)"},
 }
 
 

@@ -28,7 +28,7 @@ KB_META = {
     ],
     "tunables": {"BLOCK": [1024, 2048, 4096, 8192], "num_warps": [4, 8]},
     "verified_on": ["NVIDIA H200"],
-    "attainment": {"gelu_tanh_bf16": 0.1582, "gelu_tanh_fp16": 0.1615, "gelu_tanh_fp32": 0.2783, "source": "docs/results/solution_times_h200.md (NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0, 2026-11-29)"},
+    "attainment": {"gelu_tanh_bf16": 0.1394, "gelu_tanh_fp16": 0.1328, "gelu_tanh_fp32": 0.284, "source": "docs/results/solution_times_h200.md (NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0, 2026-11-29)"},
 }
 
 

@@ -22,7 +22,7 @@ KB_META = {
     "techniques": ["rows_per_program", "chunked_row_loop", "tail_mask", "fp32_accumulation", "int64_offsets"],
     "tunables": {"TILE": [2048, 4096, 8192], "MAX_BLOCK_L": [512, 1024, 2048, 4096], "num_warps": [4, 8]},
     "verified_on": ["NVIDIA H200"],
-    "attainment": {"global_avg_pool_bf16": 0.2294, "global_avg_pool_fp16": 0.2286, "not_verified": {"global_avg_pool_fp32": "harness_error"}, "source": "docs/results/solution_times_h200.md (NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0, 2026-11-29)"},
+    "attainment": {"global_avg_pool_bf16": 0.2254, "global_avg_pool_fp16": 0.2175, "global_avg_pool_fp32": 0.419, "source": "docs/results/solution_times_h200.md (NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0, 2026-11-29)"},
 }
 
 

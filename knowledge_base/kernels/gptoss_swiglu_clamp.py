@@ -24,7 +24,7 @@ KB_META = {
                    "fp32_compute", "overflow_safe_sigmoid", "elementwise_fusion"],
     "tunables": {"BLOCK_I": [256, 512, 1024, 2048], "num_warps": [4, 8]},
     "verified_on": ["NVIDIA H200"],
-    "attainment": {"gptoss_swiglu_clamp_bf16": 0.5098, "gptoss_swiglu_clamp_fp16": 0.5223, "gptoss_swiglu_clamp_fp32": 0.593, "source": "docs/results/solution_times_h200.md (NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0, 2026-11-29)"},
+    "attainment": {"gptoss_swiglu_clamp_bf16": 0.4974, "gptoss_swiglu_clamp_fp16": 0.517, "gptoss_swiglu_clamp_fp32": 0.5832, "source": "docs/results/solution_times_h200.md (NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0, 2026-11-29)"},
 }
 
 ALPHA = 1.702

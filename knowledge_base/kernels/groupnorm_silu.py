@@ -32,7 +32,7 @@ KB_META = {
                    "int64_offsets", "tail_mask"],
     "tunables": {"CHUNK": [1024, 2048, 4096, 8192], "num_warps": [4, 8]},
     "verified_on": ["NVIDIA H200"],
-    "attainment": {"groupnorm_silu_bf16": 0.2147, "groupnorm_silu_fp16": 0.2186, "groupnorm_silu_fp32": 0.2585, "source": "docs/results/solution_times_h200.md (NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0, 2026-11-29)"},
+    "attainment": {"groupnorm_silu_bf16": 0.18, "groupnorm_silu_fp16": 0.1664, "groupnorm_silu_fp32": 0.1398, "source": "docs/results/solution_times_h200.md (NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0, 2026-11-29)"},
 }
 
 EPS = 1e-5

@@ -19,7 +19,7 @@ KB_META = {
     "techniques": ["flat_1d_grid", "tail_mask", "int64_offsets", "fp32_compute"],
     "tunables": {"BLOCK": [1024, 2048, 4096, 8192], "num_warps": [4, 8]},
     "verified_on": ["NVIDIA H200"],
-    "attainment": {"hardswish_bf16": 0.7723, "hardswish_fp16": 0.7706, "hardswish_fp32": 0.8966, "source": "docs/results/solution_times_h200.md (NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0, 2026-11-29)"},
+    "attainment": {"hardswish_bf16": 0.7559, "hardswish_fp16": 0.7601, "hardswish_fp32": 0.8798, "source": "docs/results/solution_times_h200.md (NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0, 2026-11-29)"},
 }
 
 

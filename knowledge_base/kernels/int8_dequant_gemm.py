@@ -27,7 +27,7 @@ KB_META = {
     "tunables": {"BLOCK_M": [16, 64, 128], "BLOCK_N": [64, 128], "BLOCK_K": [64, 128], "SPLIT_K": [0, 1, 2, 4, 8],
                  "GROUP_M": [8], "num_warps": [4, 8], "num_stages": [3, 4]},
     "verified_on": ["NVIDIA H200"],
-    "attainment": {"int8_dequant_gemm_bf16": 0.4703, "int8_dequant_gemm_fp16": 0.5042, "source": "docs/results/solution_times_h200.md (NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0, 2026-11-29)"},
+    "attainment": {"int8_dequant_gemm_bf16": 0.4898, "int8_dequant_gemm_fp16": 0.4885, "source": "docs/results/solution_times_h200.md (NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0, 2026-11-29)"},
 }
 
 

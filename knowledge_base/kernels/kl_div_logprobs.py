@@ -23,7 +23,7 @@ KB_META = {
                    "two_stage_deterministic_reduction", "fp32_accumulation", "tail_mask", "int64_offsets"],
     "tunables": {"BLOCK": [1024, 2048, 4096, 8192], "MAX_PROGRAMS": [256, 1024, 4096], "num_warps": [4, 8]},
     "verified_on": ["NVIDIA H200"],
-    "attainment": {"kl_div_logprobs_fp32": 1.0334, "not_verified": {"kl_div_logprobs_bf16": "harness_error", "kl_div_logprobs_fp16": "harness_error"}, "source": "docs/results/solution_times_h200.md (NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0, 2026-11-29)"},
+    "attainment": {"kl_div_logprobs_bf16": 0.8033, "kl_div_logprobs_fp16": 0.8311, "kl_div_logprobs_fp32": 0.9847, "source": "docs/results/solution_times_h200.md (NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0, 2026-11-29)"},
 }
 
 

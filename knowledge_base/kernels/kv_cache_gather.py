@@ -24,7 +24,7 @@ KB_META = {
                    "int64_offsets"],
     "tunables": {"ROWS": [1, 4, 8, 16], "BLOCK_D": [64, 256, 1024, 2048], "num_warps": [4, 8]},
     "verified_on": ["NVIDIA H200"],
-    "attainment": {"kv_cache_gather_fp16": 0.4748, "kv_cache_gather_fp32": 0.6525, "not_verified": {"kv_cache_gather_bf16": "harness_error"}, "source": "docs/results/solution_times_h200.md (NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0, 2026-11-29)"},
+    "attainment": {"kv_cache_gather_bf16": 0.4985, "kv_cache_gather_fp16": 0.3258, "kv_cache_gather_fp32": 0.6457, "source": "docs/results/solution_times_h200.md (NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0, 2026-11-29)"},
 }
 
 

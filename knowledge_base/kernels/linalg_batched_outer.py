@@ -20,7 +20,7 @@ KB_META = {
     "techniques": ["write_bound", "coalesced_stores", "broadcast_tile", "edge_masks", "int64_offsets"],
     "tunables": {"BLOCK_M": [16, 32, 64], "BLOCK_N": [128, 256], "num_warps": [4, 8]},
     "verified_on": ["NVIDIA H200"],
-    "attainment": {"linalg_batched_outer_bf16": 0.8026, "linalg_batched_outer_fp16": 0.798, "linalg_batched_outer_fp32": 0.8607, "source": "docs/results/solution_times_h200.md (NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0, 2026-11-29)"},
+    "attainment": {"linalg_batched_outer_bf16": 0.7952, "linalg_batched_outer_fp16": 0.7666, "linalg_batched_outer_fp32": 0.8525, "source": "docs/results/solution_times_h200.md (NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0, 2026-11-29)"},
 }
 
 

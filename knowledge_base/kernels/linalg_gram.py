@@ -26,7 +26,7 @@ KB_META = {
                    "edge_masks", "int64_offsets", "ieee_fp32_dot"],
     "tunables": {"BLOCK_D": [64, 128], "BLOCK_T": [32, 64], "num_warps": [4, 8], "num_stages": [2, 3, 4]},
     "verified_on": ["NVIDIA H200"],
-    "attainment": {"linalg_gram_bf16": 0.7866, "linalg_gram_fp16": 0.8221, "linalg_gram_fp32": 0.7062, "source": "docs/results/solution_times_h200.md (NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0, 2026-11-29)"},
+    "attainment": {"linalg_gram_bf16": 0.8834, "linalg_gram_fp16": 0.8237, "linalg_gram_fp32": 0.7049, "source": "docs/results/solution_times_h200.md (NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0, 2026-11-29)"},
 }
 
 

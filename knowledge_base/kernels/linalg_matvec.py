@@ -25,7 +25,7 @@ KB_META = {
                    "k_tail_mask", "int64_offsets"],
     "tunables": {"BLOCK_M": [4, 8, 16], "BLOCK_K": [128, 256, 512], "num_warps": [4, 8], "num_stages": [2, 3, 4]},
     "verified_on": ["NVIDIA H200"],
-    "attainment": {"linalg_matvec_bf16": 0.7974, "linalg_matvec_fp16": 0.797, "linalg_matvec_fp32": 0.9562, "source": "docs/results/solution_times_h200.md (NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0, 2026-11-29)"},
+    "attainment": {"linalg_matvec_bf16": 0.7645, "linalg_matvec_fp16": 0.768, "linalg_matvec_fp32": 0.9164, "source": "docs/results/solution_times_h200.md (NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0, 2026-11-29)"},
 }
 
 

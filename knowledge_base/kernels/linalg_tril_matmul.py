@@ -25,7 +25,7 @@ KB_META = {
                    "edge_masks", "int64_offsets", "ieee_fp32_dot"],
     "tunables": {"BLOCK_M": [32, 64], "BLOCK_N": [32, 64, 128], "num_warps": [4, 8], "num_stages": [2, 3, 4]},
     "verified_on": ["NVIDIA H200"],
-    "attainment": {"linalg_tril_matmul_bf16": 0.5703, "linalg_tril_matmul_fp16": 0.5693, "not_verified": {"linalg_tril_matmul_fp32": "runtime_error"}, "source": "docs/results/solution_times_h200.md (NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0, 2026-11-29)"},
+    "attainment": {"linalg_tril_matmul_bf16": 0.5564, "linalg_tril_matmul_fp16": 0.5584, "linalg_tril_matmul_fp32": 0.343, "source": "docs/results/solution_times_h200.md (NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0, 2026-11-29)"},
 }
 
 

@@ -26,7 +26,7 @@ KB_META = {
     "tunables": {"BLOCK_M": [16, 64, 128], "BLOCK_N": [64, 128, 256], "BLOCK_K": [32, 64, 128], "GROUP_M": [4, 8],
                  "num_warps": [4, 8], "num_stages": [2, 3, 4]},
     "verified_on": ["NVIDIA H200"],
-    "attainment": {"linear_bf16": 0.6121, "linear_fp16": 0.6075, "not_verified": {"linear_fp32": "numerical_mismatch"}, "source": "docs/results/solution_times_h200.md (NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0, 2026-11-29)"},
+    "attainment": {"linear_bf16": 0.6502, "linear_fp16": 0.6326, "linear_fp32": 0.367, "source": "docs/results/solution_times_h200.md (NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0, 2026-11-29)"},
 }
 
 

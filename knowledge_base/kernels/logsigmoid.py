@@ -21,7 +21,7 @@ KB_META = {
                    "log1p_correction"],
     "tunables": {"BLOCK": [1024, 2048, 4096, 8192], "num_warps": [4, 8]},
     "verified_on": ["NVIDIA H200"],
-    "attainment": {"logsigmoid_bf16": 0.1426, "logsigmoid_fp16": 0.1436, "logsigmoid_fp32": 0.2722, "source": "docs/results/solution_times_h200.md (NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0, 2026-11-29)"},
+    "attainment": {"logsigmoid_bf16": 0.1571, "logsigmoid_fp16": 0.1562, "logsigmoid_fp32": 0.2782, "source": "docs/results/solution_times_h200.md (NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0, 2026-11-29)"},
 }
 
 

@@ -24,7 +24,7 @@ KB_META = {
                    "int64_offsets"],
     "tunables": {"BLOCK": [256, 1024, 2048, 4096], "num_warps": [4, 8]},
     "verified_on": ["NVIDIA H200"],
-    "attainment": {"max_pool2d_3x3s2_bf16": 0.3525, "max_pool2d_3x3s2_fp16": 0.3562, "max_pool2d_3x3s2_fp32": 0.6384, "source": "docs/results/solution_times_h200.md (NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0, 2026-11-29)"},
+    "attainment": {"max_pool2d_3x3s2_bf16": 0.346, "max_pool2d_3x3s2_fp16": 0.3495, "max_pool2d_3x3s2_fp32": 0.6232, "source": "docs/results/solution_times_h200.md (NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0, 2026-11-29)"},
 }
 
 

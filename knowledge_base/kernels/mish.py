@@ -22,7 +22,7 @@ KB_META = {
                    "overflow_guard"],
     "tunables": {"BLOCK": [1024, 2048, 4096, 8192], "num_warps": [4, 8]},
     "verified_on": ["NVIDIA H200"],
-    "attainment": {"mish_bf16": 0.3827, "mish_fp16": 0.3761, "mish_fp32": 0.6411, "source": "docs/results/solution_times_h200.md (NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0, 2026-11-29)"},
+    "attainment": {"mish_bf16": 0.3783, "mish_fp16": 0.3605, "mish_fp32": 0.6296, "source": "docs/results/solution_times_h200.md (NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0, 2026-11-29)"},
 }
 
 

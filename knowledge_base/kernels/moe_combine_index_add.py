@@ -28,7 +28,7 @@ KB_META = {
                    "separate_cast_pass", "tail_mask", "int64_offsets"],
     "tunables": {"BLOCK_D": [256, 512, 1024, 2048], "BLOCK": [1024, 4096, 8192], "num_warps": [4, 8]},
     "verified_on": ["NVIDIA H200"],
-    "attainment": {"moe_combine_index_add_fp32": 0.2309, "not_verified": {"moe_combine_index_add_bf16": "harness_error", "moe_combine_index_add_fp16": "harness_error"}, "source": "docs/results/solution_times_h200.md (NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0, 2026-11-29)"},
+    "attainment": {"moe_combine_index_add_bf16": 0.112, "moe_combine_index_add_fp16": 0.1103, "moe_combine_index_add_fp32": 0.2118, "source": "docs/results/solution_times_h200.md (NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0, 2026-11-29)"},
 }
 
 

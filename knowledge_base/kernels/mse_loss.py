@@ -22,7 +22,7 @@ KB_META = {
                    "fp32_accumulation", "tail_mask", "int64_offsets"],
     "tunables": {"BLOCK": [1024, 2048, 4096, 8192], "MAX_PROGRAMS": [256, 1024, 4096], "num_warps": [4, 8]},
     "verified_on": ["NVIDIA H200"],
-    "attainment": {"mse_loss_bf16": 0.2329, "mse_loss_fp16": 0.1978, "mse_loss_fp32": 0.3641, "source": "docs/results/solution_times_h200.md (NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0, 2026-11-29)"},
+    "attainment": {"mse_loss_bf16": 0.1773, "mse_loss_fp16": 0.1539, "mse_loss_fp32": 0.7039, "source": "docs/results/solution_times_h200.md (NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0, 2026-11-29)"},
 }
 
 

@@ -23,8 +23,8 @@ KB_META = {
     "techniques": ["sparse_row_gather", "ignore_index", "single_program_reduction", "fp32_accumulation",
                    "int64_offsets"],
     "tunables": {"BLOCK_M": [256, 1024, 4096], "num_warps": [4, 8]},
-    "verified_on": [],
-    "attainment": {"not_verified": {"nll_loss_bf16": "harness_error", "nll_loss_fp16": "harness_error", "nll_loss_fp32": "harness_error"}, "source": "docs/results/solution_times_h200.md (NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0, 2026-11-29)"},
+    "verified_on": ["NVIDIA H200"],
+    "attainment": {"nll_loss_bf16": 0.0004, "nll_loss_fp16": 0.0003, "nll_loss_fp32": 0.0005, "source": "docs/results/solution_times_h200.md (NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0, 2026-11-29)"},
 }
 
 IGNORE_INDEX = -100

@@ -22,7 +22,7 @@ KB_META = {
                    "int64_offsets"],
     "tunables": {"BLOCK": [256, 1024, 2048, 4096], "num_warps": [4, 8]},
     "verified_on": ["NVIDIA H200"],
-    "attainment": {"pad_reflect2d_bf16": 0.4665, "pad_reflect2d_fp16": 0.4637, "pad_reflect2d_fp32": 0.7831, "source": "docs/results/solution_times_h200.md (NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0, 2026-11-29)"},
+    "attainment": {"pad_reflect2d_bf16": 0.4526, "pad_reflect2d_fp16": 0.4539, "pad_reflect2d_fp32": 0.7624, "source": "docs/results/solution_times_h200.md (NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0, 2026-11-29)"},
 }
 
 

@@ -26,7 +26,7 @@ KB_META = {
                    "int64_offsets"],
     "tunables": {"BLOCK_K": [1024, 2048, 4096, 8192], "num_warps": [4, 8, 16]},
     "verified_on": ["NVIDIA H200"],
-    "attainment": {"per_token_int8_quant_bf16": 0.282, "per_token_int8_quant_fp16": 0.2906, "per_token_int8_quant_fp32": 0.379, "source": "docs/results/solution_times_h200.md (NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0, 2026-11-29)"},
+    "attainment": {"per_token_int8_quant_bf16": 0.2828, "per_token_int8_quant_fp16": 0.2827, "per_token_int8_quant_fp32": 0.3808, "source": "docs/results/solution_times_h200.md (NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0, 2026-11-29)"},
 }
 
 

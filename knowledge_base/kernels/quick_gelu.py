@@ -19,7 +19,7 @@ KB_META = {
     "techniques": ["flat_1d_grid", "tail_mask", "int64_offsets", "fp32_compute", "overflow_safe_sigmoid"],
     "tunables": {"BLOCK": [1024, 2048, 4096, 8192], "num_warps": [4, 8]},
     "verified_on": ["NVIDIA H200"],
-    "attainment": {"quick_gelu_bf16": 0.822, "quick_gelu_fp16": 0.8235, "quick_gelu_fp32": 0.8961, "source": "docs/results/solution_times_h200.md (NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0, 2026-11-29)"},
+    "attainment": {"quick_gelu_bf16": 0.8073, "quick_gelu_fp16": 0.8088, "quick_gelu_fp32": 0.8882, "source": "docs/results/solution_times_h200.md (NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0, 2026-11-29)"},
 }
 
 

@@ -18,7 +18,7 @@ KB_META = {
     "techniques": ["flat_1d_grid", "tail_mask", "int64_offsets", "fp32_compute"],
     "tunables": {"BLOCK": [1024, 2048, 4096, 8192], "num_warps": [4, 8]},
     "verified_on": ["NVIDIA H200"],
-    "attainment": {"relu_squared_bf16": 0.9334, "relu_squared_fp16": 0.9349, "relu_squared_fp32": 0.9429, "source": "docs/results/solution_times_h200.md (NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0, 2026-11-29)"},
+    "attainment": {"relu_squared_bf16": 0.9169, "relu_squared_fp16": 0.9126, "relu_squared_fp32": 0.9173, "source": "docs/results/solution_times_h200.md (NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0, 2026-11-29)"},
 }
 
 

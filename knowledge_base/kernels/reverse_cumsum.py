@@ -23,7 +23,7 @@ KB_META = {
                    "block_scan_plus_carry", "fp32_accumulation", "int64_offsets"],
     "tunables": {"BLOCK_N": [256, 512, 1024, 2048, 4096], "num_warps": [4, 8]},
     "verified_on": ["NVIDIA H200"],
-    "attainment": {"reverse_cumsum_bf16": 0.2248, "reverse_cumsum_fp16": 0.2454, "reverse_cumsum_fp32": 0.3838, "source": "docs/results/solution_times_h200.md (NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0, 2026-11-29)"},
+    "attainment": {"reverse_cumsum_bf16": 0.2422, "reverse_cumsum_fp16": 0.2249, "reverse_cumsum_fp32": 0.3739, "source": "docs/results/solution_times_h200.md (NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0, 2026-11-29)"},
 }
 
 

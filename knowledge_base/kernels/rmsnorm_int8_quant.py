@@ -27,7 +27,7 @@ KB_META = {
                    "int64_offsets"],
     "tunables": {"BLOCK_K": [4096, 8192, 16384], "num_warps": [4, 8, 16]},
     "verified_on": ["NVIDIA H200"],
-    "attainment": {"rmsnorm_int8_quant_bf16": 0.2041, "rmsnorm_int8_quant_fp16": 0.2042, "rmsnorm_int8_quant_fp32": 0.3231, "source": "docs/results/solution_times_h200.md (NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0, 2026-11-29)"},
+    "attainment": {"rmsnorm_int8_quant_bf16": 0.2021, "rmsnorm_int8_quant_fp16": 0.1982, "rmsnorm_int8_quant_fp32": 0.3134, "source": "docs/results/solution_times_h200.md (NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0, 2026-11-29)"},
 }
 
 

@@ -20,7 +20,7 @@ KB_META = {
                    "out_of_place_update"],
     "tunables": {"BLOCK": [512, 1024, 2048, 4096], "num_warps": [4, 8]},
     "verified_on": ["NVIDIA H200"],
-    "attainment": {"rmsprop_fp32": 0.8417, "source": "docs/results/solution_times_h200.md (NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0, 2026-11-29)"},
+    "attainment": {"rmsprop_fp32": 0.8158, "source": "docs/results/solution_times_h200.md (NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0, 2026-11-29)"},
 }
 
 LR, ALPHA, EPS = 1e-2, 0.99, 1e-8

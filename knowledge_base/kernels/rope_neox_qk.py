@@ -26,7 +26,7 @@ KB_META = {
                    "q_and_k_in_one_launch", "tail_mask", "int64_offsets", "fp32_compute"],
     "tunables": {"BLOCK_H": [4, 8, 16, 32], "num_warps": [2, 4, 8]},
     "verified_on": ["NVIDIA H200"],
-    "attainment": {"rope_neox_qk_bf16": 0.4509, "rope_neox_qk_fp16": 0.4535, "rope_neox_qk_fp32": 0.4845, "source": "docs/results/solution_times_h200.md (NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0, 2026-11-29)"},
+    "attainment": {"rope_neox_qk_bf16": 0.4369, "rope_neox_qk_fp16": 0.4375, "rope_neox_qk_fp32": 0.4594, "source": "docs/results/solution_times_h200.md (NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0, 2026-11-29)"},
 }
 
 

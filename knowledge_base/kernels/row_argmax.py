@@ -29,7 +29,7 @@ KB_META = {
     ],
     "tunables": {"BLOCK_N": [1024, 2048, 4096, 8192], "num_warps": [4, 8, 16]},
     "verified_on": ["NVIDIA H200"],
-    "attainment": {"row_argmax_bf16": 0.242, "row_argmax_fp16": 0.2469, "row_argmax_fp32": 0.2812, "source": "docs/results/solution_times_h200.md (NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0, 2026-11-29)"},
+    "attainment": {"row_argmax_bf16": 0.2404, "row_argmax_fp16": 0.2439, "row_argmax_fp32": 0.2789, "source": "docs/results/solution_times_h200.md (NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0, 2026-11-29)"},
 }
 
 

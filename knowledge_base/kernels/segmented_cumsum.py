@@ -25,7 +25,7 @@ KB_META = {
                    "tail_mask", "fp32_accumulation", "int64_offsets"],
     "tunables": {"BLOCK_T": [32, 64, 128, 256], "BLOCK_H": [16, 32, 64, 128], "num_warps": [4, 8]},
     "verified_on": ["NVIDIA H200"],
-    "attainment": {"segmented_cumsum_bf16": 0.0165, "segmented_cumsum_fp16": 0.0165, "segmented_cumsum_fp32": 0.0314, "source": "docs/results/solution_times_h200.md (NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0, 2026-11-29)"},
+    "attainment": {"segmented_cumsum_bf16": 0.0163, "segmented_cumsum_fp16": 0.0162, "segmented_cumsum_fp32": 0.031, "source": "docs/results/solution_times_h200.md (NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0, 2026-11-29)"},
 }
 
 

@@ -26,7 +26,7 @@ KB_META = {
     ],
     "tunables": {"BLOCK": [1024, 2048, 4096, 8192], "num_warps": [4, 8]},
     "verified_on": ["NVIDIA H200"],
-    "attainment": {"silu_bf16": 0.1653, "silu_fp16": 0.1643, "silu_fp32": 0.2764, "source": "docs/results/solution_times_h200.md (NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0, 2026-11-29)"},
+    "attainment": {"silu_bf16": 0.1646, "silu_fp16": 0.1793, "silu_fp32": 0.2892, "source": "docs/results/solution_times_h200.md (NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0, 2026-11-29)"},
 }
 
 

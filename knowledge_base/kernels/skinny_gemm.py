@@ -28,7 +28,7 @@ KB_META = {
     "tunables": {"BLOCK_N": [32, 64, 128], "BLOCK_K": [64, 128, 256], "SPLIT_K": [1, 2, 4, 8, 16],
                  "num_warps": [4], "num_stages": [3, 4, 5]},
     "verified_on": ["NVIDIA H200"],
-    "attainment": {"not_verified": {"skinny_gemm_fp32": "numerical_mismatch"}, "skinny_gemm_bf16": 0.7034, "skinny_gemm_fp16": 0.7088, "source": "docs/results/solution_times_h200.md (NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0, 2026-11-29)"},
+    "attainment": {"skinny_gemm_bf16": 0.7964, "skinny_gemm_fp16": 0.706, "skinny_gemm_fp32": 0.167, "source": "docs/results/solution_times_h200.md (NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0, 2026-11-29)"},
 }
 
 

@@ -29,7 +29,7 @@ KB_META = {
     ],
     "tunables": {"BLOCK_N": [1024, 2048, 4096, 8192], "num_warps": [4, 8, 16]},
     "verified_on": ["NVIDIA H200"],
-    "attainment": {"softmax_bf16": 0.0771, "softmax_fp16": 0.095, "softmax_fp32": 0.143, "source": "docs/results/solution_times_h200.md (NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0, 2026-11-29)"},
+    "attainment": {"softmax_bf16": 0.0768, "softmax_fp16": 0.094, "softmax_fp32": 0.1417, "source": "docs/results/solution_times_h200.md (NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0, 2026-11-29)"},
 }
 
 

@@ -27,7 +27,7 @@ KB_META = {
                    "per_row_scalar_broadcast", "fp32_accumulation", "int64_offsets", "tail_mask"],
     "tunables": {"CHUNK": [2048, 4096, 8192, 16384], "num_warps": [4, 8]},
     "verified_on": ["NVIDIA H200"],
-    "attainment": {"not_verified": {"temperature_log_softmax_bf16": "harness_error", "temperature_log_softmax_fp32": "harness_error"}, "source": "docs/results/solution_times_h200.md (NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0, 2026-11-29)", "temperature_log_softmax_fp16": 0.3331},
+    "attainment": {"source": "docs/results/solution_times_h200.md (NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0, 2026-11-29)", "temperature_log_softmax_bf16": 0.2986, "temperature_log_softmax_fp16": 0.3767, "temperature_log_softmax_fp32": 0.4438},
 }
 
 

@@ -38,8 +38,8 @@ KB_META = {
         "constexpr_specialization",
     ],
     "tunables": {"BLOCK": [1024, 2048, 4096, 8192], "num_warps": [4, 8]},
-    "verified_on": [],
-    "attainment": {},
+    "verified_on": ["NVIDIA H200"],
+    "attainment": {"8192x14336 bf16 log_sigmoid": 0.524, "source": "docs/results/templates_h200.json (NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0, 2026-11-29)"},
     "template": True,
 }
 

@@ -45,8 +45,8 @@ KB_META = {
         "num_warps": [4],
         "num_stages": [2, 3],
     },
-    "verified_on": [],
-    "attainment": {},
+    "verified_on": ["NVIDIA H200"],
+    "attainment": {"B32 H32 KVH8 D128 ctx4096 page16 bf16": 0.6823, "source": "docs/results/templates_h200.json (NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0, 2026-11-29)"},
     "template": True,
 }
 

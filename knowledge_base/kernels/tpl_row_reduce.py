@@ -31,8 +31,8 @@ KB_META = {
         "int64_offsets",
     ],
     "tunables": {"BLOCK_N": [1024, 2048, 4096, 8192], "num_warps": [4, 8, 16]},
-    "verified_on": [],
-    "attainment": {},
+    "verified_on": ["NVIDIA H200"],
+    "attainment": {"8192x4096 bf16 sum": 0.4934, "source": "docs/results/templates_h200.json (NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0, 2026-11-29)"},
     "template": True,
 }
 

@@ -23,7 +23,7 @@ KB_META = {
                    "fp32_compute", "clamp_before_exp"],
     "tunables": {"BLOCK": [1024, 2048, 4096, 8192], "num_warps": [4, 8]},
     "verified_on": ["NVIDIA H200"],
-    "attainment": {"source": "docs/results/solution_times_h200.md (NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0, 2026-11-29)", "vae_gaussian_sample_bf16": 0.6606, "vae_gaussian_sample_fp16": 0.7, "vae_gaussian_sample_fp32": 0.8269},
+    "attainment": {"source": "docs/results/solution_times_h200.md (NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0, 2026-11-29)", "vae_gaussian_sample_bf16": 0.4914, "vae_gaussian_sample_fp16": 0.6685, "vae_gaussian_sample_fp32": 0.8382},
 }
 
 
