@@ -138,7 +138,8 @@ _SPARES: dict[tuple[str, str], list[Child]] = {}
 # How many spares to keep starting. A worker needs ~8 s to import torch and triton, start CUDA and
 # warm up (H200); a warm GPU evaluation takes ~5 s, so with one spare, evaluations run back to
 # back wait for it (13 s instead of 5: H200, torch 2.11, triton 3.6, 2026-11-29,
-# docs/results/harness_speed_cuda.md). Two overlap their start-ups (not yet measured). On the CPU one is
+# docs/results/harness_speed_cuda_2026-11-29c.md). Two overlap their start-ups: 3.9-5.6 s back to
+# back, median 4.2 s (same machine and versions, docs/results/harness_speed_cuda.md). On the CPU one is
 # enough (the interpreter's evaluations are longer) and each spare competes for few cores.
 SPARES_PER_DEVICE = {"cuda": 2, "cpu": 1}
 

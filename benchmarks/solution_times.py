@@ -242,8 +242,9 @@ def _rerender(args: argparse.Namespace, argv: list[str] | None, verdicts: dict[s
         header.pop()
     header.append(f"- judge column added afterwards: `python -m benchmarks.solution_times {' '.join(argv if argv is not None else sys.argv[1:])}`")
     text = render(rows, verdicts, header)
-    passed = sum(1 for v in verdicts.values() if v.get("passed"))
-    text += f"\nJudge verdicts: {passed} of {len(verdicts)} solutions passed.\n"
+    shown = [verdicts[t] for t in dict.fromkeys(r["task"] for r in rows) if t in verdicts]
+    passed = sum(1 for v in shown if v.get("passed"))
+    text += f"\nJudge verdicts: {passed} of the {len(shown)} tasks judged here passed.\n"
     Path(args.out).write_text(text)
     if [p.resolve() for p in paths] != [Path(args.out).with_suffix(".jsonl").resolve()]:
         Path(args.out).with_suffix(".jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
