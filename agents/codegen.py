@@ -1,0 +1,766 @@
+"""Rule-based code generation: a task's PyTorch reference, translated into a Triton kernel.
+
+The offline policy's honest, model-free way to write a kernel. It reads only what every method
+sees (the task's reference function, its inputs and shapes), never the task's own solution in
+knowledge_base/kernels/.
+
+How:
+1. Trace the reference into aten ops with `make_fx` and the core-aten decompositions, on inputs
+   for every CPU shape (real inputs, fake tracing: a reference that reads tensor values on the
+   host or branches on them fails here) and every GPU shape (fake inputs: no memory spent). The
+   op sequence must be the same for all of them; a number in the graph that changes with the
+   shape must be one the kernel can compute (N, 1/N, sqrt(N), ... of the row length N, or of
+   the element count n), else the kernel would be right at one shape only.
+2. Classify every tensor against the problem's shape D (the largest tensor's shape, N = D[-1]):
+   *full* (shape D), *row* (one value per row: D[:-1] or D[:-1] + (1,)), *col* ([N], broadcast
+   over rows), *scalar* (one element). The structure is
+   - pointwise: only full and scalar tensors, elementwise ops: one flat kernel;
+   - row: per-row and per-column tensors and/or reductions over the last dim: one program per
+     row (see `agents.codegen_emit` for the one-tile and looped kernels).
+   Anything else (matmul, convolution, indexing, scans, data movement, reductions over other
+   dims) raises NotSupported with the op or shape that stopped it.
+3. Translate op by op (`agents.codegen_ops`), in fp32, rounding where the reference holds a
+   value in fp16/bf16, and write the module (`agents.codegen_emit`). The result passes the
+   judge's static check, or generate raises NotSupported.
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+import re
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+from torch.fx import GraphModule, Node
+
+from agents import codegen_emit as emit
+from agents.codegen_ops import ELEMENTWISE, REDUCTIONS, NotSupported, literal, var_and_mean
+from benchmarks.task import Task
+
+__all__ = ["Generated", "NotSupported", "generate"]
+
+
+@dataclass
+class Generated:
+    source: str  # a complete candidate module (imports torch, triton, triton.language as tl)
+    structure: str  # "pointwise" or "row"
+    ops: list[str]  # the aten ops translated, in order (for logs)
+
+
+POINTWISE_DEFAULTS = {"BLOCK": 1024, "num_warps": 4}
+ROW_DEFAULTS = {"num_warps": 4, "MAX_BLOCK_N": 8192}
+
+# ops that only rename, reshape or broadcast a value (no data moves in a flat or per-row view)
+VIEWS = {
+    "view",
+    "_unsafe_view",
+    "reshape",
+    "expand",
+    "unsqueeze",
+    "squeeze",
+    "alias",
+    "clone",
+    "detach",
+    "lift_fresh_copy",
+    "contiguous",
+    "view_copy",
+    "expand_copy",
+    "unsqueeze_copy",
+    "squeeze_copy",
+    "alias_copy",
+    "slice",
+    "permute",
+}
+CONVERSIONS = {"_to_copy", "convert_element_type", "to"}
+CONSTANTS = {"full", "full_like", "scalar_tensor", "zeros", "ones", "zeros_like", "ones_like"}
+WHY_NOT: dict[str, str] = {
+    **dict.fromkeys(
+        ["mm", "bmm", "addmm", "baddbmm", "matmul", "_scaled_mm", "dot", "mv"], "a matrix multiply"
+    ),
+    **dict.fromkeys(["convolution", "conv2d", "conv1d"], "a convolution"),
+    **dict.fromkeys(
+        [
+            "index",
+            "index_select",
+            "gather",
+            "scatter",
+            "scatter_add",
+            "embedding",
+            "index_put",
+            "index_add",
+            "take",
+        ],
+        "indexing (a gather or scatter)",
+    ),
+    **dict.fromkeys(["cumsum", "cumprod", "logcumsumexp", "cummax"], "a scan"),
+    **dict.fromkeys(
+        ["sort", "topk", "argmax", "argmin", "max", "min", "unique"], "a sort or arg-reduction"
+    ),
+    **dict.fromkeys(
+        [
+            "cat",
+            "stack",
+            "flip",
+            "roll",
+            "constant_pad_nd",
+            "pixel_shuffle",
+            "copy_",
+            "select",
+            "split",
+            "split_with_sizes",
+            "transpose",
+            "t",
+        ],
+        "data movement (a view or copy that reorders elements)",
+    ),
+    **dict.fromkeys(["arange", "iota"], "an index ramp (arange)"),
+    **dict.fromkeys(["_local_scalar_dense", "item"], "a host read of a tensor value (.item())"),
+    **dict.fromkeys(
+        ["avg_pool2d", "max_pool2d_with_indices", "upsample_bilinear2d", "upsample_nearest2d"],
+        "pooling/resampling",
+    ),
+    **dict.fromkeys(
+        ["rand", "randn", "bernoulli", "rand_like", "randn_like", "normal"], "random numbers"
+    ),
+}
+_KINDS = ("full", "row", "col", "scalar")  # priority when a shape fits several
+
+
+# -- tracing ---------------------------------------------------------------------------------------
+
+
+def _trace_one(task: Task, dims: dict[str, int], fake_inputs: bool) -> GraphModule:
+    from torch._decomp import core_aten_decompositions
+    from torch._subclasses.fake_tensor import FakeTensorMode
+    from torch.fx.experimental.proxy_tensor import make_fx
+
+    gen = torch.Generator().manual_seed(0)
+    if fake_inputs:
+        with FakeTensorMode():
+            args = task.make_inputs(dims, "standard", gen)
+        mode = "real"  # already fake: make_fx traces through them
+    else:
+        args = task.make_inputs(dims, "standard", gen)
+        mode = "fake"  # a data-dependent reference fails here
+    fn = task.reference_for(dims)
+    return make_fx(fn, decomposition_table=core_aten_decompositions(), tracing_mode=mode)(*args)
+
+
+def trace(task: Task) -> list[GraphModule]:
+    """The reference traced at every CPU shape, then at every GPU shape that fake inputs allow."""
+    graphs = []
+    for shape in task.cpu_shapes:
+        try:
+            graphs.append(_trace_one(task, shape.dims, fake_inputs=False))
+        except NotSupported:
+            raise
+        except Exception as exc:
+            raise NotSupported(
+                f"tracing the reference at CPU shape {shape.name} failed "
+                f"({type(exc).__name__}: {_first_line(exc)}); data-dependent control flow or "
+                "host reads (.item(), .tolist()) cannot become one kernel"
+            ) from exc
+    for shape in task.shapes:
+        try:
+            graphs.append(_trace_one(task, shape.dims, fake_inputs=True))
+        except Exception:  # inputs that fake tensors cannot build: the CPU traces must do
+            continue
+    return graphs
+
+
+def _first_line(exc: Exception) -> str:
+    text = str(exc).strip().splitlines()
+    return text[0][:200] if text else ""
+
+
+def op_name(node: Node) -> str:
+    """'mul.Tensor' for aten.mul.Tensor; 'getitem' for operator.getitem."""
+    if node.target is operator.getitem:
+        return "getitem"
+    packet = getattr(node.target, "overloadpacket", None)
+    overload = getattr(node.target, "_overloadname", "")
+    if packet is None:
+        return str(getattr(node.target, "__name__", node.target))
+    return f"{packet.__name__}.{overload}"
+
+
+def _packet(node: Node) -> str:
+    return op_name(node).split(".")[0]
+
+
+def _calls(graph: GraphModule) -> list[Node]:
+    return [n for n in graph.graph.nodes if n.op == "call_function"]
+
+
+def check_same_ops(graphs: list[GraphModule]) -> list[str]:
+    """The op sequence, the same at every traced shape."""
+    seqs = [[op_name(n) for n in _calls(g)] for g in graphs]
+    for seq in seqs[1:]:
+        if seq != seqs[0]:
+            diff = next(
+                (i for i, (a, b) in enumerate(zip(seqs[0], seq, strict=False)) if a != b),
+                min(len(seq), len(seqs[0])),
+            )
+            raise NotSupported(
+                f"the reference runs different ops at different shapes (from op {diff}: "
+                f"{seqs[0][diff : diff + 3]} vs {seq[diff : diff + 3]}); one kernel cannot follow it"
+            )
+    return seqs[0]
+
+
+def check_ops_known(ops: list[str]) -> None:
+    for op in ops:
+        name = op.split(".")[0]
+        if name in WHY_NOT:
+            raise NotSupported(f"aten.{op} is {WHY_NOT[name]}: not a pointwise or row pattern")
+        known = ELEMENTWISE.keys() | REDUCTIONS.keys() | VIEWS | CONVERSIONS | CONSTANTS
+        if name not in known | {"var_mean", "getitem"}:
+            raise NotSupported(f"aten.{op} is not an op the generator translates")
+
+
+# -- shapes and kinds ------------------------------------------------------------------------------
+
+
+def _tensor_vals(node: Node) -> list[Any]:
+    val = node.meta.get("val")
+    vals = val if isinstance(val, tuple | list) else [val]
+    return [v for v in vals if isinstance(v, torch.Tensor)]
+
+
+def domain(graph: GraphModule) -> tuple[int, ...]:
+    """The problem's shape: the largest tensor's (all tensors of that size must share it)."""
+    shapes = {
+        tuple(v.shape)
+        for n in graph.graph.nodes
+        if n.op != "output" and (n.op != "placeholder" or n.users)
+        for v in _tensor_vals(n)
+    }
+    if not shapes:
+        raise NotSupported("the reference computes on no tensor")
+    size = max(math.prod(s) for s in shapes)
+    biggest = sorted(s for s in shapes if math.prod(s) == size)
+    if len(biggest) > 1:
+        raise NotSupported(
+            f"tensors of different shapes with the same size {biggest}: the reference reshapes or transposes"
+        )
+    return biggest[0]
+
+
+def shape_kinds(shape: tuple[int, ...], d: tuple[int, ...]) -> set[str]:
+    """Which kinds a tensor of `shape` can be in a problem of shape `d`."""
+    kinds = set()
+    if shape == d:
+        kinds.add("full")
+    if len(d) >= 2 and shape in (d[:-1], d[:-1] + (1,)):
+        kinds.add("row")
+    if (
+        d
+        and len(shape) <= len(d)
+        and shape
+        and shape[-1] == d[-1]
+        and all(s == 1 for s in shape[:-1])
+    ):
+        kinds.add("col")
+    if math.prod(shape) == 1 and len(shape) <= len(d):
+        kinds.add("scalar")
+    return kinds
+
+
+def node_kinds(graphs: list[GraphModule]) -> list[str | None]:
+    """For each node (by position), its kind at every traced shape; None for non-tensors."""
+    per_graph = [list(g.graph.nodes) for g in graphs]
+    domains = [domain(g) for g in graphs]
+    kinds: list[str | None] = []
+    for i, node in enumerate(per_graph[0]):
+        vals = _tensor_vals(node)
+        if node.op == "output" or not vals:
+            kinds.append(None)
+            continue
+        fits = set(_KINDS)
+        for nodes, d in zip(per_graph, domains, strict=True):
+            for v in _tensor_vals(nodes[i]):
+                fits &= shape_kinds(tuple(v.shape), d)
+        if not fits:
+            shapes = sorted({tuple(v.shape) for nodes in per_graph for v in _tensor_vals(nodes[i])})
+            raise NotSupported(
+                f"{_describe(node)} has shape {shapes[0]} in a problem of shape {domains[0]}: "
+                "neither the full shape, one value per row, a vector over the last dim, nor a scalar"
+            )
+        kinds.append(next(k for k in _KINDS if k in fits))
+    return kinds
+
+
+def _describe(node: Node) -> str:
+    return (
+        f"input {node.name}" if node.op == "placeholder" else f"the result of aten.{op_name(node)}"
+    )
+
+
+def _join(kinds: list[str]) -> str:
+    """The kind of an elementwise result of operands of these kinds (broadcasting)."""
+    ks = set(kinds) - {"scalar"}
+    if not ks:
+        return "scalar"
+    if "full" in ks or {"row", "col"} <= ks:
+        return "full"
+    return ks.pop()
+
+
+# -- the builder -----------------------------------------------------------------------------------
+
+
+class _Builder:
+    """Walks the graph of the first trace (the others, node for node, vouch for its numbers) and
+    builds the program of statements `codegen_emit` writes out."""
+
+    def __init__(self, task: Task, graphs: list[GraphModule], ops: list[str]) -> None:
+        self.task = task
+        self.graphs = graphs
+        self.per_graph = [list(g.graph.nodes) for g in graphs]
+        self.nodes = self.per_graph[0]
+        self.index = {n: i for i, n in enumerate(self.nodes)}
+        self.kinds = node_kinds(graphs)
+        self.domains = [domain(g) for g in graphs]
+        self.structure = self._structure()
+        self.values: dict[Node, tuple[str, torch.dtype]] = {}  # node -> (kernel text, dtype)
+        self.params = [
+            name
+            for name, p in task.signature().parameters.items()
+            if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+        ]
+        self.prog = emit.Program(
+            entry_point=task.entry_point,
+            structure=self.structure,
+            params=self.params,
+            primary="",
+            inputs=[],
+            stmts=[],
+            outputs=[],
+            ops=ops,
+        )
+        self.vars: set[str] = set()
+        self.tile_vars: set[str] = set()
+        self.counter = 0
+        self.taken = {f"{p}_ptr" for p in self.params}
+
+    def _structure(self) -> str:
+        reduces = any(
+            _packet(n) in REDUCTIONS or _packet(n) == "var_mean"
+            for n in self.nodes
+            if n.op == "call_function"
+        )
+        if reduces or any(k in ("row", "col") for k in self.kinds if k):
+            if len(self.domains[0]) < 2:
+                raise NotSupported(
+                    f"a reduction over the whole tensor (shape {self.domains[0]}): one program "
+                    "would do all the work; it needs a split reduction"
+                )
+            return "row"
+        return "pointwise"
+
+    # -- variables and statements
+    def fresh(self) -> str:
+        while f"v{self.counter}" in self.vars:
+            self.counter += 1
+        self.vars.add(f"v{self.counter}")
+        return f"v{self.counter}"
+
+    def deps(self, expr: str) -> tuple[str, ...]:
+        return tuple(w for w in dict.fromkeys(re.findall(r"[A-Za-z_]\w*", expr)) if w in self.vars)
+
+    def add(self, expr: str, tile: bool | None, note: str, reduce: str | None = None) -> str:
+        """A statement `v = expr`; a tile when `tile` says so or (None) when it reads a tile."""
+        deps = self.deps(expr)
+        if tile is None:
+            tile = reduce is None and any(d in self.tile_vars for d in deps)
+        target = self.fresh()
+        if tile:
+            self.tile_vars.add(target)
+        self.prog.stmts.append(emit.Stmt(target, expr, tile, deps, note, reduce))
+        return target
+
+    # -- numbers that must mean the same at every shape
+    def arg_at(self, g: int, node: Node, key: int | str, default: Any = None) -> Any:
+        other = self.per_graph[g][self.index[node]]
+        if isinstance(key, int):
+            return other.args[key] if key < len(other.args) else default
+        return other.kwargs.get(key, default)
+
+    def lit(self, node: Node, key: int | str, default: Any = None) -> Any:
+        values = [self.arg_at(g, node, key, default) for g in range(len(self.graphs))]
+        if any(v != values[0] or type(v) is not type(values[0]) for v in values):
+            raise NotSupported(
+                f"argument {key} of aten.{op_name(node)} changes with the shape: {values}"
+            )
+        return values[0]
+
+    def num(self, node: Node, key: int | str, default: Any = None) -> str:
+        values = [self.arg_at(g, node, key, default) for g in range(len(self.graphs))]
+        if all(v == values[0] and type(v) is type(values[0]) for v in values):
+            return literal(values[0])
+        for name, expr, of in self._candidates():
+            want = [of(d) for d in self.domains]
+            if all(
+                isinstance(v, int | float) and math.isclose(v, w, rel_tol=1e-6)
+                for v, w in zip(values, want, strict=True)
+            ):
+                if name not in ("N", "n"):
+                    self.prog.symbols[name] = expr
+                return name
+        raise NotSupported(
+            f"a number in aten.{op_name(node)} changes with the shape ({values}) and is not a size "
+            "the kernel knows (the row length N or the element count n)"
+        )
+
+    def _candidates(self) -> list[tuple[str, str, Any]]:
+        if self.structure == "pointwise":
+            return [("n", "n", math.prod), ("inv_n", "1.0 / n", lambda d: 1.0 / math.prod(d))]
+        return [
+            ("N", "N", lambda d: d[-1]),
+            ("inv_N", "1.0 / N", lambda d: 1.0 / d[-1]),
+            ("sqrt_N", "N ** 0.5", lambda d: d[-1] ** 0.5),
+            ("rsqrt_N", "N ** -0.5", lambda d: d[-1] ** -0.5),
+            ("N_minus_1", "N - 1", lambda d: d[-1] - 1),
+            ("inv_N_minus_1", "1.0 / (N - 1)", lambda d: 1.0 / max(d[-1] - 1, 1)),
+        ]
+
+    # -- walking the graph
+    def build(self) -> emit.Program:
+        placeholders = [n for n in self.nodes if n.op == "placeholder"]
+        if len(placeholders) != len(self.params):
+            raise NotSupported(
+                f"the reference takes {len(self.params)} parameters but traces into "
+                f"{len(placeholders)} inputs (a list or tuple argument)"
+            )
+        for node, name in zip(placeholders, self.params, strict=True):
+            self.input(node, name)
+        for node in self.nodes:
+            if node.op == "call_function":
+                self.call(node)
+            elif node.op == "output":
+                self.output(node)
+        full_inputs = [p.name for p in self.prog.inputs if p.kind == "full"]
+        if not full_inputs:
+            raise NotSupported(
+                "no input has the problem's full shape: the launcher could not size the output"
+            )
+        self.prog.primary = full_inputs[0]
+        self.prog.outputs = [
+            emit.Output(o.var, o.kind, o.dtype, o.shape.replace("{primary}", self.prog.primary))
+            for o in self.prog.outputs
+        ]
+        return self.prog
+
+    def input(self, node: Node, name: str) -> None:
+        if not node.users:
+            return
+        val = node.meta.get("val")
+        if not isinstance(val, torch.Tensor):
+            raise NotSupported(f"parameter {name} is used in the graph but is not a tensor")
+        if val.dtype not in emit.TL_DTYPES:
+            raise NotSupported(
+                f"parameter {name} has dtype {val.dtype}, which the generator does not load"
+            )
+        var = emit.safe_name(name, self.taken | self.vars)
+        self.vars.add(var)
+        kind = self.kinds[self.index[node]]
+        if kind in emit.TILE_KINDS:
+            self.tile_vars.add(var)
+        self.prog.inputs.append(emit.Param(name, var, kind, val.dtype))
+        self.values[node] = (var, val.dtype)
+
+    def call(self, node: Node) -> None:
+        name = _packet(node)
+        if name == "getitem":
+            return self.getitem(node)
+        if name in VIEWS:
+            return self.view(node)
+        if name in CONVERSIONS:
+            return self.convert(node)
+        if name in CONSTANTS:
+            return self.constant(node)
+        if name == "var_mean":
+            return self.var_mean(node)
+        self.compute(node, name)
+
+    def dtype_of(self, node: Node) -> torch.dtype:
+        val = node.meta["val"]
+        return val.dtype
+
+    def tile(self, node: Node) -> bool:
+        return self.kinds[self.index[node]] in emit.TILE_KINDS
+
+    def view(self, node: Node) -> None:
+        src = node.args[0]
+        k_in, k_out = self.kinds[self.index[src]], self.kinds[self.index[node]]
+        name = _packet(node)
+        same_shape = all(
+            tuple(nodes[self.index[node]].meta["val"].shape)
+            == tuple(nodes[self.index[src]].meta["val"].shape)
+            for nodes in self.per_graph
+        )
+        if name in ("slice", "permute") and not same_shape:
+            raise NotSupported(f"aten.{op_name(node)} reorders or drops elements (data movement)")
+        if name == "permute" and list(self.lit(node, 1)) != sorted(self.lit(node, 1)):
+            raise NotSupported(f"aten.{op_name(node)} reorders elements (a transpose)")
+        ok = (
+            k_in == k_out
+            or k_in == "scalar"
+            or (name in ("expand", "expand_copy") and _join([k_in, k_out]) == k_out)
+        )
+        if not ok:
+            raise NotSupported(
+                f"aten.{op_name(node)} turns a {k_in} tensor into a {k_out} one: data movement"
+            )
+        self.values[node] = self.values[src]
+
+    def convert(self, node: Node) -> None:
+        src = node.args[0]
+        expr, have = self.values[src]
+        want = self.lit(node, "dtype", None)
+        if want is None and len(node.args) > 1 and isinstance(node.args[1], torch.dtype):
+            want = node.args[1]
+        if want is None or want == have:
+            self.values[node] = (expr, have)
+            return
+        if want not in emit.TL_DTYPES:
+            raise NotSupported(
+                f"aten.{op_name(node)} converts to {want}, which the generator does not emit"
+            )
+        if want.is_floating_point:
+            if not have.is_floating_point:
+                expr = f"{expr}.to(tl.float32)"
+            elif want in (torch.float32, torch.float64):  # already held in fp32
+                self.values[node] = (expr, want)
+                return
+        elif want == torch.bool:
+            expr = f"{expr} != 0"
+        else:
+            expr = f"{expr}.to({emit.TL_DTYPES[want]})"
+        expr = _rounded(expr, want)
+        self.values[node] = (self.add(expr, self.tile(node), op_name(node)), want)
+
+    def constant(self, node: Node) -> None:
+        name = _packet(node)
+        dtype = self.dtype_of(node)
+        if name in ("full", "full_like"):
+            text = self.num(node, 1)
+        elif name == "scalar_tensor":
+            text = self.num(node, 0)
+        else:
+            text = "1" if name.startswith("ones") else "0"
+        if dtype.is_floating_point and re.fullmatch(r"\(?-?\d+\)?", text):
+            text = text.replace(")", ".0)") if text.endswith(")") else text + ".0"
+        if dtype == torch.bool:
+            text = "True" if text not in ("0", "0.0", "False") else "False"
+        self.values[node] = (text, dtype)
+
+    def getitem(self, node: Node) -> None:
+        src, index = node.args
+        parts = self.values.get(src)
+        if not isinstance(parts, list):
+            raise NotSupported(
+                f"getitem on aten.{op_name(src)}, which does not return a tuple the generator knows"
+            )
+        self.values[node] = parts[index]
+
+    def var_mean(self, node: Node) -> None:
+        call = _Call(self, node)
+        var, mean = var_and_mean(call)
+        dtype = self.dtype_of_index(node, 0)
+        v = self.add(_rounded(var, dtype), False, op_name(node) + " (var)")
+        self.values[node] = [(v, dtype), (mean, dtype)]  # type: ignore[assignment]
+
+    def dtype_of_index(self, node: Node, i: int) -> torch.dtype:
+        return node.meta["val"][i].dtype
+
+    def compute(self, node: Node, name: str) -> None:
+        operands = [a for a in node.args if isinstance(a, Node)]
+        k_out = self.kinds[self.index[node]]
+        if name in REDUCTIONS:
+            src = self.kinds[self.index[operands[0]]]
+            if src != "full" or (name not in ("_softmax", "_log_softmax") and k_out != "row"):
+                raise NotSupported(
+                    f"aten.{op_name(node)} reduces a {src} tensor to a {k_out} one; only reductions "
+                    "of the full tensor over its last dim are supported"
+                )
+            expr = REDUCTIONS[name](_Call(self, node))
+        else:
+            k_in = _join([self.kinds[self.index[a]] or "scalar" for a in operands])
+            if k_in != k_out:
+                raise NotSupported(
+                    f"aten.{op_name(node)} broadcasts {k_in} operands to a {k_out} result"
+                )
+            expr = ELEMENTWISE[name](_Call(self, node))
+        dtype = self.dtype_of(node)
+        self.values[node] = (self.add(_rounded(expr, dtype), self.tile(node), op_name(node)), dtype)
+
+    def output(self, node: Node) -> None:
+        result = node.args[0]
+        outs = list(result) if isinstance(result, tuple | list) else [result]
+        self.prog.tuple_output = isinstance(result, tuple | list)
+        for out in outs:
+            if not isinstance(out, Node) or out not in self.values:
+                raise NotSupported(
+                    f"the reference returns {out!r}, not a tensor the kernel computes"
+                )
+            kind = self.kinds[self.index[out]]
+            if kind not in ("full", "row") or (kind == "row" and self.structure != "row"):
+                raise NotSupported(
+                    f"the reference returns a {kind} tensor; outputs must be full-shape or one value per row"
+                )
+            expr, dtype = self.values[out]
+            if not re.fullmatch(r"[A-Za-z_]\w*", expr):
+                raise NotSupported("the reference returns a constant")
+            self.prog.outputs.append(emit.Output(expr, kind, dtype, self.out_shape(out, kind)))
+
+    def out_shape(self, out: Node, kind: str) -> str:
+        if kind == "full":
+            return "{primary}.shape"
+        forms = set()
+        for nodes, d in zip(self.per_graph, self.domains, strict=True):
+            shape = tuple(nodes[self.index[out]].meta["val"].shape)
+            forms.add("keepdim" if shape == d[:-1] + (1,) else "dropped")
+        if len(forms) > 1:
+            raise NotSupported(
+                "a per-row output whose shape keeps the last dim at some shapes only"
+            )
+        return "(*{primary}.shape[:-1], 1)" if forms == {"keepdim"} else "{primary}.shape[:-1]"
+
+
+def _rounded(expr: str, dtype: torch.dtype) -> str:
+    """The kernel holds floats in fp32; a value the reference holds in fp16/bf16 is rounded."""
+    if dtype in (torch.float16, torch.bfloat16):
+        return f"({expr}).to({emit.TL_DTYPES[dtype]}).to(tl.float32)"
+    return expr
+
+
+class _Call:
+    """One aten call as `codegen_ops` sees it (see codegen_ops.Call)."""
+
+    def __init__(self, builder: _Builder, node: Node) -> None:
+        self.b = builder
+        self.node = node
+        self.op = op_name(node)
+        val = node.meta["val"]
+        self.out_dtype = (val[0] if isinstance(val, tuple | list) else val).dtype
+        self.raw = (
+            _packet(node) in ("eq", "ne", "lt", "le", "gt", "ge", "where")
+            or not self.out_dtype.is_floating_point
+        )
+
+    def _arg(self, i: int) -> Any:
+        return self.node.args[i] if i < len(self.node.args) else None
+
+    def is_tensor(self, i: int) -> bool:
+        return isinstance(self._arg(i), Node)
+
+    def dtype(self, i: int) -> torch.dtype | None:
+        arg = self._arg(i)
+        return self.b.values[arg][1] if isinstance(arg, Node) else None
+
+    def x(self, i: int) -> str:
+        arg = self._arg(i)
+        if not isinstance(arg, Node):
+            return self.b.num(self.node, i)
+        expr, dtype = self.b.values[arg]
+        if not self.raw and not dtype.is_floating_point:
+            return f"{expr}.to(tl.float32)"
+        if (
+            _packet(self.node) == "where"
+            and i > 0
+            and self.out_dtype.is_floating_point
+            and not dtype.is_floating_point
+        ):
+            return f"{expr}.to(tl.float32)"
+        return expr
+
+    def lit(self, key: int | str, default: Any = None) -> Any:
+        return self.b.lit(self.node, key, default)
+
+    def num(self, key: int | str, default: Any = None) -> str:
+        return self.b.num(self.node, key, default)
+
+    def helper(self, name: str) -> None:
+        self.b.prog.helpers.add(name)
+
+    def let(self, expr: str) -> str:
+        return self.b.add(expr, None, self.op)
+
+    def reduce(self, how: str, expr: str) -> str:
+        return self.b.add(expr, False, self.op, reduce=how)
+
+    def reduce_dims(self, key: int | str) -> None:
+        for g in range(len(self.b.graphs)):
+            dims = self.b.arg_at(g, self.node, key)
+            src = self.b.per_graph[g][self.b.index[self.node.args[0]]]
+            ndim = src.meta["val"].dim()
+            dims = [dims] if isinstance(dims, int) else dims
+            if not dims or [d % ndim for d in dims] != [ndim - 1]:
+                raise NotSupported(
+                    f"aten.{self.op} reduces over dims {dims} of a {ndim}-d tensor; only the last dim is supported"
+                )
+
+
+# -- the module ------------------------------------------------------------------------------------
+
+
+def module_source(task: Task, prog: emit.Program) -> str:
+    stem = prog.entry_point.lstrip("_")
+    if prog.structure == "pointwise":
+        kernel = f"_{stem}_kernel"
+        kernels = [emit.pointwise_kernel(prog, kernel)]
+        launcher = emit.pointwise_launcher(prog, kernel, POINTWISE_DEFAULTS)
+        tunables = emit.POINTWISE_TUNABLES
+        shape_doc = (
+            "Structure: pointwise. The tensors are flattened; each program handles BLOCK contiguous\n"
+            "elements, the last block masked, with int64 offsets."
+        )
+    else:
+        one, looped = f"_{stem}_row_kernel", f"_{stem}_looped_kernel"
+        kernels = [emit.row_kernel(prog, one), emit.looped_row_kernel(prog, looped)]
+        launcher = emit.row_launcher(prog, one, looped, ROW_DEFAULTS)
+        tunables = emit.ROW_TUNABLES
+        shape_doc = (
+            "Structure: row. One program per row of the last dim (N columns). A row that fits in\n"
+            "MAX_BLOCK_N columns is one tile of next_power_of_2(N); reductions put their identity in\n"
+            "the masked lanes. A longer row is walked in tiles: one pass per reduction, one to store."
+        )
+    meta = {"tunables": tunables, "generated_by": "agents/codegen.py", "structure": prog.structure}
+    doc = (
+        f'"""{task.id}: generated from the task\'s PyTorch reference by agents/codegen.py.\n\n'
+        f"Reference ops (aten, in order): {', '.join(prog.ops)}.\n"
+        f"{shape_doc}\n"
+        "Numerics: fp32 inside the kernel; values the reference holds in fp16/bf16 are rounded where\n"
+        "it rounds them; one cast to the output dtype on store.\n"
+        f"Tunables: {', '.join(tunables)}.\n"
+        '"""\n'
+    )
+    head = (
+        f"{doc}\nimport torch\nimport triton\nimport triton.language as tl\n\nKB_META = {meta!r}\n"
+    )
+    parts = [head, *emit.helper_sources(prog.helpers), *kernels, launcher]
+    return "\n\n".join(p.rstrip("\n") + "\n" for p in parts)
+
+
+def generate(task: Task) -> Generated:
+    """A Triton candidate for `task`, translated from its reference. Raises NotSupported."""
+    if task.entry_kind != "function":
+        raise NotSupported(
+            f"task {task.id} has a class entry point ({task.entry_point}); the generator writes functions"
+        )
+    graphs = trace(task)
+    ops = check_same_ops(graphs)
+    check_ops_known(ops)
+    prog = _Builder(task, graphs, ops).build()
+    source = module_source(task, prog)
+    from benchmarks.static_check import check_task_candidate
+
+    verdict = check_task_candidate(source, task, filename=f"<generated for {task.id}>")
+    if not verdict.ok:
+        raise NotSupported(
+            f"the generated module fails the static check: {verdict.error_class}: {verdict.message}"
+        )
+    return Generated(source=source, structure=prog.structure, ops=ops)
