@@ -36,7 +36,15 @@ import torch
 from torch.fx import GraphModule, Node
 
 from agents import codegen_emit as emit
-from agents.codegen_ops import ELEMENTWISE, REDUCTIONS, NotSupported, literal, var_and_mean
+from agents import codegen_shapes as shp
+from agents.codegen_ops import (
+    BOOLEAN_RESULT,
+    ELEMENTWISE,
+    REDUCTIONS,
+    NotSupported,
+    literal,
+    var_and_mean,
+)
 from benchmarks.task import Task
 
 __all__ = ["Generated", "NotSupported", "generate"]
@@ -186,10 +194,6 @@ def op_name(node: Node) -> str:
     return f"{packet.__name__}.{overload}"
 
 
-def _packet(node: Node) -> str:
-    return op_name(node).split(".")[0]
-
-
 def _calls(graph: GraphModule) -> list[Node]:
     return [n for n in graph.graph.nodes if n.op == "call_function"]
 
@@ -220,95 +224,13 @@ def check_ops_known(ops: list[str]) -> None:
             raise NotSupported(f"aten.{op} is not an op the generator translates")
 
 
-# -- shapes and kinds ------------------------------------------------------------------------------
-
-
-def _tensor_vals(node: Node) -> list[Any]:
-    val = node.meta.get("val")
-    vals = val if isinstance(val, tuple | list) else [val]
-    return [v for v in vals if isinstance(v, torch.Tensor)]
-
-
-def domain(graph: GraphModule) -> tuple[int, ...]:
-    """The problem's shape: the largest tensor's (all tensors of that size must share it)."""
-    shapes = {
-        tuple(v.shape)
-        for n in graph.graph.nodes
-        if n.op != "output" and (n.op != "placeholder" or n.users)
-        for v in _tensor_vals(n)
-    }
-    if not shapes:
-        raise NotSupported("the reference computes on no tensor")
-    size = max(math.prod(s) for s in shapes)
-    biggest = sorted(s for s in shapes if math.prod(s) == size)
-    if len(biggest) > 1:
-        raise NotSupported(
-            f"tensors of different shapes with the same size {biggest}: the reference reshapes or transposes"
-        )
-    return biggest[0]
-
-
-def shape_kinds(shape: tuple[int, ...], d: tuple[int, ...]) -> set[str]:
-    """Which kinds a tensor of `shape` can be in a problem of shape `d`."""
-    kinds = set()
-    if shape == d:
-        kinds.add("full")
-    if len(d) >= 2 and shape in (d[:-1], d[:-1] + (1,)):
-        kinds.add("row")
-    if (
-        d
-        and len(shape) <= len(d)
-        and shape
-        and shape[-1] == d[-1]
-        and all(s == 1 for s in shape[:-1])
-    ):
-        kinds.add("col")
-    if math.prod(shape) == 1 and len(shape) <= len(d):
-        kinds.add("scalar")
-    return kinds
-
-
-def node_kinds(graphs: list[GraphModule]) -> list[str | None]:
-    """For each node (by position), its kind at every traced shape; None for non-tensors."""
-    per_graph = [list(g.graph.nodes) for g in graphs]
-    domains = [domain(g) for g in graphs]
-    kinds: list[str | None] = []
-    for i, node in enumerate(per_graph[0]):
-        vals = _tensor_vals(node)
-        if node.op == "output" or not vals:
-            kinds.append(None)
-            continue
-        fits = set(_KINDS)
-        for nodes, d in zip(per_graph, domains, strict=True):
-            for v in _tensor_vals(nodes[i]):
-                fits &= shape_kinds(tuple(v.shape), d)
-        if not fits:
-            shapes = sorted({tuple(v.shape) for nodes in per_graph for v in _tensor_vals(nodes[i])})
-            raise NotSupported(
-                f"{_describe(node)} has shape {shapes[0]} in a problem of shape {domains[0]}: "
-                "neither the full shape, one value per row, a vector over the last dim, nor a scalar"
-            )
-        kinds.append(next(k for k in _KINDS if k in fits))
-    return kinds
-
-
-def _describe(node: Node) -> str:
-    return (
-        f"input {node.name}" if node.op == "placeholder" else f"the result of aten.{op_name(node)}"
-    )
-
-
-def _join(kinds: list[str]) -> str:
-    """The kind of an elementwise result of operands of these kinds (broadcasting)."""
-    ks = set(kinds) - {"scalar"}
-    if not ks:
-        return "scalar"
-    if "full" in ks or {"row", "col"} <= ks:
-        return "full"
-    return ks.pop()
-
-
 # -- the builder -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Value:
+    expr: str  # a kernel variable or a literal
+    dtype: torch.dtype  # the reference's dtype for it
 
 
 class _Builder:
@@ -321,15 +243,20 @@ class _Builder:
         self.per_graph = [list(g.graph.nodes) for g in graphs]
         self.nodes = self.per_graph[0]
         self.index = {n: i for i, n in enumerate(self.nodes)}
-        self.kinds = node_kinds(graphs)
-        self.domains = [domain(g) for g in graphs]
+        self.domains = [shp.domain(g) for g in graphs]
+        self.kinds = shp.node_kinds(graphs, self.domains)
         self.structure = self._structure()
-        self.values: dict[Node, tuple[str, torch.dtype]] = {}  # node -> (kernel text, dtype)
         self.params = [
             name
             for name, p in task.signature().parameters.items()
             if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
         ]
+        self.placeholders = [n for n in self.nodes if n.op == "placeholder"]
+        if len(self.placeholders) != len(self.params):
+            raise NotSupported(
+                f"the reference takes {len(self.params)} parameters but traces into "
+                f"{len(self.placeholders)} inputs (a list or tuple argument)"
+            )
         self.prog = emit.Program(
             entry_point=task.entry_point,
             structure=self.structure,
@@ -340,18 +267,17 @@ class _Builder:
             outputs=[],
             ops=ops,
         )
+        self.values: dict[Node, _Value | list[_Value]] = {}
+        self.wide: dict[Node, emit.Param] = {}  # wide inputs (and views of them), read by slices
+        self.out_nodes: list[Node] = []
         self.vars: set[str] = set()
         self.tile_vars: set[str] = set()
         self.counter = 0
         self.taken = {f"{p}_ptr" for p in self.params}
 
     def _structure(self) -> str:
-        reduces = any(
-            _packet(n) in REDUCTIONS or _packet(n) == "var_mean"
-            for n in self.nodes
-            if n.op == "call_function"
-        )
-        if reduces or any(k in ("row", "col") for k in self.kinds if k):
+        reduces = any(shp.is_reduction(n) for n in self.nodes)
+        if reduces or any(k in ("row", "col", "wide") for k in self.kinds if k):
             if len(self.domains[0]) < 2:
                 raise NotSupported(
                     f"a reduction over the whole tensor (shape {self.domains[0]}): one program "
@@ -359,6 +285,20 @@ class _Builder:
                 )
             return "row"
         return "pointwise"
+
+    def kind(self, node: Node) -> str:
+        return self.kinds[self.index[node]] or "scalar"
+
+    def value(self, node: Node) -> _Value:
+        if node in self.wide:
+            raise NotSupported(
+                f"{shp.describe(node)} is used whole although its rows are not N long; only "
+                "slices of its last dim are supported"
+            )
+        val = self.values[node]
+        if isinstance(val, list):
+            raise NotSupported(f"{shp.describe(node)} is a tuple used as a tensor")
+        return val
 
     # -- variables and statements
     def fresh(self) -> str:
@@ -368,7 +308,8 @@ class _Builder:
         return f"v{self.counter}"
 
     def deps(self, expr: str) -> tuple[str, ...]:
-        return tuple(w for w in dict.fromkeys(re.findall(r"[A-Za-z_]\w*", expr)) if w in self.vars)
+        words = dict.fromkeys(re.findall(r"[A-Za-z_]\w*", expr))
+        return tuple(w for w in words if w in self.vars)
 
     def add(self, expr: str, tile: bool | None, note: str, reduce: str | None = None) -> str:
         """A statement `v = expr`; a tile when `tile` says so or (None) when it reads a tile."""
@@ -428,29 +369,14 @@ class _Builder:
 
     # -- walking the graph
     def build(self) -> emit.Program:
-        placeholders = [n for n in self.nodes if n.op == "placeholder"]
-        if len(placeholders) != len(self.params):
-            raise NotSupported(
-                f"the reference takes {len(self.params)} parameters but traces into "
-                f"{len(placeholders)} inputs (a list or tuple argument)"
-            )
-        for node, name in zip(placeholders, self.params, strict=True):
+        for node, name in zip(self.placeholders, self.params, strict=True):
             self.input(node, name)
         for node in self.nodes:
             if node.op == "call_function":
                 self.call(node)
             elif node.op == "output":
                 self.output(node)
-        full_inputs = [p.name for p in self.prog.inputs if p.kind == "full"]
-        if not full_inputs:
-            raise NotSupported(
-                "no input has the problem's full shape: the launcher could not size the output"
-            )
-        self.prog.primary = full_inputs[0]
-        self.prog.outputs = [
-            emit.Output(o.var, o.kind, o.dtype, o.shape.replace("{primary}", self.prog.primary))
-            for o in self.prog.outputs
-        ]
+        self.sizes()
         return self.prog
 
     def input(self, node: Node, name: str) -> None:
@@ -465,16 +391,22 @@ class _Builder:
             )
         var = emit.safe_name(name, self.taken | self.vars)
         self.vars.add(var)
-        kind = self.kinds[self.index[node]]
-        if kind in emit.TILE_KINDS:
+        param = emit.Param(name, var, self.kind(node), val.dtype)
+        self.prog.inputs.append(param)
+        if param.kind == "wide":
+            self.wide[node] = param
+            self.prog.symbols[f"{name}_row_stride"] = f"{name}.stride(-2)"
+            return
+        if param.kind in emit.TILE_KINDS:
             self.tile_vars.add(var)
-        self.prog.inputs.append(emit.Param(name, var, kind, val.dtype))
-        self.values[node] = (var, val.dtype)
+        self.values[node] = _Value(var, val.dtype)
 
     def call(self, node: Node) -> None:
-        name = _packet(node)
+        name = shp.packet(node)
         if name == "getitem":
             return self.getitem(node)
+        if name == "slice" and node.args[0] in self.wide:
+            return self.slice_wide(node)
         if name in VIEWS:
             return self.view(node)
         if name in CONVERSIONS:
@@ -486,44 +418,73 @@ class _Builder:
         self.compute(node, name)
 
     def dtype_of(self, node: Node) -> torch.dtype:
-        val = node.meta["val"]
-        return val.dtype
+        return shp.tensor_vals(node)[0].dtype
 
-    def tile(self, node: Node) -> bool:
-        return self.kinds[self.index[node]] in emit.TILE_KINDS
+    def same_shape(self, a: Node, b: Node) -> bool:
+        return all(
+            tuple(nodes[self.index[a]].meta["val"].shape)
+            == tuple(nodes[self.index[b]].meta["val"].shape)
+            for nodes in self.per_graph
+        )
 
     def view(self, node: Node) -> None:
         src = node.args[0]
-        k_in, k_out = self.kinds[self.index[src]], self.kinds[self.index[node]]
-        name = _packet(node)
-        same_shape = all(
-            tuple(nodes[self.index[node]].meta["val"].shape)
-            == tuple(nodes[self.index[src]].meta["val"].shape)
-            for nodes in self.per_graph
-        )
-        if name in ("slice", "permute") and not same_shape:
+        k_in, k_out = self.kind(src), self.kind(node)
+        name = shp.packet(node)
+        if name in ("slice", "permute") and not self.same_shape(node, src):
             raise NotSupported(f"aten.{op_name(node)} reorders or drops elements (data movement)")
         if name == "permute" and list(self.lit(node, 1)) != sorted(self.lit(node, 1)):
             raise NotSupported(f"aten.{op_name(node)} reorders elements (a transpose)")
-        ok = (
-            k_in == k_out
-            or k_in == "scalar"
-            or (name in ("expand", "expand_copy") and _join([k_in, k_out]) == k_out)
-        )
-        if not ok:
+        expands = name in ("expand", "expand_copy") and shp.join([k_in, k_out]) == k_out
+        if not (k_in == k_out or k_in == "scalar" or expands):
             raise NotSupported(
                 f"aten.{op_name(node)} turns a {k_in} tensor into a {k_out} one: data movement"
             )
-        self.values[node] = self.values[src]
+        if src in self.wide:
+            self.wide[node] = self.wide[src]
+        else:
+            self.values[node] = self.value(src)
+
+    def slice_wide(self, node: Node) -> None:
+        """A slice of a wide input's last dim: a strided load of N columns."""
+        param = self.wide[node.args[0]]
+        for g, nodes in enumerate(self.per_graph):
+            ndim = nodes[self.index[node]].meta["val"].dim()
+            if self.arg_at(g, node, 1, 0) % ndim != ndim - 1:
+                raise NotSupported(
+                    f"aten.{op_name(node)} slices input {param.name} along a dim other than the last"
+                )
+        if self.kind(node) != "full":
+            raise NotSupported(f"a slice of input {param.name} that is not N columns wide")
+        start, step = self.num(node, 2, 0), self.lit(node, 4, 1)
+        if start in ("None", "0"):
+            start = "0"
+        cols = "cols" if step == 1 else f"cols * {literal(step)}"
+        offset = f"row * {param.name}_row_stride" + ("" if start == "0" else f" + {start}")
+        other = "0.0" if param.dtype.is_floating_point else "0"
+        expr = f"tl.load({param.name}_ptr + {offset} + {cols}, mask=mask, other={other})"
+        if param.dtype.is_floating_point:
+            expr += ".to(tl.float32)"
+        self.values[node] = _Value(self.add(expr, True, op_name(node)), param.dtype)
 
     def convert(self, node: Node) -> None:
         src = node.args[0]
-        expr, have = self.values[src]
         want = self.lit(node, "dtype", None)
         if want is None and len(node.args) > 1 and isinstance(node.args[1], torch.dtype):
             want = node.args[1]
+        if src in self.wide:
+            if (
+                want is None
+                or want == self.wide[src].dtype
+                or want in (torch.float32, torch.float64)
+            ):
+                self.wide[node] = self.wide[src]  # loads convert to fp32 anyway
+                return
+            raise NotSupported(f"aten.{op_name(node)} rounds a whole wide input")
+        value = self.value(src)
+        expr, have = value.expr, value.dtype
         if want is None or want == have:
-            self.values[node] = (expr, have)
+            self.values[node] = value
             return
         if want not in emit.TL_DTYPES:
             raise NotSupported(
@@ -533,17 +494,17 @@ class _Builder:
             if not have.is_floating_point:
                 expr = f"{expr}.to(tl.float32)"
             elif want in (torch.float32, torch.float64):  # already held in fp32
-                self.values[node] = (expr, want)
+                self.values[node] = _Value(expr, want)
                 return
         elif want == torch.bool:
             expr = f"{expr} != 0"
         else:
             expr = f"{expr}.to({emit.TL_DTYPES[want]})"
         expr = _rounded(expr, want)
-        self.values[node] = (self.add(expr, self.tile(node), op_name(node)), want)
+        self.values[node] = _Value(self.add(expr, None, op_name(node)), want)
 
     def constant(self, node: Node) -> None:
-        name = _packet(node)
+        name = shp.packet(node)
         dtype = self.dtype_of(node)
         if name in ("full", "full_like"):
             text = self.num(node, 1)
@@ -551,51 +512,52 @@ class _Builder:
             text = self.num(node, 0)
         else:
             text = "1" if name.startswith("ones") else "0"
-        if dtype.is_floating_point and re.fullmatch(r"\(?-?\d+\)?", text):
-            text = text.replace(")", ".0)") if text.endswith(")") else text + ".0"
         if dtype == torch.bool:
-            text = "True" if text not in ("0", "0.0", "False") else "False"
-        self.values[node] = (text, dtype)
+            text = "False" if text in ("0", "0.0", "False") else "True"
+        elif dtype.is_floating_point and re.fullmatch(r"\d+", text):
+            text += ".0"
+        self.values[node] = _Value(text, dtype)
 
     def getitem(self, node: Node) -> None:
         src, index = node.args
         parts = self.values.get(src)
         if not isinstance(parts, list):
-            raise NotSupported(
-                f"getitem on aten.{op_name(src)}, which does not return a tuple the generator knows"
-            )
+            raise NotSupported(f"getitem on {shp.describe(src)}, which is not a tuple it knows")
         self.values[node] = parts[index]
 
     def var_mean(self, node: Node) -> None:
-        call = _Call(self, node)
-        var, mean = var_and_mean(call)
-        dtype = self.dtype_of_index(node, 0)
-        v = self.add(_rounded(var, dtype), False, op_name(node) + " (var)")
-        self.values[node] = [(v, dtype), (mean, dtype)]  # type: ignore[assignment]
+        self.check_reduction(node, "var_mean")
+        var, mean = var_and_mean(_Call(self, node))
+        dtypes = [v.dtype for v in shp.tensor_vals(node)]
+        v = self.add(_rounded(var, dtypes[0]), False, op_name(node))
+        m = self.add(_rounded(mean, dtypes[1]), False, op_name(node))
+        self.values[node] = [_Value(v, dtypes[0]), _Value(m, dtypes[1])]
 
-    def dtype_of_index(self, node: Node, i: int) -> torch.dtype:
-        return node.meta["val"][i].dtype
+    def check_reduction(self, node: Node, name: str) -> None:
+        src, out = self.kind(node.args[0]), self.kind(node)
+        if src != "full" or out != ("full" if name in ("_softmax", "_log_softmax") else "row"):
+            raise NotSupported(
+                f"aten.{op_name(node)} reduces a {src} tensor to a {out} one; only reductions of "
+                "the full tensor over its last dim are supported"
+            )
 
     def compute(self, node: Node, name: str) -> None:
-        operands = [a for a in node.args if isinstance(a, Node)]
-        k_out = self.kinds[self.index[node]]
         if name in REDUCTIONS:
-            src = self.kinds[self.index[operands[0]]]
-            if src != "full" or (name not in ("_softmax", "_log_softmax") and k_out != "row"):
-                raise NotSupported(
-                    f"aten.{op_name(node)} reduces a {src} tensor to a {k_out} one; only reductions "
-                    "of the full tensor over its last dim are supported"
-                )
+            self.check_reduction(node, name)
             expr = REDUCTIONS[name](_Call(self, node))
         else:
-            k_in = _join([self.kinds[self.index[a]] or "scalar" for a in operands])
+            operands = [a for a in node.args if isinstance(a, Node)]
+            k_in, k_out = shp.join([self.kind(a) for a in operands]), self.kind(node)
             if k_in != k_out:
                 raise NotSupported(
                     f"aten.{op_name(node)} broadcasts {k_in} operands to a {k_out} result"
                 )
             expr = ELEMENTWISE[name](_Call(self, node))
         dtype = self.dtype_of(node)
-        self.values[node] = (self.add(_rounded(expr, dtype), self.tile(node), op_name(node)), dtype)
+        expr = _rounded(expr, dtype)
+        if not re.fullmatch(r"[A-Za-z_]\w*", expr):  # a bare variable needs no statement
+            expr = self.add(expr, self.kind(node) in emit.TILE_KINDS, op_name(node))
+        self.values[node] = _Value(expr, dtype)
 
     def output(self, node: Node) -> None:
         result = node.args[0]
@@ -603,36 +565,57 @@ class _Builder:
         self.prog.tuple_output = isinstance(result, tuple | list)
         for out in outs:
             if not isinstance(out, Node) or out not in self.values:
-                raise NotSupported(
-                    f"the reference returns {out!r}, not a tensor the kernel computes"
-                )
-            kind = self.kinds[self.index[out]]
+                raise NotSupported(f"the reference returns {out!r}, not a tensor it computes")
+            kind = self.kind(out)
             if kind not in ("full", "row") or (kind == "row" and self.structure != "row"):
                 raise NotSupported(
-                    f"the reference returns a {kind} tensor; outputs must be full-shape or one value per row"
+                    f"the reference returns a {kind} tensor; outputs must have the full size "
+                    "or one value per row"
                 )
-            expr, dtype = self.values[out]
-            if not re.fullmatch(r"[A-Za-z_]\w*", expr):
+            value = self.value(out)
+            if not re.fullmatch(r"[A-Za-z_]\w*", value.expr):
                 raise NotSupported("the reference returns a constant")
-            self.prog.outputs.append(emit.Output(expr, kind, dtype, self.out_shape(out, kind)))
+            self.prog.outputs.append(emit.Output(value.expr, kind, value.dtype, ""))
+            self.out_nodes.append(out)
 
-    def out_shape(self, out: Node, kind: str) -> str:
-        if kind == "full":
-            return "{primary}.shape"
-        forms = set()
-        for nodes, d in zip(self.per_graph, self.domains, strict=True):
-            shape = tuple(nodes[self.index[out]].meta["val"].shape)
-            forms.add("keepdim" if shape == d[:-1] + (1,) else "dropped")
-        if len(forms) > 1:
-            raise NotSupported(
-                "a per-row output whose shape keeps the last dim at some shapes only"
-            )
-        return "(*{primary}.shape[:-1], 1)" if forms == {"keepdim"} else "{primary}.shape[:-1]"
+    def sizes(self) -> None:
+        """The launcher's expressions for N (row structure) and the outputs' shapes."""
+        tensors = [p.name for p in self.prog.inputs]
+        if not tensors:
+            raise NotSupported("the reference reads no tensor input")
+        self.prog.primary = tensors[0]
+        fulls = [p.name for p in self.prog.inputs if p.kind == "full"]
+        order = fulls + [p for p in tensors if p not in fulls]
+        order += [
+            p
+            for p, n in zip(self.params, self.placeholders, strict=True)
+            if p not in order and isinstance(n.meta.get("val"), torch.Tensor)
+        ]
+        shapes = [
+            {
+                p: tuple(nodes[self.index[n]].meta["val"].shape)
+                for p, n in zip(self.params, self.placeholders, strict=True)
+                if p in order
+            }
+            for nodes in self.per_graph
+        ]
+        sizes = shp.Sizes(shapes, order)
+        last = None
+        if self.structure == "row":
+            n_values = [d[-1] for d in self.domains]
+            self.prog.width = sizes.dim(n_values)
+            last = ("N", n_values)
+        outs = []
+        for out, o in zip(self.out_nodes, self.prog.outputs, strict=True):
+            shapes_t = [tuple(nodes[self.index[out]].meta["val"].shape) for nodes in self.per_graph]
+            outs.append(emit.Output(o.var, o.kind, o.dtype, sizes.shape(shapes_t, last)))
+        self.prog.outputs = outs
 
 
 def _rounded(expr: str, dtype: torch.dtype) -> str:
-    """The kernel holds floats in fp32; a value the reference holds in fp16/bf16 is rounded."""
-    if dtype in (torch.float16, torch.bfloat16):
+    """The kernel holds floats in fp32; a value the reference holds in a narrower float type
+    (fp16, bf16, fp8) is rounded to it."""
+    if dtype.is_floating_point and dtype.itemsize < 4:
         return f"({expr}).to({emit.TL_DTYPES[dtype]}).to(tl.float32)"
     return expr
 
@@ -644,12 +627,10 @@ class _Call:
         self.b = builder
         self.node = node
         self.op = op_name(node)
-        val = node.meta["val"]
-        self.out_dtype = (val[0] if isinstance(val, tuple | list) else val).dtype
-        self.raw = (
-            _packet(node) in ("eq", "ne", "lt", "le", "gt", "ge", "where")
-            or not self.out_dtype.is_floating_point
-        )
+        self.out_dtype = shp.tensor_vals(node)[0].dtype
+        name = shp.packet(node)
+        # integer and boolean operands are read as fp32 when the result is floating
+        self.to_float = self.out_dtype.is_floating_point and name not in BOOLEAN_RESULT
 
     def _arg(self, i: int) -> Any:
         return self.node.args[i] if i < len(self.node.args) else None
@@ -659,23 +640,18 @@ class _Call:
 
     def dtype(self, i: int) -> torch.dtype | None:
         arg = self._arg(i)
-        return self.b.values[arg][1] if isinstance(arg, Node) else None
+        return self.b.value(arg).dtype if isinstance(arg, Node) else None
 
     def x(self, i: int) -> str:
         arg = self._arg(i)
         if not isinstance(arg, Node):
             return self.b.num(self.node, i)
-        expr, dtype = self.b.values[arg]
-        if not self.raw and not dtype.is_floating_point:
-            return f"{expr}.to(tl.float32)"
-        if (
-            _packet(self.node) == "where"
-            and i > 0
-            and self.out_dtype.is_floating_point
-            and not dtype.is_floating_point
-        ):
-            return f"{expr}.to(tl.float32)"
-        return expr
+        value = self.b.value(arg)
+        if self.to_float and not value.dtype.is_floating_point:
+            if shp.packet(self.node) == "where" and i == 0:
+                return value.expr
+            return f"{value.expr}.to(tl.float32)"
+        return value.expr
 
     def lit(self, key: int | str, default: Any = None) -> Any:
         return self.b.lit(self.node, key, default)
@@ -700,7 +676,8 @@ class _Call:
             dims = [dims] if isinstance(dims, int) else dims
             if not dims or [d % ndim for d in dims] != [ndim - 1]:
                 raise NotSupported(
-                    f"aten.{self.op} reduces over dims {dims} of a {ndim}-d tensor; only the last dim is supported"
+                    f"aten.{self.op} reduces over dims {dims} of a {ndim}-d tensor; only the "
+                    "last dim is supported"
                 )
 
 

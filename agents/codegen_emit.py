@@ -36,6 +36,8 @@ TL_DTYPES: dict[torch.dtype, str] = {
     torch.int64: "tl.int64",
     torch.uint8: "tl.uint8",
     torch.bool: "tl.int1",
+    torch.float8_e4m3fn: "tl.float8e4nv",
+    torch.float8_e5m2: "tl.float8e5",
 }
 
 POINTWISE_TUNABLES = {"BLOCK": [256, 512, 1024, 2048, 4096], "num_warps": [2, 4, 8]}
@@ -74,7 +76,7 @@ class Param:
 
     name: str  # the entry point's parameter
     var: str  # the kernel variable holding its loaded value
-    kind: str  # "full" | "col" | "row" | "scalar"
+    kind: str  # "full" | "col" | "row" | "scalar" | "wide" (read by slice statements, not loaded)
     dtype: torch.dtype
 
 
@@ -111,6 +113,7 @@ class Program:
     symbols: dict[str, str] = field(default_factory=dict)  # kernel arg -> launcher expression
     helpers: set[str] = field(default_factory=set)
     tuple_output: bool = False  # the reference returns a tuple (even of one tensor)
+    width: str = ""  # row structure: the launcher's expression for N
 
 
 def safe_name(name: str, taken: set[str]) -> str:
@@ -231,7 +234,7 @@ def row_kernel(prog: Program, name: str) -> str:
         "cols = tl.arange(0, BLOCK_N)",
         "mask = cols < N",
     ]
-    body += [_load(p, "row") for p in prog.inputs]
+    body += [_load(p, "row") for p in prog.inputs if p.kind != "wide"]
     body += [_stmt_line(s) for s in prog.stmts]
     body += [_store(o, i, "row") for i, o in enumerate(prog.outputs)]
     head = f"@triton.jit\ndef {name}({_signature(prog, ['N'], ['BLOCK_N'])}):\n"
@@ -271,8 +274,9 @@ def _loop(prog: Program, need: set[str], done: set[str]) -> list[str]:
 def looped_row_kernel(prog: Program, name: str) -> str:
     """One program per row, the row in tiles of BLOCK_N: one loop per reduction, one to store."""
     body = ["row = tl.program_id(0).to(tl.int64)", "base = row * N"]
-    done = {p.var for p in prog.inputs if p.kind not in TILE_KINDS}
-    body += [_load(p, "row") for p in prog.inputs if p.kind not in TILE_KINDS]
+    per_row = [p for p in prog.inputs if p.kind in ("row", "scalar")]
+    done = {p.var for p in per_row}
+    body += [_load(p, "row") for p in per_row]
     pending = [s for s in prog.stmts if not s.tile]
 
     def emit_ready() -> None:
@@ -369,14 +373,11 @@ def row_launcher(prog: Program, one_pass: str, looped: str, tunables: dict[str, 
             f"MAX_BLOCK_N: int = {tunables['MAX_BLOCK_N']}",
         ]
     )
+    rows = "out0.numel()" if prog.outputs[0].kind == "row" else "out0.numel() // N"
     body = [f"{p.name} = {p.name}.contiguous()" for p in prog.inputs]
+    body += [f"N = {prog.width}"]
     body += _allocations(prog)
-    body += [
-        f"N = {prog.primary}.shape[-1]",
-        f"R = {prog.primary}.numel() // N if N else 0",
-        "if R == 0:",
-        f"    return {_returns(prog)}",
-    ]
+    body += ["if N == 0 or out0.numel() == 0:", f"    return {_returns(prog)}", f"R = {rows}"]
     body += [f"{name} = {expr}" for name, expr in prog.symbols.items()]
     body += [
         "BLOCK_N = triton.next_power_of_2(N)",

@@ -128,6 +128,8 @@ def _clamp_bounds(c: Call, x: str, lo: str | None, hi: str | None) -> str:
     # where(x < lo, lo, x) keeps NaN, as torch.clamp does
     if lo is not None:
         x = f"tl.where({x} < {lo}, {lo}, {x})"
+        if hi is not None:
+            x = c.let(x)
     if hi is not None:
         x = f"tl.where({x} > {hi}, {hi}, {x})"
     return x

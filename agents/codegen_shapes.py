@@ -1,0 +1,170 @@
+"""Shapes for `agents.codegen`: what the kernel iterates over, what each tensor is to it, and how
+the launcher computes sizes from its inputs.
+
+The problem's shape D is the largest of the reference's outputs and of the tensors it reduces;
+N = D[-1] is the row length, R = numel(D) / N the number of rows. Against D every tensor is one
+of these kinds (decided at every traced shape; a tensor must be the same kind at all of them):
+
+- full:   numel(D) elements in row-major order (D itself, or a view of it: the kernel reads every
+          full tensor flat, element r * N + c);
+- row:    one value per row (shape D[:-1] or D[:-1] + (1,));
+- col:    one value per column ([N], or [1, ..., 1, N]), broadcast over the rows;
+- scalar: one element;
+- wide:   an input with D's rows and another row length ([R, 2N] split in halves, say): read only
+          through slices of its last dim.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import torch
+from torch.fx import GraphModule, Node
+
+from agents.codegen_ops import REDUCTIONS, NotSupported
+
+KINDS = ("full", "row", "col", "scalar", "wide")  # priority when a shape fits several
+
+
+def tensor_vals(node: Node) -> list[Any]:
+    val = node.meta.get("val")
+    vals = val if isinstance(val, tuple | list) else [val]
+    return [v for v in vals if isinstance(v, torch.Tensor)]
+
+
+def packet(node: Node) -> str:
+    """The aten op's name without overload ('mul' for aten.mul.Tensor)."""
+    p = getattr(node.target, "overloadpacket", None)
+    return p.__name__ if p is not None else str(getattr(node.target, "__name__", node.target))
+
+
+def is_reduction(node: Node) -> bool:
+    return node.op == "call_function" and (packet(node) in REDUCTIONS or packet(node) == "var_mean")
+
+
+def domain(graph: GraphModule) -> tuple[int, ...]:
+    """The shape the kernel iterates over: the largest tensor reduced (its last dim is the row),
+    or without reductions the largest output."""
+    nodes = list(graph.graph.nodes)
+    reduced = [n.args[0] for n in nodes if is_reduction(n) and isinstance(n.args[0], Node)]
+    out = nodes[-1].args[0]
+    outs = [n for n in (out if isinstance(out, tuple | list) else [out]) if isinstance(n, Node)]
+    shapes = {tuple(v.shape) for n in (reduced or outs) for v in tensor_vals(n)}
+    if not shapes:
+        raise NotSupported("the reference returns no tensor")
+    size = max(math.prod(s) for s in shapes)
+    biggest = sorted(s for s in shapes if math.prod(s) == size)
+    if len(biggest) > 1:
+        what = "reduced tensors" if reduced else "outputs"
+        raise NotSupported(f"{what} of different shapes with the same size {biggest}")
+    return biggest[0]
+
+
+def shape_kinds(shape: tuple[int, ...], d: tuple[int, ...]) -> set[str]:
+    """Which kinds a tensor of `shape` can be in a problem of shape `d`."""
+    kinds = set()
+    if math.prod(shape) == math.prod(d):
+        kinds.add("full")
+    if len(d) >= 2 and shape in (d[:-1], d[:-1] + (1,)):
+        kinds.add("row")
+    if d and shape and shape[-1] == d[-1] and all(s == 1 for s in shape[:-1]):
+        kinds.add("col")
+    if math.prod(shape) == 1:
+        kinds.add("scalar")
+    if len(d) >= 2 and len(shape) == len(d) and shape[:-1] == d[:-1] and shape[-1] != d[-1]:
+        kinds.add("wide")
+    return kinds
+
+
+def node_kinds(graphs: list[GraphModule], domains: list[tuple[int, ...]]) -> list[str | None]:
+    """For each node (by position), the one kind it has at every traced shape; None for
+    non-tensors. Raises NotSupported for a tensor that fits no kind."""
+    per_graph = [list(g.graph.nodes) for g in graphs]
+    kinds: list[str | None] = []
+    for i, node in enumerate(per_graph[0]):
+        if node.op == "output" or not tensor_vals(node):
+            kinds.append(None)
+            continue
+        fits = set(KINDS)
+        for nodes, d in zip(per_graph, domains, strict=True):
+            for v in tensor_vals(nodes[i]):
+                fits &= shape_kinds(tuple(v.shape), d)
+        if not fits:
+            shape = tuple(tensor_vals(node)[0].shape)
+            raise NotSupported(
+                f"{describe(node)} has shape {shape} in a problem of shape {domains[0]}: neither "
+                "the full size, one value per row, a vector over the last dim, nor a scalar"
+            )
+        kinds.append(next(k for k in KINDS if k in fits))
+    return kinds
+
+
+def describe(node: Node) -> str:
+    if node.op == "placeholder":
+        return f"input {node.name.removesuffix('_1')}"
+    return f"the result of aten.{packet(node)}"
+
+
+def join(kinds: list[str]) -> str:
+    """The kind of an elementwise result of operands of these kinds (broadcasting)."""
+    ks = set(kinds) - {"scalar"}
+    if not ks:
+        return "scalar"
+    if "full" in ks or {"row", "col"} <= ks:
+        return "full"
+    return ks.pop()
+
+
+# -- sizes the launcher computes -------------------------------------------------------------------
+
+
+class Sizes:
+    """Expressions for sizes in terms of the entry point's tensor parameters, checked at every
+    traced shape. `shapes[t][name]` is parameter `name`'s shape in trace t."""
+
+    def __init__(self, shapes: list[dict[str, tuple[int, ...]]], order: list[str]) -> None:
+        self.shapes = shapes
+        self.order = order  # parameters to try first
+
+    def dim(self, values: list[int]) -> str:
+        """An expression equal to values[t] in every trace t."""
+        for name in self.order:
+            ndim = len(self.shapes[0][name])
+            for j in reversed(range(ndim)):
+                dims = [s[name][j] if len(s[name]) == ndim else -1 for s in self.shapes]
+                ref = f"{name}.shape[{-1 if j == ndim - 1 else j}]"
+                if dims == values:
+                    return ref
+                if all(v > 0 for v in values) and dims[0] % values[0] == 0:
+                    k = dims[0] // values[0]
+                    if k > 1 and all(d == v * k for d, v in zip(dims, values, strict=True)):
+                        return f"{ref} // {k}"
+        if all(v == values[0] for v in values):
+            return str(values[0])
+        raise NotSupported(f"a size ({values} at the traced shapes) is no input's dimension")
+
+    def shape(self, shapes: list[tuple[int, ...]], last: tuple[str, list[int]] | None) -> str:
+        """An expression for a tensor shape that is shapes[t] in trace t. `last`: (name, values)
+        of a size the launcher already holds (N), used for a dimension equal to it."""
+        for name in self.order:
+            if all(s[name] == shp for s, shp in zip(self.shapes, shapes, strict=True)):
+                return f"{name}.shape"
+        ndim = len(shapes[0])
+        if any(len(s) != ndim for s in shapes):
+            raise NotSupported("an output whose number of dims changes with the shape")
+        dims = []
+        for j in range(ndim):
+            values = [s[j] for s in shapes]
+            dims.append(last[0] if last and values == last[1] else self.dim(values))
+        for name in self.order:
+            lead = self.shapes[0][name][:-1]
+            if (
+                ndim >= 2
+                and len(lead) == ndim - 1
+                and all(
+                    s[name][:-1] == shp[:-1] for s, shp in zip(self.shapes, shapes, strict=True)
+                )
+            ):
+                return f"(*{name}.shape[:-1], {dims[-1]})"
+        return "(" + ", ".join(dims) + ("," if ndim == 1 else "") + ")"
