@@ -103,9 +103,8 @@ WHY_NOT: dict[str, str] = {
         "indexing (a gather or scatter)",
     ),
     **dict.fromkeys(["cumsum", "cumprod", "logcumsumexp", "cummax"], "a scan"),
-    **dict.fromkeys(
-        ["sort", "topk", "argmax", "argmin", "max", "min", "unique"], "a sort or arg-reduction"
-    ),
+    **dict.fromkeys(["sort", "topk", "argmax", "argmin", "unique"], "a sort or arg-reduction"),
+    **dict.fromkeys(["max", "min"], "a max/min with indices or over the whole tensor"),
     **dict.fromkeys(
         [
             "cat",
