@@ -38,7 +38,6 @@ from torch.fx import GraphModule, Node
 from agents import codegen_emit as emit
 from agents import codegen_shapes as shp
 from agents.codegen_ops import (
-    BOOLEAN_RESULT,
     ELEMENTWISE,
     REDUCTIONS,
     NotSupported,
@@ -123,6 +122,10 @@ WHY_NOT: dict[str, str] = {
         "data movement (a view or copy that reorders elements)",
     ),
     **dict.fromkeys(["arange", "iota"], "an index ramp (arange)"),
+    **dict.fromkeys(
+        ["empty", "empty_permuted", "empty_strided"],
+        "a buffer filled piece by piece (empty + copy_)",
+    ),
     **dict.fromkeys(["_local_scalar_dense", "item"], "a host read of a tensor value (.item())"),
     **dict.fromkeys(
         ["avg_pool2d", "max_pool2d_with_indices", "upsample_bilinear2d", "upsample_nearest2d"],
@@ -138,12 +141,12 @@ _KINDS = ("full", "row", "col", "scalar")  # priority when a shape fits several
 # -- tracing ---------------------------------------------------------------------------------------
 
 
-def _trace_one(task: Task, dims: dict[str, int], fake_inputs: bool) -> GraphModule:
+def _trace_one(task: Task, dims: dict[str, int], fake_inputs: bool, seed: int = 0) -> GraphModule:
     from torch._decomp import core_aten_decompositions
     from torch._subclasses.fake_tensor import FakeTensorMode
     from torch.fx.experimental.proxy_tensor import make_fx
 
-    gen = torch.Generator().manual_seed(0)
+    gen = torch.Generator().manual_seed(seed)
     if fake_inputs:
         with FakeTensorMode():
             args = task.make_inputs(dims, "standard", gen)
@@ -156,13 +159,14 @@ def _trace_one(task: Task, dims: dict[str, int], fake_inputs: bool) -> GraphModu
 
 
 def trace(task: Task) -> list[GraphModule]:
-    """The reference traced at every CPU shape, then at every GPU shape that fake inputs allow."""
+    """The reference traced at every CPU shape, once more at the first with other inputs (a
+    number drawn from the inputs must not be baked into the kernel), then at every GPU shape
+    that fake inputs allow."""
     graphs = []
-    for shape in task.cpu_shapes:
+    runs = [(shape, 0) for shape in task.cpu_shapes] + [(task.cpu_shapes[0], 1)]
+    for shape, seed in runs:
         try:
-            graphs.append(_trace_one(task, shape.dims, fake_inputs=False))
-        except NotSupported:
-            raise
+            graphs.append(_trace_one(task, shape.dims, fake_inputs=False, seed=seed))
         except Exception as exc:
             raise NotSupported(
                 f"tracing the reference at CPU shape {shape.name} failed "
@@ -250,6 +254,9 @@ class _Builder:
             for name, p in task.signature().parameters.items()
             if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
         ]
+        clash = emit.launcher_clash(self.params)
+        if clash:
+            raise NotSupported(f"parameter {clash!r} has a name the generated launcher uses itself")
         self.placeholders = [n for n in self.nodes if n.op == "placeholder"]
         if len(self.placeholders) != len(self.params):
             raise NotSupported(
@@ -332,7 +339,8 @@ class _Builder:
         values = [self.arg_at(g, node, key, default) for g in range(len(self.graphs))]
         if any(v != values[0] or type(v) is not type(values[0]) for v in values):
             raise NotSupported(
-                f"argument {key} of aten.{op_name(node)} changes with the shape: {values}"
+                f"argument {key} of aten.{op_name(node)} changes with the shape or the inputs: "
+                f"{values}"
             )
         return values[0]
 
@@ -350,8 +358,8 @@ class _Builder:
                     self.prog.symbols[name] = expr
                 return name
         raise NotSupported(
-            f"a number in aten.{op_name(node)} changes with the shape ({values}) and is not a size "
-            "the kernel knows (the row length N or the element count n)"
+            f"a number in aten.{op_name(node)} changes with the shape or the inputs ({values}) "
+            "and is not a size the kernel knows (the row length N or the element count n)"
         )
 
     def _candidates(self) -> list[tuple[str, str, Any]]:
@@ -627,9 +635,8 @@ class _Call:
         self.node = node
         self.op = op_name(node)
         self.out_dtype = shp.tensor_vals(node)[0].dtype
-        name = shp.packet(node)
         # integer and boolean operands are read as fp32 when the result is floating
-        self.to_float = self.out_dtype.is_floating_point and name not in BOOLEAN_RESULT
+        self.to_float = self.out_dtype.is_floating_point
 
     def _arg(self, i: int) -> Any:
         return self.node.args[i] if i < len(self.node.args) else None

@@ -44,30 +44,11 @@ POINTWISE_TUNABLES = {"BLOCK": [256, 512, 1024, 2048, 4096], "num_warps": [2, 4,
 ROW_TUNABLES = {"num_warps": [1, 2, 4, 8], "MAX_BLOCK_N": [2048, 4096, 8192, 16384]}
 TILE_KINDS = ("full", "col")
 
-# names the kernels and launchers use for themselves; a parameter never takes one of them
-_KERNEL_WORDS = {
-    "pid",
-    "offs",
-    "mask",
-    "n",
-    "BLOCK",
-    "row",
-    "base",
-    "cols",
-    "start",
-    "N",
-    "R",
-    "BLOCK_N",
-    "MAX_BLOCK_N",
-    "grid",
-    "num_warps",
-    "torch",
-    "triton",
-    "tl",
-    "float",
-    "range",
-}
-_GENERATED = re.compile(r"^(v|acc|out|sym)\d+$|^_")
+# names the kernels and launchers use for themselves
+KERNEL_WORDS = set("pid offs mask row base cols start N n tl float range".split())
+LAUNCHER_WORDS = set("N R n BLOCK BLOCK_N MAX_BLOCK_N num_warps grid torch triton tl".split())
+_GENERATED = re.compile(r"^(v|acc)\d+$")
+_LAUNCHER_GENERATED = re.compile(r"^out\d+$|_row_stride$|^(inv|sqrt|rsqrt)_")
 
 
 @dataclass(frozen=True)
@@ -117,10 +98,20 @@ class Program:
 
 
 def safe_name(name: str, taken: set[str]) -> str:
-    """`name`, with underscores appended until it is no word the generated code uses."""
-    while name in taken or name in _KERNEL_WORDS or _GENERATED.match(name):
+    """A kernel variable for parameter `name`: the name itself unless the kernel uses it."""
+    if name.startswith("_"):
+        name = "in" + name
+    while name in taken or name in KERNEL_WORDS or _GENERATED.match(name):
         name = name + "_"
     return name
+
+
+def launcher_clash(params: list[str]) -> str | None:
+    """A parameter name the launcher would overwrite (it uses N, R, out0, BLOCK... itself)."""
+    for name in params:
+        if name in LAUNCHER_WORDS or _LAUNCHER_GENERATED.search(name):
+            return name
+    return None
 
 
 # -- helpers written into the module when used ---------------------------------------------------

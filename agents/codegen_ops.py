@@ -371,16 +371,3 @@ REDUCTIONS: dict[str, Callable[[Call], str]] = {
     "_softmax": _softmax,
     "_log_softmax": _log_softmax,
 }
-# ops whose integer/boolean operands are read as fp32 when the result is floating
-BOOLEAN_RESULT = {
-    "eq",
-    "ne",
-    "lt",
-    "le",
-    "gt",
-    "ge",
-    "logical_and",
-    "logical_or",
-    "logical_xor",
-    "logical_not",
-}

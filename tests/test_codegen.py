@@ -190,6 +190,12 @@ def test_a_number_that_follows_no_known_size_is_refused(tmp_path):
         generate(task)
 
 
+def test_a_number_drawn_with_the_inputs_is_not_baked_in(tmp_path):
+    task = _probe(tmp_path, "return x * s", params="x, s", inputs="(x, float(torch.rand((), generator=gen)))")
+    with pytest.raises(NotSupported, match="changes with the shape or the inputs"):
+        generate(task)
+
+
 def test_data_dependent_reference_is_refused(tmp_path):
     task = _probe(
         tmp_path,
