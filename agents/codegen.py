@@ -276,6 +276,7 @@ class _Builder:
         self.values: dict[Node, _Value | list[_Value]] = {}
         self.wide: dict[Node, emit.Param] = {}  # wide inputs (and views of them), read by slices
         self.out_nodes: list[Node] = []
+        self.groups: set[int] = set()  # leads of the batch kinds read
         self.vars: set[str] = set()
         self.tile_vars: set[str] = set()
         self.counter = 0
@@ -283,7 +284,7 @@ class _Builder:
 
     def _structure(self) -> str:
         reduces = any(shp.is_reduction(n) for n in self.nodes)
-        if reduces or any(k in ("row", "col", "wide") for k in self.kinds if k):
+        if reduces or any(k.name not in ("full", "scalar") for k in self.kinds if k):
             if len(self.domains[0]) < 2:
                 raise NotSupported(
                     f"a reduction over the whole tensor (shape {self.domains[0]}): one program "
@@ -292,8 +293,11 @@ class _Builder:
             return "row"
         return "pointwise"
 
-    def kind(self, node: Node) -> str:
-        return self.kinds[self.index[node]] or "scalar"
+    def kind(self, node: Node) -> shp.Kind:
+        kind = self.kinds[self.index[node]]
+        if kind is None:
+            raise NotSupported(f"{shp.describe(node)} is used as a tensor but is not one")
+        return kind
 
     def value(self, node: Node) -> _Value:
         if node in self.wide:
@@ -398,13 +402,17 @@ class _Builder:
             )
         var = emit.safe_name(name, self.taken | self.vars)
         self.vars.add(var)
-        param = emit.Param(name, var, self.kind(node), val.dtype)
+        kind = self.kind(node)
+        group = f"group_{kind.lead}" if kind.name.startswith("batch") else ""
+        param = emit.Param(name, var, kind.name, val.dtype, group)
         self.prog.inputs.append(param)
+        if group:
+            self.groups.add(kind.lead)
         if param.kind == "wide":
             self.wide[node] = param
             self.prog.symbols[f"{name}_row_stride"] = f"{name}.stride(-2)"
             return
-        if param.kind in emit.TILE_KINDS:
+        if kind.tile:
             self.tile_vars.add(var)
         self.values[node] = _Value(var, val.dtype)
 
@@ -443,9 +451,10 @@ class _Builder:
         if name == "permute" and list(self.lit(node, 1)) != sorted(self.lit(node, 1)):
             raise NotSupported(f"aten.{op_name(node)} reorders elements (a transpose)")
         expands = name in ("expand", "expand_copy") and shp.join([k_in, k_out]) == k_out
-        if not (k_in == k_out or k_in == "scalar" or expands):
+        if not (k_in == k_out or k_in.name == "scalar" or expands):
             raise NotSupported(
-                f"aten.{op_name(node)} turns a {k_in} tensor into a {k_out} one: data movement"
+                f"aten.{op_name(node)} turns a {k_in.name} tensor into a {k_out.name} one: "
+                "data movement"
             )
         if src in self.wide:
             self.wide[node] = self.wide[src]
@@ -461,7 +470,7 @@ class _Builder:
                 raise NotSupported(
                     f"aten.{op_name(node)} slices input {param.name} along a dim other than the last"
                 )
-        if self.kind(node) != "full":
+        if self.kind(node).name != "full":
             raise NotSupported(f"a slice of input {param.name} that is not N columns wide")
         start, step = self.num(node, 2, 0), self.lit(node, 4, 1)
         if start in ("None", "0"):
@@ -541,7 +550,7 @@ class _Builder:
         self.values[node] = [_Value(v, dtypes[0]), _Value(m, dtypes[1])]
 
     def check_reduction(self, node: Node, name: str) -> None:
-        src, out = self.kind(node.args[0]), self.kind(node)
+        src, out = self.kind(node.args[0]).name, self.kind(node).name
         if src != "full" or out != ("full" if name in ("_softmax", "_log_softmax") else "row"):
             raise NotSupported(
                 f"aten.{op_name(node)} reduces a {src} tensor to a {out} one; only reductions of "
@@ -553,18 +562,28 @@ class _Builder:
             self.check_reduction(node, name)
             expr = REDUCTIONS[name](_Call(self, node))
         else:
-            operands = [a for a in node.args if isinstance(a, Node)]
-            k_in, k_out = shp.join([self.kind(a) for a in operands]), self.kind(node)
-            if k_in != k_out:
-                raise NotSupported(
-                    f"aten.{op_name(node)} broadcasts {k_in} operands to a {k_out} result"
-                )
+            self.check_broadcast(node)
             expr = ELEMENTWISE[name](_Call(self, node))
         dtype = self.dtype_of(node)
         expr = _rounded(expr, dtype)
         if not re.fullmatch(r"[A-Za-z_]\w*", expr):  # a bare variable needs no statement
-            expr = self.add(expr, self.kind(node) in emit.TILE_KINDS, op_name(node))
+            expr = self.add(expr, self.kind(node).tile, op_name(node))
         self.values[node] = _Value(expr, dtype)
+
+    def check_broadcast(self, node: Node) -> None:
+        """An elementwise op's operands broadcast to its result as their kinds say."""
+        operands = [a for a in node.args if isinstance(a, Node)]
+        k_in, k_out = shp.join([self.kind(a) for a in operands]), self.kind(node)
+        if k_in != k_out:
+            raise NotSupported(
+                f"aten.{op_name(node)} broadcasts {k_in.name} operands to a {k_out.name} result"
+            )
+        ndim = node.meta["val"].dim()
+        for a in operands:  # torch aligns dims from the right: [B, N] against [B, S, N] is not
+            if self.kind(a).name.startswith("batch") and a.meta["val"].dim() != ndim:
+                raise NotSupported(
+                    f"aten.{op_name(node)} broadcasts {shp.describe(a)} from the right"
+                )
 
     def output(self, node: Node) -> None:
         result = node.args[0]
@@ -573,7 +592,7 @@ class _Builder:
         for out in outs:
             if not isinstance(out, Node) or out not in self.values:
                 raise NotSupported(f"the reference returns {out!r}, not a tensor it computes")
-            kind = self.kind(out)
+            kind = self.kind(out).name
             if kind not in ("full", "row") or (kind == "row" and self.structure != "row"):
                 raise NotSupported(
                     f"the reference returns a {kind} tensor; outputs must have the full size "
@@ -612,6 +631,12 @@ class _Builder:
             n_values = [d[-1] for d in self.domains]
             self.prog.width = sizes.dim(n_values)
             last = ("N", n_values)
+        for lead in sorted(self.groups):  # rows sharing one value of a batch tensor
+            dims = [
+                sizes.dim([d[j] for d in self.domains])
+                for j in range(lead, len(self.domains[0]) - 1)
+            ]
+            self.prog.symbols[f"group_{lead}"] = " * ".join(dims)
         outs = []
         for out, o in zip(self.out_nodes, self.prog.outputs, strict=True):
             shapes_t = [tuple(nodes[self.index[out]].meta["val"].shape) for nodes in self.per_graph]

@@ -42,7 +42,8 @@ TL_DTYPES: dict[torch.dtype, str] = {
 
 POINTWISE_TUNABLES = {"BLOCK": [256, 512, 1024, 2048, 4096], "num_warps": [2, 4, 8]}
 ROW_TUNABLES = {"num_warps": [1, 2, 4, 8], "MAX_BLOCK_N": [2048, 4096, 8192, 16384]}
-TILE_KINDS = ("full", "col")
+TILE_KINDS = ("full", "col", "batch_col")
+ROW_KINDS = ("row", "scalar", "batch_row")
 
 # names the kernels and launchers use for themselves
 KERNEL_WORDS = set("pid offs mask row base cols start N n tl float range".split())
@@ -57,8 +58,9 @@ class Param:
 
     name: str  # the entry point's parameter
     var: str  # the kernel variable holding its loaded value
-    kind: str  # "full" | "col" | "row" | "scalar" | "wide" (read by slice statements, not loaded)
+    kind: str  # codegen_shapes.Kind.name; "wide" ones are read by slice statements, not loaded
     dtype: torch.dtype
+    group: str = ""  # batch kinds: the kernel argument counting the rows that share one value
 
 
 @dataclass(frozen=True)
@@ -170,8 +172,12 @@ def _load(p: Param, structure: str) -> str:
         expr = f"tl.load({p.name}_ptr)"
     elif p.kind == "row":
         expr = f"tl.load({p.name}_ptr + row)"
+    elif p.kind == "batch_row":
+        expr = f"tl.load({p.name}_ptr + row // {p.group})"
     elif p.kind == "col":
         expr = f"tl.load({p.name}_ptr + cols, mask=mask, other={other})"
+    elif p.kind == "batch_col":
+        expr = f"tl.load({p.name}_ptr + (row // {p.group}) * N + cols, mask=mask, other={other})"
     elif structure == "pointwise":
         expr = f"tl.load({p.name}_ptr + offs, mask=mask, other={other})"
     else:
@@ -265,7 +271,7 @@ def _loop(prog: Program, need: set[str], done: set[str]) -> list[str]:
 def looped_row_kernel(prog: Program, name: str) -> str:
     """One program per row, the row in tiles of BLOCK_N: one loop per reduction, one to store."""
     body = ["row = tl.program_id(0).to(tl.int64)", "base = row * N"]
-    per_row = [p for p in prog.inputs if p.kind in ("row", "scalar")]
+    per_row = [p for p in prog.inputs if p.kind in ROW_KINDS]
     done = {p.var for p in per_row}
     body += [_load(p, "row") for p in per_row]
     pending = [s for s in prog.stmts if not s.tile]

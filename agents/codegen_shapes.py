@@ -1,15 +1,17 @@
 """Shapes for `agents.codegen`: what the kernel iterates over, what each tensor is to it, and how
 the launcher computes sizes from its inputs.
 
-The problem's shape D is the largest of the reference's outputs and of the tensors it reduces;
-N = D[-1] is the row length, R = numel(D) / N the number of rows. Against D every tensor is one
-of these kinds (decided at every traced shape; a tensor must be the same kind at all of them):
+The problem's shape D is the largest tensor the reference reduces (its last dim is the row), or
+without reductions its largest output; N = D[-1] is the row length, R = numel(D) / N the number of
+rows. Against D every tensor has a `Kind`, the same at every traced shape:
 
 - full:   numel(D) elements in row-major order (D itself, or a view of it: the kernel reads every
           full tensor flat, element r * N + c);
 - row:    one value per row (shape D[:-1] or D[:-1] + (1,));
 - col:    one value per column ([N], or [1, ..., 1, N]), broadcast over the rows;
 - scalar: one element;
+- batch:  varying over the first k < len(D) - 1 dims only, along the row or not ([B, 1, N] or
+          [B, 1, 1] in a [B, S, N] problem): consecutive groups of rows share it;
 - wide:   an input with D's rows and another row length ([R, 2N] split in halves, say): read only
           through slices of its last dim.
 """
@@ -17,6 +19,7 @@ of these kinds (decided at every traced shape; a tensor must be the same kind at
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Any
 
 import torch
@@ -24,7 +27,31 @@ from torch.fx import GraphModule, Node
 
 from agents.codegen_ops import REDUCTIONS, NotSupported
 
-KINDS = ("full", "row", "col", "scalar", "wide")  # priority when a shape fits several
+
+@dataclass(frozen=True)
+class Kind:
+    """A tensor against the problem's shape D: it varies over the first `lead` of D's
+    `rank` = len(D) - 1 row dims, and along the row (the last dim) when `col`."""
+
+    lead: int
+    col: bool
+    rank: int
+    wide: bool = False
+
+    @property
+    def name(self) -> str:
+        if self.wide:
+            return "wide"
+        if self.lead == self.rank:
+            return "full" if self.col else ("row" if self.rank else "scalar")
+        if self.lead == 0:
+            return "col" if self.col else "scalar"
+        return "batch_col" if self.col else "batch_row"
+
+    @property
+    def tile(self) -> bool:
+        """Held as a vector over the columns (else one value per row)."""
+        return self.col and not self.wide
 
 
 def tensor_vals(node: Node) -> list[Any]:
@@ -61,42 +88,50 @@ def domain(graph: GraphModule) -> tuple[int, ...]:
     return biggest[0]
 
 
-def shape_kinds(shape: tuple[int, ...], d: tuple[int, ...]) -> set[str]:
-    """Which kinds a tensor of `shape` can be in a problem of shape `d`."""
+def _squeezed(shape: tuple[int, ...]) -> tuple[int, ...]:
+    return tuple(n for n in shape if n != 1)
+
+
+def shape_kinds(shape: tuple[int, ...], d: tuple[int, ...]) -> set[Kind]:
+    """Which kinds a tensor of `shape` can be in a problem of shape `d` (views that add or drop
+    dims of size 1 do not change a kind)."""
+    rank = len(d) - 1
     kinds = set()
     if math.prod(shape) == math.prod(d):
-        kinds.add("full")
-    if len(d) >= 2 and shape in (d[:-1], d[:-1] + (1,)):
-        kinds.add("row")
-    if d and shape and shape[-1] == d[-1] and all(s == 1 for s in shape[:-1]):
-        kinds.add("col")
-    if math.prod(shape) == 1:
-        kinds.add("scalar")
-    if len(d) >= 2 and len(shape) == len(d) and shape[:-1] == d[:-1] and shape[-1] != d[-1]:
-        kinds.add("wide")
+        kinds.add(Kind(rank, True, rank))
+    for lead in range(rank + 1):
+        for col in (False, True):
+            pattern = d[:lead] + (d[-1:] if col else ())
+            if _squeezed(shape) == _squeezed(pattern):
+                kinds.add(Kind(lead, col, rank))
+    if rank >= 1 and len(shape) == len(d) and shape[:-1] == d[:-1] and shape[-1] not in (1, d[-1]):
+        kinds.add(Kind(rank, True, rank, wide=True))
     return kinds
 
 
-def node_kinds(graphs: list[GraphModule], domains: list[tuple[int, ...]]) -> list[str | None]:
+def node_kinds(graphs: list[GraphModule], domains: list[tuple[int, ...]]) -> list[Kind | None]:
     """For each node (by position), the one kind it has at every traced shape; None for
     non-tensors. Raises NotSupported for a tensor that fits no kind."""
+    if len({len(d) for d in domains}) > 1:
+        raise NotSupported(f"the problem's number of dims changes with the shape: {domains}")
     per_graph = [list(g.graph.nodes) for g in graphs]
-    kinds: list[str | None] = []
+    kinds: list[Kind | None] = []
     for i, node in enumerate(per_graph[0]):
         if node.op == "output" or not tensor_vals(node):
             kinds.append(None)
             continue
-        fits = set(KINDS)
+        fits: set[Kind] | None = None
         for nodes, d in zip(per_graph, domains, strict=True):
             for v in tensor_vals(nodes[i]):
-                fits &= shape_kinds(tuple(v.shape), d)
+                here = shape_kinds(tuple(v.shape), d)
+                fits = here if fits is None else fits & here
         if not fits:
             shape = tuple(tensor_vals(node)[0].shape)
             raise NotSupported(
                 f"{describe(node)} has shape {shape} in a problem of shape {domains[0]}: neither "
                 "the full size, one value per row, a vector over the last dim, nor a scalar"
             )
-        kinds.append(next(k for k in KINDS if k in fits))
+        kinds.append(max(fits, key=lambda k: (not k.wide, k.lead, k.col)))
     return kinds
 
 
@@ -106,14 +141,11 @@ def describe(node: Node) -> str:
     return f"the result of aten.{packet(node)}"
 
 
-def join(kinds: list[str]) -> str:
+def join(kinds: list[Kind]) -> Kind:
     """The kind of an elementwise result of operands of these kinds (broadcasting)."""
-    ks = set(kinds) - {"scalar"}
-    if not ks:
-        return "scalar"
-    if "full" in ks or {"row", "col"} <= ks:
-        return "full"
-    return ks.pop()
+    if any(k.wide for k in kinds):
+        raise NotSupported("a wide input used whole in an elementwise op")
+    return Kind(max(k.lead for k in kinds), any(k.col for k in kinds), kinds[0].rank)
 
 
 # -- sizes the launcher computes -------------------------------------------------------------------

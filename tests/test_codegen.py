@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from agents.codegen import Generated, NotSupported, generate
+from agents.codegen_shapes import Kind, Sizes, join, shape_kinds
 from agents.offline import kb_meta, search_space, set_tunables, tunable_values
 from benchmarks.judge import JudgeConfig, evaluate
 from benchmarks.task import Task, get_task, load_task_file
@@ -24,7 +25,16 @@ def _judge(task: Task, source: str, tmp_path: Path) -> None:
     assert verdict.passed, f"{task.id}: {verdict.error_class}: {verdict.message}\n{source}"
 
 
-POINTWISE = ["silu_fp32", "gelu_erf_fp16", "gelu_tanh_fp32", "logit_softcap_fp16", "hardswish_fp32", "mish_fp16", "softplus_fp32", "adam_fp32"]
+POINTWISE = [
+    "silu_fp32",
+    "gelu_erf_fp16",
+    "gelu_tanh_fp32",
+    "logit_softcap_fp16",
+    "hardswish_fp32",
+    "mish_fp16",
+    "softplus_fp32",
+    "adam_fp32",
+]
 ROW = [
     "softmax_fp32",
     "rmsnorm_fp16",
@@ -34,6 +44,7 @@ ROW = [
     "temperature_log_softmax_fp32",  # a per-row input
     "row_mean_var_fp32",  # var_mean, two per-row outputs
     "per_token_int8_quant_fp16",  # int8 output and a per-row scale
+    "dit_adaln_modulate_fp16",  # layernorm, then per-batch shift/scale vectors
 ]
 
 
@@ -77,7 +88,14 @@ def test_tunables_are_what_the_offline_search_reads():
 def test_generated_record_lists_the_ops_and_says_where_it_came_from():
     gen = generate(get_task("silu_fp16"))
     assert isinstance(gen, Generated)
-    assert gen.ops == ["_to_copy.default", "neg.default", "exp.default", "add.Tensor", "div.Tensor", "_to_copy.default"]
+    assert gen.ops == [
+        "_to_copy.default",
+        "neg.default",
+        "exp.default",
+        "add.Tensor",
+        "div.Tensor",
+        "_to_copy.default",
+    ]
     assert "generated from the task's PyTorch reference by agents/codegen.py" in gen.source
     assert "def silu(x, BLOCK: int = 1024, num_warps: int = 4):" in gen.source
 
@@ -108,7 +126,7 @@ def test_reduction_over_another_dim_is_refused():
 
 # -- references written here, for ops and patterns no shipped task has ------------------------------
 
-TASK_FILE = '''
+TASK_FILE = """
 import torch
 from benchmarks.inputs import elem_size, maybe_outliers, randn
 
@@ -139,12 +157,19 @@ def flops(dims, dtype):
 
 def min_bytes(dims, dtype):
     return 2.0 * dims["M"] * dims["N"] * elem_size(dtype)
-'''
+"""
 
 
-def _probe(tmp_path: Path, body: str, params: str = "x", inputs: str = "(x,)", dtype: str = "fp32") -> Task:
+def _probe(
+    tmp_path: Path, body: str, params: str = "x", inputs: str = "(x,)", dtype: str = "fp32"
+) -> Task:
     path = tmp_path / "probe.py"
-    text = TASK_FILE.format(dtypes=(dtype,), params=params, body=textwrap.indent(textwrap.dedent(body).strip(), "    "), inputs=inputs)
+    text = TASK_FILE.format(
+        dtypes=(dtype,),
+        params=params,
+        body=textwrap.indent(textwrap.dedent(body).strip(), "    "),
+        inputs=inputs,
+    )
     path.write_text(text)
     return load_task_file(path)[0]
 
@@ -191,7 +216,9 @@ def test_a_number_that_follows_no_known_size_is_refused(tmp_path):
 
 
 def test_a_number_drawn_with_the_inputs_is_not_baked_in(tmp_path):
-    task = _probe(tmp_path, "return x * s", params="x, s", inputs="(x, float(torch.rand((), generator=gen)))")
+    task = _probe(
+        tmp_path, "return x * s", params="x, s", inputs="(x, float(torch.rand((), generator=gen)))"
+    )
     with pytest.raises(NotSupported, match="changes with the shape or the inputs"):
         generate(task)
 
@@ -220,7 +247,7 @@ def test_per_column_and_per_row_inputs_broadcast(tmp_path):
         tmp_path,
         "return (x + b) * s[:, None] - x.amax(dim=-1, keepdim=True)",
         params="x, b, s",
-        inputs='(x, randn((N,), dtype, gen), randn((M,), dtype, gen))',
+        inputs="(x, randn((N,), dtype, gen), randn((M,), dtype, gen))",
     )
     gen = generate(task)
     assert gen.structure == "row"
@@ -231,3 +258,33 @@ def test_transpose_is_refused(tmp_path):
     task = _probe(tmp_path, "return x.t().contiguous().t() * 2.0")
     with pytest.raises(NotSupported):
         generate(task)
+
+
+# -- shapes ----------------------------------------------------------------------------------------
+
+
+def test_kinds_of_shapes_in_a_batched_problem():
+    d = (2, 8, 64)  # [B, S, N]: rank 2
+    assert Kind(2, True, 2) in shape_kinds((16, 64), d)  # full, seen through a view
+    assert shape_kinds((2, 8), d) == shape_kinds((2, 8, 1), d) == {Kind(2, False, 2)}  # row
+    assert Kind(0, True, 2) in shape_kinds((64,), d)  # col
+    assert Kind(1, True, 2) in shape_kinds((2, 1, 64), d)  # batch col: rows 0-7, 8-15 share it
+    assert shape_kinds((8, 64), d) == set()  # per (s, n): no kind
+    assert shape_kinds((2, 8, 128), d) == {Kind(2, True, 2, wide=True)}
+    assert [k.name for k in (Kind(2, True, 2), Kind(1, False, 2), Kind(0, False, 2))] == [
+        "full",
+        "batch_row",
+        "scalar",
+    ]
+    assert join([Kind(2, False, 2), Kind(0, True, 2)]) == Kind(2, True, 2)  # row x col = full
+
+
+def test_sizes_are_solved_from_input_dims():
+    shapes = [{"x": (4, 256)}, {"x": (7, 2000)}]
+    sizes = Sizes(shapes, ["x"])
+    assert sizes.dim([256, 2000]) == "x.shape[-1]"
+    assert sizes.dim([128, 1000]) == "x.shape[-1] // 2"
+    assert sizes.dim([64, 64]) == "64"
+    assert sizes.shape([(4, 128), (7, 1000)], ("N", [128, 1000])) == "(*x.shape[:-1], N)"
+    with pytest.raises(NotSupported):
+        sizes.dim([3, 5])
