@@ -700,15 +700,15 @@ class _Call:
         return self.b.add(expr, False, self.op, reduce=how)
 
     def reduce_dims(self, key: int | str) -> None:
-        for g in range(len(self.b.graphs)):
-            dims = self.b.arg_at(g, self.node, key)
-            src = self.b.per_graph[g][self.b.index[self.node.args[0]]]
-            ndim = src.meta["val"].dim()
-            dims = [dims] if isinstance(dims, int) else dims
-            if not dims or [d % ndim for d in dims] != [ndim - 1]:
+        """The reduction runs over the row: the last dim, or trailing dims that fold into it."""
+        for g, nodes in enumerate(self.b.per_graph):
+            here = nodes[self.b.index[self.node]]
+            k = shp.trailing_dims(here)
+            shape = tuple(here.args[0].meta["val"].shape)
+            if k is None or math.prod(shape[k:]) != self.b.domains[g][-1]:
                 raise NotSupported(
-                    f"aten.{self.op} reduces over dims {dims} of a {ndim}-d tensor; only the "
-                    "last dim is supported"
+                    f"aten.{self.op} reduces over dims {here.args[1]} of a tensor of shape "
+                    f"{shape}; only the last dims (the row) are supported"
                 )
 
 

@@ -70,14 +70,32 @@ def is_reduction(node: Node) -> bool:
     return node.op == "call_function" and (packet(node) in REDUCTIONS or packet(node) == "var_mean")
 
 
+def trailing_dims(node: Node) -> int | None:
+    """For a reduction over the trailing dims [k, ndim) of its input, k; else None."""
+    ndim = node.args[0].meta["val"].dim()
+    dims = node.args[1] if len(node.args) > 1 else None
+    dims = [dims] if isinstance(dims, int) else dims
+    if not dims or ndim == 0:
+        return None
+    dims = sorted(d % ndim for d in dims)
+    return dims[0] if dims == list(range(dims[0], ndim)) else None
+
+
 def domain(graph: GraphModule) -> tuple[int, ...]:
-    """The shape the kernel iterates over: the largest tensor reduced (its last dim is the row),
-    or without reductions the largest output."""
+    """The shape the kernel iterates over: the largest tensor reduced, with the reduced trailing
+    dims folded into one (the row), or without reductions the largest output."""
     nodes = list(graph.graph.nodes)
-    reduced = [n.args[0] for n in nodes if is_reduction(n) and isinstance(n.args[0], Node)]
-    out = nodes[-1].args[0]
-    outs = [n for n in (out if isinstance(out, tuple | list) else [out]) if isinstance(n, Node)]
-    shapes = {tuple(v.shape) for n in (reduced or outs) for v in tensor_vals(n)}
+    shapes = set()
+    for n in nodes:
+        if is_reduction(n) and isinstance(n.args[0], Node):
+            shape = tuple(n.args[0].meta["val"].shape)
+            k = trailing_dims(n)
+            shapes.add(shape if k is None else shape[:k] + (math.prod(shape[k:]),))
+    reduced = bool(shapes)
+    if not shapes:
+        out = nodes[-1].args[0]
+        outs = [n for n in (out if isinstance(out, tuple | list) else [out]) if isinstance(n, Node)]
+        shapes = {tuple(v.shape) for n in outs for v in tensor_vals(n)}
     if not shapes:
         raise NotSupported("the reference returns no tensor")
     size = max(math.prod(s) for s in shapes)
@@ -172,6 +190,14 @@ class Sizes:
                     k = dims[0] // values[0]
                     if k > 1 and all(d == v * k for d, v in zip(dims, values, strict=True)):
                         return f"{ref} // {k}"
+        for name in self.order:  # trailing dims folded into one row
+            ndim = len(self.shapes[0][name])
+            for j in range(ndim - 1):
+                if all(
+                    len(s[name]) == ndim and math.prod(s[name][j:]) == v
+                    for s, v in zip(self.shapes, values, strict=True)
+                ):
+                    return " * ".join(f"{name}.shape[{i}]" for i in range(j, ndim))
         if all(v == values[0] for v in values):
             return str(values[0])
         raise NotSupported(f"a size ({values} at the traced shapes) is no input's dimension")
