@@ -7,20 +7,22 @@ knowledge_base/kernels/.
 How:
 1. Trace the reference into aten ops with `make_fx` and the core-aten decompositions, on inputs
    for every CPU shape (real inputs, fake tracing: a reference that reads tensor values on the
-   host or branches on them fails here) and every GPU shape (fake inputs: no memory spent). The
-   op sequence must be the same for all of them; a number in the graph that changes with the
-   shape must be one the kernel can compute (N, 1/N, sqrt(N), ... of the row length N, or of
-   the element count n), else the kernel would be right at one shape only.
-2. Classify every tensor against the problem's shape D (the largest tensor's shape, N = D[-1]):
-   *full* (shape D), *row* (one value per row: D[:-1] or D[:-1] + (1,)), *col* ([N], broadcast
-   over rows), *scalar* (one element). The structure is
-   - pointwise: only full and scalar tensors, elementwise ops: one flat kernel;
-   - row: per-row and per-column tensors and/or reductions over the last dim: one program per
-     row (see `agents.codegen_emit` for the one-tile and looped kernels).
+   host or branches on them fails here), once more with other inputs, and at every GPU shape
+   (fake inputs: no memory spent). The op sequence must be the same in all traces, and a number
+   in the graph that differs between them must be one the launcher can compute (the row length
+   N, the element count n, an input's dim, their reciprocals...), else the kernel would be right
+   at one shape only.
+2. Classify every tensor against the problem's shape D (`agents.codegen_shapes`: full, per-row,
+   per-column, per-batch, scalar, wide) and pick the structure:
+   - pointwise: full and scalar tensors, elementwise ops: one flat kernel;
+   - row: per-row/per-column/per-batch tensors, slices of a wide input's last dim, reductions
+     over the last dim(s): one program per row (one tile, or a loop of tiles for long rows);
+   - total: reductions of the whole tensor (losses, norms): partials per block, then one
+     program reduces them and finishes.
    Anything else (matmul, convolution, indexing, scans, data movement, reductions over other
    dims) raises NotSupported with the op or shape that stopped it.
 3. Translate op by op (`agents.codegen_ops`), in fp32, rounding where the reference holds a
-   value in fp16/bf16, and write the module (`agents.codegen_emit`). The result passes the
+   value in fp16/bf16/fp8, and write the module (`agents.codegen_emit`). The result passes the
    judge's static check, or generate raises NotSupported.
 """
 
@@ -52,7 +54,7 @@ __all__ = ["Generated", "NotSupported", "generate"]
 @dataclass
 class Generated:
     source: str  # a complete candidate module (imports torch, triton, triton.language as tl)
-    structure: str  # "pointwise" or "row"
+    structure: str  # "pointwise", "row" or "total" (whole-tensor reductions)
     ops: list[str]  # the aten ops translated, in order (for logs)
 
 
@@ -279,17 +281,15 @@ class _Builder:
         self.groups: set[int] = set()  # leads of the batch kinds read
         self.vars: set[str] = set()
         self.tile_vars: set[str] = set()
+        self.reduced: set[str] = set()  # variables that depend on a reduction
         self.counter = 0
         self.taken = {f"{p}_ptr" for p in self.params}
 
     def _structure(self) -> str:
         reduces = any(shp.is_reduction(n) for n in self.nodes)
+        if reduces and len(self.domains[0]) < 2:
+            return "total"
         if reduces or any(k.name not in ("full", "scalar") for k in self.kinds if k):
-            if len(self.domains[0]) < 2:
-                raise NotSupported(
-                    f"a reduction over the whole tensor (shape {self.domains[0]}): one program "
-                    "would do all the work; it needs a split reduction"
-                )
             return "row"
         return "pointwise"
 
@@ -326,10 +326,18 @@ class _Builder:
         deps = self.deps(expr)
         if tile is None:
             tile = reduce is None and any(d in self.tile_vars for d in deps)
+        if self.structure == "total" and tile and any(d in self.reduced for d in deps):
+            raise NotSupported(
+                f"aten.{note} uses a whole-tensor reduction's result elementwise (a second pass "
+                "over the tensor): only one level of whole-tensor reductions is supported"
+            )
         target = self.fresh()
+        reduced = any(d in self.reduced for d in deps)
+        if reduce is not None or reduced:
+            self.reduced.add(target)
         if tile:
             self.tile_vars.add(target)
-        self.prog.stmts.append(emit.Stmt(target, expr, tile, deps, note, reduce))
+        self.prog.stmts.append(emit.Stmt(target, expr, tile, deps, note, reduce, reduced))
         return target
 
     # -- numbers that must mean the same at every shape
@@ -361,13 +369,54 @@ class _Builder:
                 if name not in ("N", "n"):
                     self.prog.symbols[name] = expr
                 return name
+        found = self.input_dim(values)
+        if found:
+            return found
         raise NotSupported(
             f"a number in aten.{op_name(node)} changes with the shape or the inputs ({values}) "
             "and is not a size the kernel knows (the row length N or the element count n)"
         )
 
+    def input_dim(self, values: list[Any]) -> str | None:
+        """A kernel argument for a number that is an input's dim (or its reciprocal) at every
+        traced shape, e.g. the batch size a loss is divided by."""
+        if not all(isinstance(v, int | float) and v > 0 for v in values):
+            return None
+        for inverse in (False, True):
+            ints = [1.0 / v if inverse else v for v in values]
+            if not all(math.isclose(i, round(i), rel_tol=1e-9) for i in ints):
+                continue
+            try:
+                expr = self.make_sizes().dim([round(i) for i in ints])
+            except NotSupported:
+                continue
+            name = expr.replace(".shape[-1]", "_last").replace(".shape[", "_dim")
+            name = ("inv_" if inverse else "") + re.sub(r"\W+", "_", name).strip("_")
+            self.prog.symbols[name] = f"1.0 / ({expr})" if inverse else expr
+            return name
+        return None
+
+    def make_sizes(self) -> shp.Sizes:
+        """Size expressions over the tensor parameters, full-size inputs first."""
+        tensors = [
+            p
+            for p, n in zip(self.params, self.placeholders, strict=True)
+            if isinstance(n.meta.get("val"), torch.Tensor)
+        ]
+        fulls = [p.name for p in self.prog.inputs if p.kind == "full"]
+        order = fulls + [p for p in tensors if p not in fulls]
+        shapes = [
+            {
+                p: tuple(nodes[self.index[n]].meta["val"].shape)
+                for p, n in zip(self.params, self.placeholders, strict=True)
+                if p in order
+            }
+            for nodes in self.per_graph
+        ]
+        return shp.Sizes(shapes, order)
+
     def _candidates(self) -> list[tuple[str, str, Any]]:
-        if self.structure == "pointwise":
+        if self.structure in ("pointwise", "total"):
             return [("n", "n", math.prod), ("inv_n", "1.0 / n", lambda d: 1.0 / math.prod(d))]
         return [
             ("N", "N", lambda d: d[-1]),
@@ -551,7 +600,8 @@ class _Builder:
 
     def check_reduction(self, node: Node, name: str) -> None:
         src, out = self.kind(node.args[0]).name, self.kind(node).name
-        if src != "full" or out != ("full" if name in ("_softmax", "_log_softmax") else "row"):
+        want = "scalar" if self.structure == "total" else "row"
+        if src != "full" or out != ("full" if name in ("_softmax", "_log_softmax") else want):
             raise NotSupported(
                 f"aten.{op_name(node)} reduces a {src} tensor to a {out} one; only reductions of "
                 "the full tensor over its last dim are supported"
@@ -593,10 +643,11 @@ class _Builder:
             if not isinstance(out, Node) or out not in self.values:
                 raise NotSupported(f"the reference returns {out!r}, not a tensor it computes")
             kind = self.kind(out).name
-            if kind not in ("full", "row") or (kind == "row" and self.structure != "row"):
+            allowed = {"pointwise": ("full",), "row": ("full", "row"), "total": ("scalar",)}
+            if kind not in allowed[self.structure]:
                 raise NotSupported(
-                    f"the reference returns a {kind} tensor; outputs must have the full size "
-                    "or one value per row"
+                    f"the reference returns a {kind} tensor; in a {self.structure} kernel "
+                    f"outputs must be {' or '.join(allowed[self.structure])}"
                 )
             value = self.value(out)
             if not re.fullmatch(r"[A-Za-z_]\w*", value.expr):
@@ -606,26 +657,12 @@ class _Builder:
 
     def sizes(self) -> None:
         """The launcher's expressions for N (row structure) and the outputs' shapes."""
-        tensors = [p.name for p in self.prog.inputs]
-        if not tensors:
+        if not self.prog.inputs:
             raise NotSupported("the reference reads no tensor input")
-        self.prog.primary = tensors[0]
-        fulls = [p.name for p in self.prog.inputs if p.kind == "full"]
-        order = fulls + [p for p in tensors if p not in fulls]
-        order += [
-            p
-            for p, n in zip(self.params, self.placeholders, strict=True)
-            if p not in order and isinstance(n.meta.get("val"), torch.Tensor)
-        ]
-        shapes = [
-            {
-                p: tuple(nodes[self.index[n]].meta["val"].shape)
-                for p, n in zip(self.params, self.placeholders, strict=True)
-                if p in order
-            }
-            for nodes in self.per_graph
-        ]
-        sizes = shp.Sizes(shapes, order)
+        self.prog.primary = self.prog.inputs[0].name
+        if self.structure == "total" and not any(p.kind == "full" for p in self.prog.inputs):
+            raise NotSupported("a whole-tensor reduction of no full-size input")
+        sizes = self.make_sizes()
         last = None
         if self.structure == "row":
             n_values = [d[-1] for d in self.domains]
@@ -660,6 +697,7 @@ class _Call:
         self.node = node
         self.op = op_name(node)
         self.out_dtype = shp.tensor_vals(node)[0].dtype
+        self.count = "n" if builder.structure == "total" else "N"
         # integer and boolean operands are read as fp32 when the result is floating
         self.to_float = self.out_dtype.is_floating_point
 
@@ -726,6 +764,16 @@ def module_source(task: Task, prog: emit.Program) -> str:
             "Structure: pointwise. The tensors are flattened; each program handles BLOCK contiguous\n"
             "elements, the last block masked, with int64 offsets."
         )
+    elif prog.structure == "total":
+        partial, finish = f"_{stem}_partial_kernel", f"_{stem}_finish_kernel"
+        kernels = emit.total_kernels(prog, partial, finish)
+        launcher = emit.total_launcher(prog, partial, finish, POINTWISE_DEFAULTS)
+        tunables = emit.POINTWISE_TUNABLES
+        shape_doc = (
+            "Structure: total (reductions of the whole tensor). Each program of the first kernel\n"
+            "reduces BLOCK elements (the last block masked) to one partial; one program of the\n"
+            "second reduces the partials in a fixed order (deterministic) and finishes."
+        )
     else:
         one, looped = f"_{stem}_row_kernel", f"_{stem}_looped_kernel"
         kernels = [emit.row_kernel(prog, one), emit.looped_row_kernel(prog, looped)]
@@ -763,7 +811,10 @@ def generate(task: Task) -> Generated:
     ops = check_same_ops(graphs)
     check_ops_known(ops)
     prog = _Builder(task, graphs, ops).build()
-    source = module_source(task, prog)
+    try:
+        source = module_source(task, prog)
+    except ValueError as exc:  # a statement the kernel's passes cannot schedule
+        raise NotSupported(f"the generator could not schedule the kernel: {exc}") from exc
     from benchmarks.static_check import check_task_candidate
 
     verdict = check_task_candidate(source, task, filename=f"<generated for {task.id}>")

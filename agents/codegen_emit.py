@@ -2,7 +2,7 @@
 
 The program is straight-line code over named values (`Stmt`), each either a *tile* (a vector of
 BLOCK elements: the output's elements, or a per-column vector) or one value per program (a
-per-row value, a scalar, a reduction's result). Three kernel shapes are written from it:
+per-row value, a scalar, a reduction's result). The kernels written from it:
 
 - pointwise: flat over the output's elements; each program handles BLOCK of them, the last
   block masked, int64 offsets.
@@ -12,10 +12,13 @@ per-row value, a scalar, a reduction's result). Three kernel shapes are written 
   over the row in tiles of BLOCK_N, recomputing the elementwise values it needs from the inputs;
   a last loop computes and stores the outputs. The launcher picks this kernel when the row does
   not fit in MAX_BLOCK_N columns.
+- total: whole-tensor reductions in two kernels: each program of the first reduces BLOCK
+  elements to one partial per reduction, one program of the second reduces the partials in a
+  fixed order (deterministic) and computes the scalar results.
 
 Everything inside a kernel is computed in fp32 (loads convert); a value the reference holds in
-fp16 or bf16 is rounded to that type where the reference rounds it; stores cast to the output's
-dtype.
+fp16, bf16 or fp8 is rounded to that type where the reference rounds it; stores cast to the
+output's dtype.
 """
 
 from __future__ import annotations
@@ -47,9 +50,9 @@ ROW_KINDS = ("row", "scalar", "batch_row")
 
 # names the kernels and launchers use for themselves
 KERNEL_WORDS = set("pid offs mask row base cols start N n tl float range".split())
-LAUNCHER_WORDS = set("N R n BLOCK BLOCK_N MAX_BLOCK_N num_warps grid torch triton tl".split())
+LAUNCHER_WORDS = set("N R n P BLOCK BLOCK_N MAX_BLOCK_N num_warps grid torch triton tl".split())
 _GENERATED = re.compile(r"^(v|acc)\d+$")
-_LAUNCHER_GENERATED = re.compile(r"^out\d+$|_row_stride$|^(inv|sqrt|rsqrt)_")
+_LAUNCHER_GENERATED = re.compile(r"^(out|part)\d+$|_row_stride$|^(inv|sqrt|rsqrt)_|_dim\d+$|_last")
 
 
 @dataclass(frozen=True)
@@ -73,12 +76,13 @@ class Stmt:
     deps: tuple[str, ...]  # the variables expr reads
     note: str  # the aten op it translates
     reduce: str | None = None  # "sum" | "max" | "min"
+    deps_reduced: bool = False  # reads a reduction's result (directly or not)
 
 
 @dataclass(frozen=True)
 class Output:
     var: str  # the kernel variable stored
-    kind: str  # "full" | "row"
+    kind: str  # "full" | "row" | "scalar"
     dtype: torch.dtype
     shape: str  # the launcher's expression for its shape
 
@@ -86,7 +90,7 @@ class Output:
 @dataclass
 class Program:
     entry_point: str
-    structure: str  # "pointwise" | "row"
+    structure: str  # "pointwise" | "row" | "total"
     params: list[str]  # the entry point's positional parameters, in order
     primary: str  # the input whose shape is the problem's shape
     inputs: list[Param]
@@ -187,11 +191,28 @@ def _load(p: Param, structure: str) -> str:
     return f"{p.var} = {expr}"
 
 
+IDENTITY = {"sum": "0.0", "max": 'float("-inf")', "min": 'float("inf")'}
+
+
+def _masked(how: str, expr: str) -> str:
+    """`expr` with the reduction's identity in the masked lanes."""
+    return f"tl.where(mask, {expr}, {IDENTITY[how]})"
+
+
+def _accumulator(how: str, k: int, block: str) -> str:
+    return f"acc{k} = tl.full([{block}], {IDENTITY[how]}, tl.float32)"
+
+
+def _combine(how: str, k: int, value: str) -> str:
+    if how == "sum":
+        return f"acc{k} = acc{k} + {value}"
+    return f"acc{k} = tl.{'maximum' if how == 'max' else 'minimum'}(acc{k}, {value})"
+
+
 def _stmt_line(s: Stmt) -> str:
     if s.reduce is None:
         return f"{s.target} = {s.expr}  # {s.note}"
-    identity = {"sum": "0.0", "max": 'float("-inf")', "min": 'float("inf")'}[s.reduce]
-    return f"{s.target} = tl.{s.reduce}(tl.where(mask, {s.expr}, {identity}), axis=0)  # {s.note}"
+    return f"{s.target} = tl.{s.reduce}({_masked(s.reduce, s.expr)}, axis=0)  # {s.note}"
 
 
 def _store(o: Output, i: int, structure: str) -> str:
@@ -286,20 +307,10 @@ def looped_row_kernel(prog: Program, name: str) -> str:
     emit_ready()
     for k, red in enumerate(s for s in prog.stmts if s.reduce is not None):
         need = _tile_closure(prog, list(red.deps))
-        init = {
-            "sum": "tl.zeros([BLOCK_N], dtype=tl.float32)",
-            "max": 'tl.full([BLOCK_N], float("-inf"), tl.float32)',
-            "min": 'tl.full([BLOCK_N], float("inf"), tl.float32)',
-        }[red.reduce]
-        combine = {
-            "sum": f"acc{k} + tl.where(mask, {red.expr}, 0.0)",
-            "max": f'tl.maximum(acc{k}, tl.where(mask, {red.expr}, float("-inf")))',
-            "min": f'tl.minimum(acc{k}, tl.where(mask, {red.expr}, float("inf")))',
-        }[red.reduce]
-        body += [f"acc{k} = {init}", "for start in range(0, N, BLOCK_N):"]
+        body += [_accumulator(red.reduce, k, "BLOCK_N"), "for start in range(0, N, BLOCK_N):"]
         body += ["    " + line for line in _loop(prog, need, done)]
         body += [
-            f"    acc{k} = {combine}",
+            "    " + _combine(red.reduce, k, _masked(red.reduce, red.expr)),
             f"{red.target} = tl.{red.reduce}(acc{k}, axis=0)  # {red.note}",
         ]
         done.add(red.target)
@@ -316,6 +327,62 @@ def looped_row_kernel(prog: Program, name: str) -> str:
     body += [_store(o, i, "row") for i, o in enumerate(prog.outputs) if o.kind == "row"]
     head = f"@triton.jit\ndef {name}({_signature(prog, ['N'], ['BLOCK_N'])}):\n"
     return head + "".join(f"    {line}\n" for line in body)
+
+
+def _finish(red: Stmt, k: int) -> list[str]:
+    """Reduce a reduction's partials (one per program of the first kernel) in tiles of BLOCK_P."""
+    load = f"tl.load(part{k}_ptr + idx, mask=idx < P, other={IDENTITY[red.reduce]})"
+    return [
+        _accumulator(red.reduce, k, "BLOCK_P"),
+        "for start in range(0, P, BLOCK_P):",
+        "    idx = start + tl.arange(0, BLOCK_P)",
+        "    " + _combine(red.reduce, k, load),
+        f"{red.target} = tl.{red.reduce}(acc{k}, axis=0)  # {red.note}",
+    ]
+
+
+def _kernel(name: str, args: list[str], body: list[str]) -> str:
+    return f"@triton.jit\ndef {name}({', '.join(args)}):\n" + "".join(f"    {ln}\n" for ln in body)
+
+
+def total_kernels(prog: Program, partial: str, finish: str) -> list[str]:
+    """Two kernels for reductions of the whole tensor: each program of the first reduces BLOCK
+    elements to one partial per reduction; one program of the second reduces the partials (in a
+    fixed order: the result is deterministic) and computes what follows from them."""
+    reductions = [s for s in prog.stmts if s.reduce is not None]
+    parts = [f"part{k}_ptr" for k in range(len(reductions))]
+    scalars = [p for p in prog.inputs if p.kind == "scalar"]
+    need = _tile_closure(prog, [d for r in reductions for d in r.deps])
+    body = [
+        "pid = tl.program_id(0)",
+        "offs = pid.to(tl.int64) * BLOCK + tl.arange(0, BLOCK)",
+        "mask = offs < n",
+    ]
+    body += [_load(p, "pointwise") for p in prog.inputs if p.kind == "scalar" or p.var in need]
+    body += [
+        _stmt_line(s)
+        for s in prog.stmts
+        if s.target in need or not (s.tile or s.reduce or s.deps_reduced)
+    ]
+    body += [
+        f"tl.store(part{k}_ptr + pid, tl.{r.reduce}({_masked(r.reduce, r.expr)}, axis=0))"
+        for k, r in enumerate(reductions)
+    ]
+    ptrs = [f"{p.name}_ptr" for p in prog.inputs]
+    first = _kernel(partial, ptrs + parts + ["n", *prog.symbols, "BLOCK: tl.constexpr"], body)
+
+    body = [_load(p, "pointwise") for p in scalars]
+    for k, red in enumerate(reductions):
+        body += _finish(red, k)
+    body += [_stmt_line(s) for s in prog.stmts if not s.tile and s.reduce is None]
+    body += [
+        f"tl.store(out{i}_ptr, {o.var}.to(out{i}_ptr.dtype.element_ty))"
+        for i, o in enumerate(prog.outputs)
+    ]
+    outs = [f"out{i}_ptr" for i in range(len(prog.outputs))]
+    args = [f"{p.name}_ptr" for p in scalars] + parts + outs
+    second = _kernel(finish, args + ["P", "n", *prog.symbols, "BLOCK_P: tl.constexpr"], body)
+    return [first, second]
 
 
 # -- launchers -----------------------------------------------------------------------------------
@@ -382,6 +449,35 @@ def row_launcher(prog: Program, one_pass: str, looped: str, tunables: dict[str, 
         f"    {one_pass}[(R,)]({_launch_args(prog, 'N')}, BLOCK_N=BLOCK_N, num_warps=num_warps)",
         "else:",
         f"    {looped}[(R,)]({_launch_args(prog, 'N')}, BLOCK_N=MAX_BLOCK_N, num_warps=num_warps)",
+        f"return {_returns(prog)}",
+    ]
+    return f"def {prog.entry_point}({params}):\n" + "".join(f"    {line}\n" for line in body)
+
+
+def total_launcher(prog: Program, partial: str, finish: str, tunables: dict[str, int]) -> str:
+    params = ", ".join(
+        prog.params
+        + [f"BLOCK: int = {tunables['BLOCK']}", f"num_warps: int = {tunables['num_warps']}"]
+    )
+    full = next(p.name for p in prog.inputs if p.kind == "full")
+    scalars = [p.name for p in prog.inputs if p.kind == "scalar"]
+    n_parts = sum(1 for s in prog.stmts if s.reduce is not None)
+    parts = [f"part{k}" for k in range(n_parts)]
+    outs = [f"out{i}" for i in range(len(prog.outputs))]
+    body = [f"{p.name} = {p.name}.contiguous()" for p in prog.inputs]
+    body += _allocations(prog)
+    body += [f"n = {full}.numel()", "P = max(triton.cdiv(n, BLOCK), 1)"]
+    body += [
+        f"part{k} = torch.empty((P,), dtype=torch.float32, device={prog.primary}.device)"
+        for k in range(n_parts)
+    ]
+    body += [f"{name} = {expr}" for name, expr in prog.symbols.items()]
+    syms = list(prog.symbols)
+    first = [p.name for p in prog.inputs] + parts + ["n", *syms]
+    second = scalars + parts + outs + ["P", "n", *syms]
+    body += [
+        f"{partial}[(P,)]({', '.join(first)}, BLOCK=BLOCK, num_warps=num_warps)",
+        f"{finish}[(1,)]({', '.join(second)}, BLOCK_P=1024, num_warps=4)",
         f"return {_returns(prog)}",
     ]
     return f"def {prog.entry_point}({params}):\n" + "".join(f"    {line}\n" for line in body)

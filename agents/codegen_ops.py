@@ -29,6 +29,7 @@ class Call(Protocol):
 
     op: str  # e.g. "mul.Tensor"
     out_dtype: torch.dtype
+    count: str  # kernel text for how many elements a reduction reduces ("N", or "n")
 
     def x(self, i: int) -> str:
         """Positional argument i as an operand: a kernel variable or a literal."""
@@ -257,7 +258,7 @@ def _sum(c: Call) -> str:
 
 def _mean(c: Call) -> str:
     c.reduce_dims(1)
-    return f"{c.reduce('sum', c.x(0))} / N"
+    return f"{c.reduce('sum', c.x(0))} / {c.count}"
 
 
 def _amax(c: Call) -> str:
@@ -274,14 +275,14 @@ def _correction(c: Call) -> str:
     corr = c.lit("correction", None)
     if corr is None:
         corr = 0 if c.lit("unbiased", True) is False else 1
-    return "N" if corr == 0 else f"(N - {literal(corr)})"
+    return c.count if corr == 0 else f"({c.count} - {literal(corr)})"
 
 
 def var_and_mean(c: Call) -> tuple[str, str]:
     """(variance, mean) of a var/var_mean call: two passes, the second over x - mean."""
     c.reduce_dims(1)
     x = c.x(0)
-    mean = c.let(f"{c.reduce('sum', x)} / N")
+    mean = c.let(f"{c.reduce('sum', x)} / {c.count}")
     d = c.let(f"{x} - {mean}")
     var = f"{c.reduce('sum', f'{d} * {d}')} / {_correction(c)}"
     return var, mean

@@ -71,11 +71,14 @@ def is_reduction(node: Node) -> bool:
 
 
 def trailing_dims(node: Node) -> int | None:
-    """For a reduction over the trailing dims [k, ndim) of its input, k; else None."""
+    """For a reduction over the trailing dims [k, ndim) of its input, k (0: the whole tensor);
+    else None."""
     ndim = node.args[0].meta["val"].dim()
     dims = node.args[1] if len(node.args) > 1 else None
     dims = [dims] if isinstance(dims, int) else dims
-    if not dims or ndim == 0:
+    if not dims:  # sum(), mean(), sum(x, []): every dim
+        return 0
+    if ndim == 0:
         return None
     dims = sorted(d % ndim for d in dims)
     return dims[0] if dims == list(range(dims[0], ndim)) else None

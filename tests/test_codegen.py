@@ -114,9 +114,21 @@ def test_unsupported_ops_are_refused_by_name(task_id, op):
         generate(get_task(task_id))
 
 
-def test_whole_tensor_reduction_is_refused():
-    with pytest.raises(NotSupported, match="whole tensor"):
-        generate(get_task("grad_global_sumsq_fp32"))
+@pytest.mark.parametrize(
+    "task_id", ["grad_global_sumsq_fp32", "mse_loss_fp16", "kl_div_logprobs_fp32"]
+)
+def test_whole_tensor_reductions_pass_the_judge(task_id, tmp_path):
+    """Two kernels: partials per block, then one program reduces them in a fixed order."""
+    task = get_task(task_id)
+    gen = generate(task)
+    assert gen.structure == "total"
+    _judge(task, gen.source, tmp_path)
+
+
+def test_a_whole_tensor_reduction_feeding_another_is_refused(tmp_path):
+    task = _probe(tmp_path, "return ((x - x.mean()) ** 2).sum()")
+    with pytest.raises(NotSupported, match="one level"):
+        generate(task)
 
 
 def test_reduction_over_another_dim_is_refused():
@@ -201,16 +213,17 @@ def test_comparisons_where_pow_round_and_sign(tmp_path):
     _judge(task, generate(task).source, tmp_path)
 
 
-def test_a_size_in_the_reference_becomes_the_row_length(tmp_path):
-    """`/ x.shape[-1]` traces to a number that changes with the shape: the kernel uses N."""
-    task = _probe(tmp_path, "return x - x.sum(dim=-1, keepdim=True) / x.shape[-1]")
+def test_sizes_in_the_reference_become_kernel_arguments(tmp_path):
+    """`/ x.shape[-1]` traces to a number that changes with the shape: the kernel uses N; another
+    dim of an input is passed by the launcher."""
+    task = _probe(tmp_path, "return x - x.sum(dim=-1, keepdim=True) / x.shape[-1] + x.shape[0]")
     gen = generate(task)
-    assert "/ N" in gen.source
+    assert "/ N" in gen.source and "x_dim0 = x.shape[0]" in gen.source
     _judge(task, gen.source, tmp_path)
 
 
 def test_a_number_that_follows_no_known_size_is_refused(tmp_path):
-    task = _probe(tmp_path, "return x * x.shape[0]")
+    task = _probe(tmp_path, "return x * (x.shape[0] + x.shape[1])")
     with pytest.raises(NotSupported, match="changes with the shape"):
         generate(task)
 
