@@ -137,7 +137,6 @@ WHY_NOT: dict[str, str] = {
         ["rand", "randn", "bernoulli", "rand_like", "randn_like", "normal"], "random numbers"
     ),
 }
-_KINDS = ("full", "row", "col", "scalar")  # priority when a shape fits several
 
 
 # -- tracing ---------------------------------------------------------------------------------------
@@ -223,7 +222,10 @@ def check_ops_known(ops: list[str]) -> None:
     for op in ops:
         name = op.split(".")[0]
         if name in WHY_NOT:
-            raise NotSupported(f"aten.{op} is {WHY_NOT[name]}: not a pointwise or row pattern")
+            raise NotSupported(
+                f"aten.{op} is {WHY_NOT[name]}: the generator translates elementwise ops and "
+                "reductions only"
+            )
         known = ELEMENTWISE.keys() | REDUCTIONS.keys() | VIEWS | CONVERSIONS | CONSTANTS
         if name not in known | {"var_mean", "getitem"}:
             raise NotSupported(f"aten.{op} is not an op the generator translates")
@@ -521,9 +523,9 @@ class _Builder:
                 )
         if self.kind(node).name != "full":
             raise NotSupported(f"a slice of input {param.name} that is not N columns wide")
-        start, step = self.num(node, 2, 0), self.lit(node, 4, 1)
-        if start in ("None", "0"):
-            start = "0"
+        starts = [self.arg_at(g, node, 2, 0) for g in range(len(self.graphs))]
+        start = "0" if all(v in (None, 0) for v in starts) else self.num(node, 2)
+        step = self.lit(node, 4, 1)
         cols = "cols" if step == 1 else f"cols * {literal(step)}"
         offset = f"row * {param.name}_row_stride" + ("" if start == "0" else f" + {start}")
         other = "0.0" if param.dtype.is_floating_point else "0"
@@ -616,13 +618,15 @@ class _Builder:
             expr = ELEMENTWISE[name](_Call(self, node))
         dtype = self.dtype_of(node)
         expr = _rounded(expr, dtype)
-        if not re.fullmatch(r"[A-Za-z_]\w*", expr):  # a bare variable needs no statement
+        if not _is_var(expr):  # a bare variable needs no statement
             expr = self.add(expr, self.kind(node).tile, op_name(node))
         self.values[node] = _Value(expr, dtype)
 
     def check_broadcast(self, node: Node) -> None:
         """An elementwise op's operands broadcast to its result as their kinds say."""
         operands = [a for a in node.args if isinstance(a, Node)]
+        if not operands:
+            return
         k_in, k_out = shp.join([self.kind(a) for a in operands]), self.kind(node)
         if k_in != k_out:
             raise NotSupported(
@@ -650,7 +654,7 @@ class _Builder:
                     f"outputs must be {' or '.join(allowed[self.structure])}"
                 )
             value = self.value(out)
-            if not re.fullmatch(r"[A-Za-z_]\w*", value.expr):
+            if not _is_var(value.expr):
                 raise NotSupported("the reference returns a constant")
             self.prog.outputs.append(emit.Output(value.expr, kind, value.dtype, ""))
             self.out_nodes.append(out)
@@ -679,6 +683,19 @@ class _Builder:
             shapes_t = [tuple(nodes[self.index[out]].meta["val"].shape) for nodes in self.per_graph]
             outs.append(emit.Output(o.var, o.kind, o.dtype, sizes.shape(shapes_t, last)))
         self.prog.outputs = outs
+
+
+def _is_var(expr: str) -> bool:
+    return re.fullmatch(r"[A-Za-z_]\w*", expr) is not None and expr not in ("True", "False")
+
+
+def _constant_value(text: str) -> float:
+    """The number a constant's kernel text stands for ('True', '(-1)', '0.5', 'float("inf")')."""
+    if text in ("True", "False"):
+        return float(text == "True")
+    if text.startswith("float("):
+        return float(text[7:-2])
+    return float(text.strip("()"))
 
 
 def _rounded(expr: str, dtype: torch.dtype) -> str:
@@ -719,6 +736,8 @@ class _Call:
         if self.to_float and not value.dtype.is_floating_point:
             if shp.packet(self.node) == "where" and i == 0:
                 return value.expr
+            if not _is_var(value.expr):  # a constant
+                return literal(_constant_value(value.expr))
             return f"{value.expr}.to(tl.float32)"
         return value.expr
 

@@ -52,7 +52,9 @@ ROW_KINDS = ("row", "scalar", "batch_row")
 KERNEL_WORDS = set("pid offs mask row base cols start N n tl float range".split())
 LAUNCHER_WORDS = set("N R n P BLOCK BLOCK_N MAX_BLOCK_N num_warps grid torch triton tl".split())
 _GENERATED = re.compile(r"^(v|acc)\d+$")
-_LAUNCHER_GENERATED = re.compile(r"^(out|part)\d+$|_row_stride$|^(inv|sqrt|rsqrt)_|_dim\d+$|_last")
+_LAUNCHER_GENERATED = re.compile(
+    r"^(out|part|group_)\d+$|_row_stride$|^(inv|sqrt|rsqrt)_|_dim\d+$|_last$"
+)
 
 
 @dataclass(frozen=True)

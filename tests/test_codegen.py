@@ -207,7 +207,9 @@ def test_comparisons_where_pow_round_and_sign(tmp_path):
         """
         y = torch.where(x > 0.5, x ** 2, torch.relu(-x) ** 0.5)
         z = torch.round(x * 3.0) + torch.sign(x) * torch.minimum(x.abs(), torch.full_like(x, 2.0))
-        return y + z + torch.maximum(x, torch.zeros_like(x)) + x.pow(3) - torch.floor(x) * torch.ceil(x)
+        m = x > 0
+        w = m * x + m.float() * 2 + x * torch.full((), 3, dtype=torch.int64)
+        return y + z + w + torch.maximum(x, torch.zeros_like(x)) + x.pow(3) - torch.floor(x) * torch.ceil(x)
         """,
     )
     _judge(task, generate(task).source, tmp_path)
