@@ -35,6 +35,7 @@ class AgentConfig:
     max_repairs: int = 3
     restart: bool = False
     first_success: bool = False
+    codegen: bool = True  # offline policy: a kernel generated from the reference (agents/codegen.py)
     optimize: bool = True
     ancestors: int = 1
     llm_tests: bool = False
@@ -96,6 +97,7 @@ class AgentConfig:
             max_repairs=v["agent.max_repairs"],
             restart=v["agent.restart"],
             first_success=v["agent.first_success"],
+            codegen=v["offline.codegen"],
             optimize=v["agent.optimize"],
             ancestors=v["agent.ancestors"],
             llm_tests=v["agent.llm_tests"],

@@ -128,6 +128,14 @@ SETTINGS: tuple[Setting, ...] = (
         "giving up (the budget bounds the run)",
     ),
     Setting(
+        "offline.codegen",
+        "bool",
+        True,
+        "the offline policy also writes a kernel by rules from the task's PyTorch reference "
+        "(agents/codegen.py: pointwise, row-wise and whole-tensor reductions) and tries it first "
+        "in benchmark mode",
+    ),
+    Setting(
         "agent.first_success",
         "bool",
         False,

@@ -143,9 +143,12 @@ def write_readme(
         "",
         "- `offline`: the offline policy (agents/offline.py), no model. Generator: "
         + (
-            "the reference kernels the knowledge base retrieves for the task with the task "
-            "itself hidden, so it starts from a neighbour's kernel (adapted to the entry point) "
-            "and moves to the next on a failure"
+            "first a kernel written by rules from the task's PyTorch reference where its "
+            "structure allows (agents/codegen.py: pointwise, row-wise and whole-tensor "
+            "reductions; reads only the reference function, which every method sees), then the "
+            "reference kernels the knowledge base retrieves for the task with the task itself "
+            "hidden (a neighbour's kernel, adapted to the entry point), moving to the next on a "
+            "failure"
             if plan.benchmark
             else "the task's OWN reference kernel first (hidden provenance off), so its rows "
             "measure the repository's reference kernels and the tunable search, not the agent's "

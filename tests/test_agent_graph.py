@@ -208,7 +208,8 @@ def test_offline_policy_end_to_end_without_a_knowledge_base_is_honest_about_spee
         llm="offline",
         device="cpu",
         runs_dir=tmp_path,
-        settings={"judge.trials": 1, "kb": "auto"},
+        # only the task's own solution to start from (no generated kernel beside it)
+        settings={"judge.trials": 1, "kb": "auto", "offline.codegen": False},
         run_id="offline",
         quiet=True,
         open_kb=no_kb,
@@ -254,7 +255,7 @@ def test_benchmark_mode_takes_only_what_the_kb_returns_with_the_task_hidden(tmp_
         llm="offline",
         device="cpu",
         runs_dir=tmp_path,
-        settings={"judge.trials": 1, "benchmark": True},
+        settings={"judge.trials": 1, "benchmark": True, "offline.codegen": False},
         run_id="hidden",
         quiet=True,
         open_kb=fake_kb,
@@ -268,7 +269,7 @@ def test_benchmark_mode_takes_only_what_the_kb_returns_with_the_task_hidden(tmp_
         llm="offline",
         device="cpu",
         runs_dir=tmp_path,
-        settings={"kb": "off", "benchmark": True},
+        settings={"kb": "off", "benchmark": True, "offline.codegen": False},
         run_id="hidden-empty",
         quiet=True,
     )
@@ -277,6 +278,26 @@ def test_benchmark_mode_takes_only_what_the_kb_returns_with_the_task_hidden(tmp_
         and empty.reason == "offline policy: no reference kernel implements the task's entry point"
     )
     assert not (empty.run_dir / "attempts" / "1").exists()
+
+
+def test_offline_benchmark_mode_writes_a_kernel_from_the_reference(tmp_path: Path) -> None:
+    """With nothing to retrieve, the offline policy still has the kernel agents/codegen.py writes
+    from the task's PyTorch reference; it is judged like any other and logged as generated."""
+    result = api.run(
+        "softmax_fp32",
+        llm="offline",
+        device="cpu",
+        runs_dir=tmp_path,
+        settings={"kb": "off", "benchmark": True, "judge.trials": 1, "budget.iterations": 1},
+        run_id="generated",
+        quiet=True,
+    )
+    assert result.best_kernel is not None, result.reason
+    code = result.best_kernel.read_text()
+    assert "agents/codegen.py" in code and "@triton.jit" in code
+    events = [json.loads(line) for line in (result.run_dir / "events.jsonl").read_text().splitlines()]
+    (note,) = [e for e in events if e.get("event") == "codegen"]
+    assert note["note"].startswith("generated from the reference (row")
 
 
 def test_an_openai_compatible_server_on_localhost_drives_the_graph(tmp_path: Path) -> None:

@@ -98,13 +98,13 @@ def test_offline_llm_skips_the_methods_that_need_a_model(tmp_path: Path) -> None
     out = tmp_path / "offline"
     result = bench_cli(
         "--tasks", "softmax_fp32", "--methods", "aka,offline", "--llm", "offline",
-        "--out", str(out), *FAST,
+        "--out", str(out), *FAST, "--set", "offline.codegen=false",
     )  # fmt: skip
     assert result.exit_code == 0, result.output
     assert "method aka needs a model and --llm is offline: skipped" in result.output
     (row,) = ResultStore(out).rows()
-    # hidden provenance and no knowledge base: the policy has nothing to start from, and
-    # that failure still counts as a row
+    # hidden provenance, no knowledge base and no generated kernel: the policy has nothing to
+    # start from, and that failure still counts as a row
     assert (row.method, row.attempt, row.error_class, row.scripted) == (
         "offline",
         0,

@@ -75,7 +75,12 @@ def retrieve(state: AgentState, ctx: RunContext) -> dict[str, Any]:
     )
     ctx.progress.note(f"retrieve: {note}")
     references = offline.reference_kernels(ctx.task, kernel_hits, benchmark=ctx.config.benchmark)
-    if ctx.offline:
+    if ctx.offline and ctx.config.codegen:
+        references, codegen_note = offline.with_generated(
+            ctx.task, references, benchmark=ctx.config.benchmark
+        )
+        ctx.event("codegen", note=codegen_note)
+        ctx.progress.note(f"offline policy: {codegen_note}")
         listed = ", ".join(f"{r['id']} ({r['how']})" for r in references) or "none"
         ctx.event(
             "references",
