@@ -31,6 +31,7 @@ from __future__ import annotations
 import math
 import operator
 import re
+import textwrap
 from dataclasses import dataclass
 from typing import Any
 
@@ -46,6 +47,7 @@ from agents.codegen_ops import (
     literal,
     var_and_mean,
 )
+from benchmarks.static_check import check_task_candidate
 from benchmarks.task import Task
 
 __all__ = ["Generated", "NotSupported", "generate"]
@@ -62,81 +64,37 @@ POINTWISE_DEFAULTS = {"BLOCK": 1024, "num_warps": 4}
 ROW_DEFAULTS = {"num_warps": 4, "MAX_BLOCK_N": 8192}
 
 # ops that only rename, reshape or broadcast a value (no data moves in a flat or per-row view)
-VIEWS = {
-    "view",
-    "_unsafe_view",
-    "reshape",
-    "expand",
-    "unsqueeze",
-    "squeeze",
-    "alias",
-    "clone",
-    "detach",
-    "lift_fresh_copy",
-    "contiguous",
-    "view_copy",
-    "expand_copy",
-    "unsqueeze_copy",
-    "squeeze_copy",
-    "alias_copy",
-    "slice",
-    "permute",
-}
+VIEWS = set(
+    "view _unsafe_view reshape expand unsqueeze squeeze alias clone detach lift_fresh_copy "
+    "contiguous view_copy expand_copy unsqueeze_copy squeeze_copy alias_copy slice permute".split()
+)
 CONVERSIONS = {"_to_copy", "convert_element_type", "to"}
 CONSTANTS = {"full", "full_like", "scalar_tensor", "zeros", "ones", "zeros_like", "ones_like"}
-WHY_NOT: dict[str, str] = {
-    **dict.fromkeys(
-        ["mm", "bmm", "addmm", "baddbmm", "matmul", "_scaled_mm", "dot", "mv"], "a matrix multiply"
-    ),
-    **dict.fromkeys(["convolution", "conv2d", "conv1d"], "a convolution"),
-    **dict.fromkeys(
-        [
-            "index",
-            "index_select",
-            "gather",
-            "scatter",
-            "scatter_add",
-            "embedding",
-            "index_put",
-            "index_add",
-            "take",
-        ],
+_REFUSED = [
+    ("mm bmm addmm baddbmm matmul _scaled_mm dot mv", "a matrix multiply"),
+    ("convolution conv1d conv2d", "a convolution"),
+    (
+        "index index_select gather scatter scatter_add embedding index_put index_add take",
         "indexing (a gather or scatter)",
     ),
-    **dict.fromkeys(["cumsum", "cumprod", "logcumsumexp", "cummax"], "a scan"),
-    **dict.fromkeys(["sort", "topk", "argmax", "argmin", "unique"], "a sort or arg-reduction"),
-    **dict.fromkeys(["max", "min"], "a max/min with indices or over the whole tensor"),
-    **dict.fromkeys(
-        [
-            "cat",
-            "stack",
-            "flip",
-            "roll",
-            "constant_pad_nd",
-            "pixel_shuffle",
-            "copy_",
-            "select",
-            "split",
-            "split_with_sizes",
-            "transpose",
-            "t",
-        ],
+    ("cumsum cumprod logcumsumexp cummax", "a scan"),
+    ("sort topk argmax argmin unique", "a sort or arg-reduction"),
+    ("max min", "a max/min with indices or over the whole tensor"),
+    (
+        "cat stack flip roll constant_pad_nd pixel_shuffle copy_ select split split_with_sizes "
+        "transpose t",
         "data movement (a view or copy that reorders elements)",
     ),
-    **dict.fromkeys(["arange", "iota"], "an index ramp (arange)"),
-    **dict.fromkeys(
-        ["empty", "empty_permuted", "empty_strided"],
-        "a buffer filled piece by piece (empty + copy_)",
-    ),
-    **dict.fromkeys(["_local_scalar_dense", "item"], "a host read of a tensor value (.item())"),
-    **dict.fromkeys(
-        ["avg_pool2d", "max_pool2d_with_indices", "upsample_bilinear2d", "upsample_nearest2d"],
+    ("arange iota", "an index ramp (arange)"),
+    ("empty empty_permuted empty_strided", "a buffer filled piece by piece (empty + copy_)"),
+    ("_local_scalar_dense item", "a host read of a tensor value (.item())"),
+    (
+        "avg_pool2d max_pool2d_with_indices upsample_bilinear2d upsample_nearest2d",
         "pooling/resampling",
     ),
-    **dict.fromkeys(
-        ["rand", "randn", "bernoulli", "rand_like", "randn_like", "normal"], "random numbers"
-    ),
-}
+    ("rand randn bernoulli rand_like randn_like normal", "random numbers"),
+]
+WHY_NOT: dict[str, str] = {op: why for ops, why in _REFUSED for op in ops.split()}
 
 
 # -- tracing ---------------------------------------------------------------------------------------
@@ -245,7 +203,6 @@ class _Builder:
     builds the program of statements `codegen_emit` writes out."""
 
     def __init__(self, task: Task, graphs: list[GraphModule], ops: list[str]) -> None:
-        self.task = task
         self.graphs = graphs
         self.per_graph = [list(g.graph.nodes) for g in graphs]
         self.nodes = self.per_graph[0]
@@ -806,10 +763,10 @@ def module_source(task: Task, prog: emit.Program) -> str:
     meta = {"tunables": tunables, "generated_by": "agents/codegen.py", "structure": prog.structure}
     doc = (
         f'"""{task.id}: generated from the task\'s PyTorch reference by agents/codegen.py.\n\n'
-        f"Reference ops (aten, in order): {', '.join(prog.ops)}.\n"
+        f"{textwrap.fill('Reference ops (aten, in order): ' + ', '.join(prog.ops) + '.', 96)}\n"
         f"{shape_doc}\n"
-        "Numerics: fp32 inside the kernel; values the reference holds in fp16/bf16 are rounded where\n"
-        "it rounds them; one cast to the output dtype on store.\n"
+        "Numerics: fp32 inside the kernel; values the reference holds in fp16/bf16/fp8 are rounded\n"
+        "where it rounds them; one cast to the output dtype on store.\n"
         f"Tunables: {', '.join(tunables)}.\n"
         '"""\n'
     )
@@ -834,8 +791,6 @@ def generate(task: Task) -> Generated:
         source = module_source(task, prog)
     except ValueError as exc:  # a statement the kernel's passes cannot schedule
         raise NotSupported(f"the generator could not schedule the kernel: {exc}") from exc
-    from benchmarks.static_check import check_task_candidate
-
     verdict = check_task_candidate(source, task, filename=f"<generated for {task.id}>")
     if not verdict.ok:
         raise NotSupported(
