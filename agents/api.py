@@ -295,9 +295,11 @@ def resume(
             "finished": False,
         }
         return _drive(ctx, initial, app)
-    if not snapshot.next:
+    if not snapshot.next and values.get("finished"):
         progress.note(f"run {run.run_id} had already finished: {values.get('stop_reason')}")
         return _result(ctx, values)
+    # A kill can land after a step's writes were saved but before its checkpoint: then nothing
+    # is "next" yet the run has not finished; invoking again applies those writes and goes on.
     progress.note(
         f"resuming at {', '.join(snapshot.next)} after round {values.get('iteration', 0)} "
         f"({len(done)} attempts in the checkpoint)"

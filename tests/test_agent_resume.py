@@ -95,3 +95,33 @@ def test_kill_9_after_the_first_attempt_then_resume_completes(tmp_path: Path) ->
 
     again = api.resume("killed", runs_dir=tmp_path, quiet=True)  # a finished run stays finished
     assert again.finished and again.best_attempt == 2
+
+
+def test_a_kill_between_a_steps_writes_and_its_checkpoint_is_resumed(tmp_path: Path) -> None:
+    """LangGraph saves a step's writes before the checkpoint that follows it; a kill in between
+    leaves a checkpoint with nothing "next" although the run has not finished. Resume must apply
+    those writes and go on, not report the run as finished (seen on a killed bench, where the
+    resumed run then stopped with "the run did not finish")."""
+    import sqlite3
+
+    first = api.run(
+        "softmax_fp32",
+        llm="offline",
+        device="cpu",
+        runs_dir=tmp_path,
+        settings={"kb": "off", "judge.trials": 1, "offline.codegen": False},
+        run_id="cut",
+        quiet=True,
+    )
+    assert first.finished
+    # drop the last two checkpoints (after the finish node, and after the step before it): the
+    # latest left is the one that step ran from, and its writes are still stored
+    with sqlite3.connect(first.run_dir / "checkpoint.sqlite") as db:
+        newest = [row[0] for row in db.execute("SELECT checkpoint_id FROM checkpoints ORDER BY checkpoint_id DESC LIMIT 3")]
+        assert db.execute("SELECT count(*) FROM writes WHERE checkpoint_id = ?", (newest[2],)).fetchone()[0] > 0
+        db.executemany("DELETE FROM checkpoints WHERE checkpoint_id = ?", [(c,) for c in newest[:2]])
+    resumed = api.resume("cut", runs_dir=tmp_path, quiet=True)
+    assert resumed.finished and resumed.best_attempt == 1, resumed.reason
+    events = [json.loads(line) for line in (first.run_dir / "events.jsonl").read_text().splitlines()]
+    (note,) = [e for e in events if e["event"] == "resume"]
+    assert note["checkpoint_next"] == []  # the state the old code took for "already finished"
