@@ -20,7 +20,6 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import json
-import math
 import platform
 import statistics
 import sys
@@ -31,6 +30,7 @@ from typing import Any
 
 from benchmarks.solutions_table import load_verdicts, select
 from benchmarks.task import Task, load_all, solution_path
+from profiling.roofline import geomean
 
 
 def _fmt(value: float | None, spec: str) -> str:
@@ -110,11 +110,6 @@ def time_task(task: Task, rep_ms: float, with_compile: bool, peaks: Any) -> list
     return rows
 
 
-def _geomean(values: list[float]) -> float | None:
-    values = [v for v in values if v and v > 0]
-    return math.exp(sum(math.log(v) for v in values) / len(values)) if values else None
-
-
 def summary(rows: list[dict[str, Any]]) -> list[str]:
     """The table in a few numbers: over every shape timed, the median attainment and the geomean
     speedups of the solution over eager and over torch.compile (where compile was timed)."""
@@ -125,7 +120,8 @@ def summary(rows: list[dict[str, Any]]) -> list[str]:
     lines = [f"- shapes timed: {len(timed)} of {len(rows)} (tasks: {len({r['task'] for r in timed})})"]
     if attain:
         lines.append(f"- median roofline attainment: {statistics.median(attain):.2f}")
-    ge, gc = _geomean(eager), _geomean(compiled)
+    ge = geomean(eager) if eager else None
+    gc = geomean(compiled) if compiled else None
     lines.append(f"- geomean speedup over eager: {_fmt(ge, '.2f')} ({len(eager)} shapes)")
     if compiled:
         faster = sum(1 for v in compiled if v > 1.0)
