@@ -393,6 +393,28 @@ def run_cell(
     open_kb: Callable[[], Any] | None = None,
 ) -> CellOutcome:
     """Run (or resume, or skip) one (task, method, seed) and store its rows."""
+    outcome = execute_cell(
+        plan,
+        cell,
+        console=console,
+        verbose=verbose,
+        scripted_measure=scripted_measure,
+        open_kb=open_kb,
+    )
+    return collect_cell(plan, outcome, store)
+
+
+def execute_cell(
+    plan: BenchPlan,
+    cell: Cell,
+    *,
+    console: Any = None,
+    verbose: bool = False,
+    scripted_measure: Callable[..., Any] | None = None,
+    open_kb: Callable[[], Any] | None = None,
+) -> CellOutcome:
+    """Run, resume or skip one cell's agent run; its rows are not read yet (`collect_cell`).
+    Any process may do this part: the bench's workers run it, one per GPU."""
     from agents import api
     from agents.llm.base import LLMError
 
@@ -429,19 +451,20 @@ def run_cell(
         return CellOutcome(cell, "stopped", f"{type(exc).__name__}: {exc}", seconds=_since(started))
     if not run_finished(run_dir):
         return CellOutcome(cell, "stopped", "the run did not finish", seconds=_since(started))
-    rows = cell_rows(run_dir, cell)
-    added = store.extend(rows)
     summary = json.loads((run_dir / "summary.json").read_text(encoding="utf-8"))
+    return CellOutcome(cell, status, str(summary.get("finish_reason", "")), seconds=_since(started))
+
+
+def collect_cell(plan: BenchPlan, outcome: CellOutcome, store: Any) -> CellOutcome:
+    """Add a finished cell's rows to `store` (the bench's one writer) and count them."""
+    if outcome.status in ("stopped", "deferred"):
+        return outcome
+    rows = cell_rows(plan.out / RUNS / outcome.cell.run_id, outcome.cell)
     judged = [r for r in rows if r.error_class != "no_kernel"]
-    return CellOutcome(
-        cell,
-        status,
-        str(summary.get("finish_reason", "")),
-        attempts=len(judged),
-        correct=any(r.passed for r in rows),
-        rows_added=added,
-        seconds=_since(started),
-    )
+    outcome.attempts = len(judged)
+    outcome.correct = any(r.passed for r in rows)
+    outcome.rows_added = store.extend(rows)
+    return outcome
 
 
 def _since(started: float) -> float:
@@ -469,45 +492,77 @@ def run_bench(
     scripted_measure: Callable[..., Any] | None = None,
     open_kb: Callable[[], Any] | None = None,
     deadline: float | None = None,
+    workers: int = 1,
 ) -> BenchResult:
     """Run every cell of `plan` not yet complete, store the rows, and summarise by method.
+    `workers` > 1 runs cells in that many processes, one per GPU on CUDA
+    (`agents.bench_parallel`); the seams must then be picklable.
     `scripted_measure` and `open_kb` are the agent's test seams (never set from the CLI).
     `deadline` (a `time.monotonic()` value): no cell starts after it; the rest are "deferred",
     and running the same plan again continues with them."""
     from benchmarks.results import ResultStore
 
+    if workers < 1:
+        raise BenchError(f"--workers must be >= 1, got {workers}")
     plan.out.mkdir(parents=True, exist_ok=True)
     write_json_atomic(plan.out / PLAN_FILE, merge_with_stored(plan).to_json())
     store = ResultStore(plan.out)
     skipped = skipped_methods(plan)
     cells = [c for c in plan.cells() if c.method not in skipped]
-    _event(plan.out, "bench_start", cells=len(cells), skipped_methods=sorted(skipped))
+    _event(
+        plan.out,
+        "bench_start",
+        cells=len(cells),
+        skipped_methods=sorted(skipped),
+        workers=workers,
+    )
     outcomes: list[CellOutcome] = []
-    for number, cell in enumerate(cells, start=1):
-        if (
-            deadline is not None
-            and time.monotonic() >= deadline
-            and not run_finished(plan.out / RUNS / cell.run_id)
-        ):
-            outcome = CellOutcome(cell, "deferred", "not started: the bench's deadline had passed")
+    if workers > 1:
+        from agents.bench_parallel import run_parallel
+
+        def counted(outcome: CellOutcome) -> None:
             outcomes.append(outcome)
             if on_cell is not None:
-                on_cell(number, len(cells), outcome)
-            continue
-        _event(plan.out, "cell_start", run_id=cell.run_id)
-        outcome = run_cell(
+                on_cell(len(outcomes), len(cells), outcome)
+
+        run_parallel(
             plan,
-            cell,
+            cells,
             store,
-            console=console,
-            verbose=verbose,
+            workers,
+            on_outcome=counted,
+            deadline=deadline,
             scripted_measure=scripted_measure,
             open_kb=open_kb,
         )
-        outcomes.append(outcome)
-        _event(plan.out, "cell", run_id=cell.run_id, **_outcome_fields(outcome))
-        if on_cell is not None:
-            on_cell(number, len(cells), outcome)
+    else:
+        for number, cell in enumerate(cells, start=1):
+            if (
+                deadline is not None
+                and time.monotonic() >= deadline
+                and not run_finished(plan.out / RUNS / cell.run_id)
+            ):
+                outcome = CellOutcome(
+                    cell, "deferred", "not started: the bench's deadline had passed"
+                )
+                outcomes.append(outcome)
+                if on_cell is not None:
+                    on_cell(number, len(cells), outcome)
+                continue
+            _event(plan.out, "cell_start", run_id=cell.run_id)
+            outcome = run_cell(
+                plan,
+                cell,
+                store,
+                console=console,
+                verbose=verbose,
+                scripted_measure=scripted_measure,
+                open_kb=open_kb,
+            )
+            outcomes.append(outcome)
+            _event(plan.out, "cell", run_id=cell.run_id, **_outcome_fields(outcome))
+            if on_cell is not None:
+                on_cell(number, len(cells), outcome)
     store.write_parquet()
     mine = [
         r

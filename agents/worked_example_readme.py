@@ -49,6 +49,12 @@ def _summary_table(summary: list[Any]) -> list[str]:
     return lines + ["", *(f"({i}) {n}" for i, n in enumerate(notes, start=1))]
 
 
+def _in_plan_order(plan: Any, outcomes: list[Any]) -> list[Any]:
+    """Outcomes in the plan's cell order (parallel workers finish them in any order)."""
+    order = {cell: i for i, cell in enumerate(plan.cells())}
+    return sorted(outcomes, key=lambda o: order.get(o.cell, len(order)))
+
+
 def _outcome_table(outcomes: list[Any]) -> list[str]:
     lines = [
         "| task | method | this session | attempts | correct | seconds | finish reason |",
@@ -65,13 +71,14 @@ def _outcome_table(outcomes: list[Any]) -> list[str]:
 
 def _sessions_table(sessions: list[dict[str, Any]]) -> list[str]:
     lines = [
-        "| started (UTC) | device | status | wall s | runs | command |",
-        "|---|---|---|---|---|---|",
+        "| started (UTC) | device | workers | status | wall s | runs | command |",
+        "|---|---|---|---|---|---|---|",
     ]
     for s in sessions:
         cells = ", ".join(f"{n} {k}" for k, n in s.get("cells", {}).items())
         lines.append(
-            f"| {s['started']} | {s['device']} | {s['status']} | {s['wall_s']:.0f} | {cells} | "
+            f"| {s['started']} | {s['device']} | {s.get('workers', 1)} | {s['status']} | "
+            f"{s['wall_s']:.0f} | {cells} | "
             f"`{' '.join(s['argv'])}` |"
         )
     return lines
@@ -98,7 +105,8 @@ def write_readme(
         "# Worked example: the offline policy on the lite suite, beside the presets on scripted replies",
         "",
         f"> **Scripted:** {SCRIPTED_METHODS_NOTE} Only the `offline` rows are the agent's own "
-        "work: its kernels come from knowledge-base retrieval with the task hidden.",
+        "work: its kernels are written by rules from the task's PyTorch reference or retrieved "
+        "from the knowledge base with the task hidden.",
         "",
         "Open [report.html](report.html) (self-contained, every plot inline) or read "
         "[report.md](report.md); the error -> fix pairs are in [pairs/](pairs/).",
@@ -107,7 +115,13 @@ def write_readme(
         "",
         f"- device: {device_line(session['device'])}",
         f"- this session: started {session['started']}, wall time {session['wall_s']:.0f} s "
-        f"(status: {session['status']}); all sessions together: {total_wall:.0f} s",
+        f"(status: {session['status']}); all sessions together: {total_wall:.0f} s"
+        + (
+            f"; runs in {session['workers']} worker processes at once, each on its own GPU "
+            "(kernforge bench --workers), so no two runs timed kernels on one GPU"
+            if session.get("workers", 1) > 1 and session["device"] == "cuda"
+            else ""
+        ),
         f"- versions: {versions}",
         f"- code: kernforge git {git.get('revision') or 'unknown'}"
         + (" (with uncommitted changes)" if git.get("dirty") else ""),
@@ -169,7 +183,7 @@ def write_readme(
         "",
         "## Runs of this session",
         "",
-        *_outcome_table(outcomes),
+        *_outcome_table(_in_plan_order(plan, outcomes)),
         "",
         "## Sessions",
         "",

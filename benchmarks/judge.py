@@ -13,10 +13,8 @@ and the next evaluation starts a fresh child.
 from __future__ import annotations
 
 import hashlib
-import os
 import re
 import shutil
-import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,7 +22,7 @@ from pathlib import Path
 import torch
 
 from benchmarks import perf as perf_stage
-from benchmarks.child import Child, acquire, signal_name
+from benchmarks.child import Child, acquire, default_root, signal_name
 from benchmarks.compare import bitwise_equal, compare_outputs
 from benchmarks.precision import full_precision
 from benchmarks.static_check import check_source
@@ -98,8 +96,7 @@ def _work_root(config: JudgeConfig) -> Path:
     if config.work_root is not None:
         config.work_root.mkdir(parents=True, exist_ok=True)
         return config.work_root
-    shm = Path("/dev/shm")
-    return shm if shm.is_dir() and os.access(shm, os.W_OK) else Path(tempfile.gettempdir())
+    return default_root()
 
 
 def _fail(verdict: Verdict, error: ErrorClass, message: str, failed: Stage) -> Verdict:

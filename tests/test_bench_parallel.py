@@ -1,0 +1,159 @@
+"""`kernforge bench --workers N`: runs in several processes, one writer, nothing lost.
+
+CPU only: workers are spawned processes (no GPU to pin); the replay script's kernel calls
+torch.softmax, which the static check refuses, so each run is fast and its rows are known.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agents.bench import BenchError, make_plan, run_bench
+from agents.bench_parallel import gpu_slots, task_groups
+from benchmarks.results import ResultStore, read_parquet
+
+ROOT = Path(__file__).resolve().parents[1]
+TORCH = (ROOT / "tests" / "fixtures" / "agent" / "kernels" / "softmax_torch.py").read_text()
+TASKS = "softmax_fp32,softmax_fp16,layernorm_fp32"
+
+
+class EmptyKB:
+    """A knowledge base with nothing in it (picklable: a worker gets a copy)."""
+
+    def __call__(self) -> EmptyKB:
+        return self
+
+    def search(self, *args: Any, **kwargs: Any) -> list[Any]:
+        return []
+
+
+class DieOnOpen:
+    """Opening the knowledge base ends the worker process at once, as a kill would."""
+
+    def __call__(self) -> Any:
+        os._exit(3)
+
+
+def script(path: Path, n: int = 40) -> str:
+    reply = json.dumps({"text": f"Here it is.\n\n```python\n{TORCH.rstrip()}\n```\n"})
+    path.write_text((reply + "\n") * n)
+    return f"replay:{path}"
+
+
+def plan_for(out: Path, llm: str) -> Any:
+    return make_plan(
+        out,
+        tasks=TASKS,
+        methods="single-shot,kernelagent",
+        llm=llm,
+        budget="iterations=1",
+        settings={"kb": "auto", "judge.trials": 1},
+        device="cpu",
+    )
+
+
+def events(out: Path) -> list[dict]:
+    return [json.loads(x) for x in (out / "events.jsonl").read_text().splitlines() if x]
+
+
+def test_two_workers_give_the_rows_one_worker_gives(tmp_path: Path) -> None:
+    llm = script(tmp_path / "torch.jsonl")
+    serial = run_bench(plan_for(tmp_path / "serial", llm), open_kb=EmptyKB())
+    seen: list[tuple[int, int, str]] = []
+    parallel = run_bench(
+        plan_for(tmp_path / "parallel", llm),
+        open_kb=EmptyKB(),
+        workers=2,
+        on_cell=lambda n, total, o: seen.append((n, total, o.cell.run_id)),
+    )
+
+    def key(rows: list[Any]) -> list[tuple]:
+        return sorted((r.run_id, r.attempt, r.error_class, r.passed) for r in rows)
+
+    serial_rows = ResultStore(tmp_path / "serial").rows()
+    parallel_rows = ResultStore(tmp_path / "parallel").rows()
+    assert len(serial_rows) == 3 * (1 + 4)  # single-shot one kernel, kernelagent four seeds
+    assert key(parallel_rows) == key(serial_rows)
+    assert len(read_parquet(tmp_path / "parallel" / "results.parquet")) == len(serial_rows)
+    assert sorted(o.cell.run_id for o in parallel.outcomes) == sorted(
+        o.cell.run_id for o in serial.outcomes
+    )
+    assert all(o.status == "ran" and o.rows_added == o.attempts for o in parallel.outcomes)
+    # every cell reported once, counted 1..6 of 6
+    assert [n for n, _, _ in seen] == list(range(1, 7)) and {t for _, t, _ in seen} == {6}
+    # the events say which worker ran which cell; a task's cells stay on one worker
+    ended = [e for e in events(tmp_path / "parallel") if e["event"] == "cell"]
+    assert len(ended) == 6 and all("worker" in e for e in ended)
+    by_task: dict[str, set] = {}
+    for e in ended:
+        by_task.setdefault(e["run_id"].split(".")[0], set()).add(e["worker"])
+    assert all(len(w) == 1 for w in by_task.values())
+    # a second call finds every run finished and adds nothing
+    again = run_bench(plan_for(tmp_path / "parallel", llm), open_kb=EmptyKB(), workers=2)
+    assert {o.status for o in again.outcomes} == {"complete"}
+    assert sum(o.rows_added for o in again.outcomes) == 0
+    assert len(ResultStore(tmp_path / "parallel").rows()) == len(serial_rows)
+
+
+def test_a_dead_worker_stops_its_cells_and_the_same_bench_resumes_them(tmp_path: Path) -> None:
+    llm = script(tmp_path / "torch.jsonl")
+    out = tmp_path / "bench"
+    first = run_bench(plan_for(out, llm), open_kb=DieOnOpen(), workers=2)
+    assert {o.status for o in first.outcomes} == {"stopped"}
+    assert all("bench worker ended" in o.message and "exit 3" in o.message for o in first.outcomes)
+    assert ResultStore(out).rows() == []
+    second = run_bench(plan_for(out, llm), open_kb=EmptyKB(), workers=2)
+    # the runs that had started resume from their checkpoints, the others start
+    assert {o.status for o in second.outcomes} <= {"resumed", "ran"}
+    assert "resumed" in {o.status for o in second.outcomes}
+    assert len(ResultStore(out).rows()) == 3 * (1 + 4)
+
+
+def test_the_deadline_defers_what_has_not_started(tmp_path: Path) -> None:
+    import time
+
+    llm = script(tmp_path / "torch.jsonl")
+    result = run_bench(
+        plan_for(tmp_path / "b", llm), open_kb=EmptyKB(), workers=2, deadline=time.monotonic()
+    )
+    assert {o.status for o in result.outcomes} == {"deferred"}
+    assert len(result.outcomes) == 6
+
+
+def test_one_worker_per_gpu_at_most(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "3,5")
+    assert gpu_slots(2) == ["3", "5"]
+    assert gpu_slots(1) == ["3"]
+    with pytest.raises(BenchError, match="shows 2 GPU"):
+        gpu_slots(3)
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "")
+    with pytest.raises(BenchError, match="shows 0 GPU"):
+        gpu_slots(1)
+
+
+def test_workers_must_be_positive(tmp_path: Path) -> None:
+    plan = plan_for(tmp_path / "b", script(tmp_path / "s.jsonl"))
+    with pytest.raises(BenchError, match="--workers"):
+        run_bench(plan, workers=0)
+
+
+def test_a_tasks_cells_form_one_group_in_plan_order(tmp_path: Path) -> None:
+    plan = plan_for(tmp_path / "b", script(tmp_path / "s.jsonl"))
+    groups = task_groups(plan.cells())
+    assert [g[0].task for g in groups] == TASKS.split(",")
+    assert [c.method for c in groups[0]] == ["single-shot", "kernelagent"]
+
+
+def test_the_cli_refuses_zero_workers_with_a_message(tmp_path: Path) -> None:
+    from tests.test_bench_runs import bench_cli
+
+    llm = script(tmp_path / "s.jsonl")
+    args = ["--tasks", "softmax_fp32", "--methods", "single-shot", "--llm", llm]
+    result = bench_cli(*args, "--out", str(tmp_path / "b"), "--device", "cpu", "--workers", "0")
+    assert result.exit_code == 2
+    assert "--workers must be >= 1" in result.output
