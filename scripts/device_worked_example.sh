@@ -9,6 +9,12 @@
 # the first 3 lite tasks x 5 methods, is estimated at ~6 min of H200 time (agents/worked_example.py
 # says how); the whole lite suite would take ~55 min, so several calls, each resuming the last.
 #
+# To continue an example in a later call, put what an earlier call returned into .carry/ (git
+# ignores it) and carry it: run(..., carry=[".whl", ".carry"]). worked_example.tgz (the out
+# folder) and worked_example_runs.tgz[.partNN] (its runs) are unpacked first, replacing the
+# checkout's out folder; WORKED_EXAMPLE_FRESH=1 starts a new example instead (removes the folder).
+# With two GPUs, `--workers 2` runs two runs at once, one per GPU (kernforge bench --workers).
+#
 # The example gets WORKED_EXAMPLE_LIMIT seconds (default 510) and starts no run in its last 150;
 # at the limit it is interrupted (SIGINT) and still writes its report, so the whole call ends
 # inside the tool's 600 s. What comes back in $OUT:
@@ -26,6 +32,15 @@ LIMIT=${WORKED_EXAMPLE_LIMIT:-510}
 DEVICE=${WORKED_EXAMPLE_DEVICE:-cuda}   # cpu: try the script without a GPU
 OUT=${OUT:-/tmp/worked_example_out}
 mkdir -p "$OUT"
+if [ "${WORKED_EXAMPLE_FRESH:-0}" = 1 ]; then
+  rm -rf "$DIR"
+elif [ -f .carry/worked_example.tgz ]; then
+  rm -rf "$DIR" && tar xzf .carry/worked_example.tgz || exit 1
+  if ls .carry/worked_example_runs.tgz* >/dev/null 2>&1; then
+    cat .carry/worked_example_runs.tgz* | tar xz || exit 1
+  fi
+  echo "continuing the example unpacked from .carry/ ($(ls "$DIR/bench/runs" 2>/dev/null | wc -l) runs)"
+fi
 { nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader || echo "no nvidia-smi"; } \
   2>&1 | tee "$OUT/worked_example.log"
 timeout -k 20 -s INT "$LIMIT" python3 -m agents.worked_example --device "$DEVICE" --out "$DIR" \
