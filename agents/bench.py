@@ -467,6 +467,30 @@ def collect_cell(plan: BenchPlan, outcome: CellOutcome, store: Any) -> CellOutco
     return outcome
 
 
+def stored_outcomes(plan: BenchPlan) -> list[CellOutcome]:
+    """Each cell's outcome as its folder holds it now, running nothing: "complete" for a
+    finished run (with its attempts and verdict), "deferred" for one not finished."""
+    outcomes = []
+    skipped = skipped_methods(plan)
+    for cell in (c for c in plan.cells() if c.method not in skipped):
+        run_dir = plan.out / RUNS / cell.run_id
+        if not run_finished(run_dir):
+            outcomes.append(CellOutcome(cell, "deferred", "not finished in any call so far"))
+            continue
+        summary = json.loads((run_dir / "summary.json").read_text(encoding="utf-8"))
+        rows = cell_rows(run_dir, cell)
+        outcomes.append(
+            CellOutcome(
+                cell,
+                "complete",
+                str(summary.get("finish_reason", "")),
+                attempts=sum(r.error_class != "no_kernel" for r in rows),
+                correct=any(r.passed for r in rows),
+            )
+        )
+    return outcomes
+
+
 def _since(started: float) -> float:
     return round(time.monotonic() - started, 2)
 

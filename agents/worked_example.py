@@ -113,6 +113,8 @@ class Session:
     argv: list[str]
     device: str
     workers: int = 1  # runs at once (one per GPU on CUDA)
+    versions: dict[str, Any] = field(default_factory=dict)  # the running machine's packages
+    git: dict[str, Any] = field(default_factory=dict)  # its checkout's revision
     wall_s: float = 0.0
     status: str = "running"  # "complete", "deferred", "stopped", "interrupted"
     cells: dict[str, int] = field(default_factory=dict)  # outcome status -> count
@@ -250,6 +252,12 @@ def _parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--verbose", action="store_true", help="each run's own progress lines")
     p.add_argument(
+        "--render",
+        action="store_true",
+        help="run nothing: write the report, pairs and README again from --out as it stands "
+        "(after a fix to the report code); the provenance is the last session's",
+    )
+    p.add_argument(
         "--workers",
         type=int,
         default=1,
@@ -288,8 +296,32 @@ def _status(outcomes: list[Any]) -> tuple[str, int]:
     return ("deferred" if "deferred" in statuses else "complete"), 0
 
 
+def render(args: argparse.Namespace) -> int:
+    """`--render`: report, pairs and README again from the example in `args.out`."""
+    from agents.bench import stored_outcomes, stored_plan
+    from benchmarks.results import all_tasks
+
+    plan = stored_plan(args.out / BENCH)
+    sessions = read_sessions(args.out)
+    if plan is None or not sessions:
+        raise SystemExit(f"--render: {args.out} holds no worked example (bench.json, sessions)")
+    known = all_tasks()
+    kb = knowledge(args.kb, [known[t] for t in plan.tasks], hidden=plan.benchmark)
+    info = {
+        "knowledge": kb.note,
+        "stale_kernels": sorted(kb.snapshot.stale_kernels) if kb.snapshot is not None else [],
+        "script": SCRIPT,
+        "session": sessions[-1],
+    }
+    files = finalize(args.out, plan, stored_outcomes(plan), info)
+    print("wrote " + ", ".join(str(p) for p in files.values()))
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    if args.render:
+        return render(args)
     started = time.monotonic()
     from benchmarks.judge import resolve_device
 
@@ -329,8 +361,15 @@ def main(argv: list[str] | None = None) -> int:
         "agents.worked_example",
         *(argv if argv is not None else sys.argv[1:]),
     ]
+    from agents.api import _git, _versions
+
     session = Session(
-        datetime.now(UTC).isoformat(timespec="seconds"), command, device, workers=args.workers
+        datetime.now(UTC).isoformat(timespec="seconds"),
+        command,
+        device,
+        workers=args.workers,
+        versions=_versions(),
+        git=_git(),
     )
     console.print(
         f"[bold]worked example[/]: {len(tasks)} task(s) x {', '.join(plan.methods)} on {device}; "

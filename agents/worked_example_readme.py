@@ -3,6 +3,7 @@ what in it is real and what is scripted, and how far it got."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -49,22 +50,58 @@ def _summary_table(summary: list[Any]) -> list[str]:
     return lines + ["", *(f"({i}) {n}" for i, n in enumerate(notes, start=1))]
 
 
+NOTES = "NOTES.md"
+
+
+def _notes(out: Path) -> list[str]:
+    """<out>/NOTES.md (what the numbers show, written by a person), kept across re-renders."""
+    path = out / NOTES
+    if not path.is_file():
+        return []
+    return [path.read_text(encoding="utf-8").rstrip(), ""]
+
+
 def _in_plan_order(plan: Any, outcomes: list[Any]) -> list[Any]:
     """Outcomes in the plan's cell order (parallel workers finish them in any order)."""
     order = {cell: i for i, cell in enumerate(plan.cells())}
     return sorted(outcomes, key=lambda o: order.get(o.cell, len(order)))
 
 
-def _outcome_table(outcomes: list[Any]) -> list[str]:
+def run_history(bench: Path, sessions: list[dict[str, Any]]) -> dict[str, tuple[int, str, float]]:
+    """run id -> (session number from 1, "ran" or "resumed", seconds) of the call that last ran
+    it, from the bench's events (a run finished in an earlier call is "complete" in later ones)."""
+    path = bench / "events.jsonl"
+    starts = [s["started"] for s in sessions]
+    history: dict[str, tuple[int, str, float]] = {}
+    if not path.is_file():
+        return history
+    for line in path.read_text(encoding="utf-8").splitlines():
+        event = json.loads(line) if line.strip() else {}
+        if event.get("event") != "cell" or event.get("status") not in ("ran", "resumed"):
+            continue
+        number = sum(1 for started in starts if started <= event["t"]) or 1
+        history[event["run_id"]] = (number, event["status"], float(event.get("seconds", 0.0)))
+    return history
+
+
+def _outcome_table(
+    outcomes: list[Any], history: dict[str, tuple[int, str, float]] | None = None
+) -> list[str]:
     lines = [
-        "| task | method | this session | attempts | correct | seconds | finish reason |",
+        "| task | method | run | attempts | correct | seconds | finish reason |",
         "|---|---|---|---|---|---|---|",
     ]
     for o in outcomes:
         message = o.message.replace("|", "\\|")[:140]
+        status, seconds = o.status, o.seconds
+        if (history or {}).get(o.cell.run_id) and o.status == "complete":
+            number, how, seconds = history[o.cell.run_id]
+            status = f"{how} in session {number}"
+        elif o.status in ("ran", "resumed"):
+            status = f"{o.status} in this session"
         lines.append(
-            f"| {o.cell.task} | {o.cell.method} | {o.status} | {o.attempts} | "
-            f"{'yes' if o.correct else 'no'} | {o.seconds:.0f} | {message} |"
+            f"| {o.cell.task} | {o.cell.method} | {status} | {o.attempts} | "
+            f"{'yes' if o.correct else 'no'} | {seconds:.0f} | {message} |"
         )
     return lines
 
@@ -95,8 +132,10 @@ def write_readme(
     """Write <out>/README.md; `info` holds the knowledge-base note, the pairs count, the script's
     name and this session's record."""
     session = info["session"]
-    git = _git()
-    versions = ", ".join(f"{k} {v or 'not installed'}" for k, v in _versions().items())
+    # what the machine that ran it had (recorded in the session), else this machine's
+    git = session.get("git") or _git()
+    found = session.get("versions") or _versions()
+    versions = ", ".join(f"{k} {v or 'not installed'}" for k, v in found.items())
     budget = ", ".join(f"{k.removeprefix('budget.')}={v}" for k, v in plan.budget.items())
     settings = ", ".join(f"{k}={v}" for k, v in plan.settings.items())
     total_wall = sum(s.get("wall_s", 0.0) for s in sessions)
@@ -181,9 +220,13 @@ def write_readme(
         "",
         *_summary_table(summary),
         "",
-        "## Runs of this session",
+        *_notes(out),
+        "## Runs",
         "",
-        *_outcome_table(_in_plan_order(plan, outcomes)),
+        "Every run of the plan; a run finished by an earlier call names the session (below) "
+        "that ran it, and its seconds there.",
+        "",
+        *_outcome_table(_in_plan_order(plan, outcomes), run_history(plan.out, sessions)),
         "",
         "## Sessions",
         "",
@@ -195,7 +238,17 @@ def write_readme(
         "- `pairs/pairs.jsonl`, `pairs/README.md`: `kernforge pairs export` over `bench/runs/`",
         "- `bench/`: the bench folder (`bench.json` plan, `events.jsonl`, `results.jsonl` and "
         "`results.parquet`, one row per attempt); `bench/runs/` holds each run's attempts",
-        f"- `{info['script']}`: the replay script; `sessions.jsonl`: one line per invocation",
+        *(
+            [
+                "- `bench_runs.tgz`: `bench/runs/` packed without the finished runs' checkpoint "
+                "databases (every attempt's prompt, reply, code, verdict and events); "
+                "`tar xzf docs/worked_example/bench_runs.tgz` from the repository root restores it"
+            ]
+            if (out / "bench_runs.tgz").is_file()
+            else []
+        ),
+        f"- `{info['script']}`: the replay script; `sessions.jsonl`: one line per invocation"
+        + (f"; `{NOTES}`: the notes above, written by hand" if (out / NOTES).is_file() else ""),
         "",
     ]
     path = out / "README.md"

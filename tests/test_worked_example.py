@@ -77,6 +77,22 @@ def test_the_worked_example_writes_a_labelled_report_readme_and_pairs_and_resume
         {"ran": 10},
         {"complete": 10},
     ]
+    sessions = worked_example.read_sessions(out)
+    assert all(s["versions"]["torch"] and "revision" in s["git"] for s in sessions)
+    # the second call ran nothing; its README names the call that ran each run
+    readme = (out / "README.md").read_text()
+    assert readme.count("| ran in session 1 |") == 10
+
+    # --render: notes written by hand go in; nothing runs, no session is added
+    (out / "NOTES.md").write_text("## What it shows (written by hand)\n\n- a note\n")
+    assert worked_example.main(["--render", "--out", str(out)]) == 0
+    readme = (out / "README.md").read_text()
+    assert "- a note" in readme and readme.index("- a note") < readme.index("## Runs")
+    assert readme.count("| ran in session 1 |") == 10
+    assert len(worked_example.read_sessions(out)) == 2
+    assert (out / "bench" / "results.jsonl").read_bytes() == before
+    with pytest.raises(SystemExit, match="holds no worked example"):
+        worked_example.main(["--render", "--out", str(tmp_path / "none")])
 
     # more tasks past the deadline: the new runs are deferred, and the README says so
     later = [*args[:3], TASKS + ",gelu_tanh_fp16", *args[4:], "--deadline", "0.001"]
