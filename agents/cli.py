@@ -10,7 +10,11 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-app = typer.Typer(add_completion=False, no_args_is_help=True, help="kernforge: agentic Triton kernel optimizer and honest benchmark.")
+app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=True,
+    help="kernforge: agentic Triton kernel optimizer and honest benchmark.",
+)
 tasks_app = typer.Typer(no_args_is_help=True, help="List, show and self-check benchmark tasks.")
 app.add_typer(tasks_app, name="tasks")
 console = Console()
@@ -38,7 +42,10 @@ def _load_task(ref: str):  # noqa: ANN202 - returns benchmarks.task.Task
 @tasks_app.command("list")
 def tasks_list(
     category: str = typer.Option(None, help="only this category"),
-    suite: str = typer.Option(None, help="full, lite, quant, serving, or a folder of task files (KernelBench / TritonBench / native)"),
+    suite: str = typer.Option(
+        None,
+        help="full, lite, quant, serving, or a folder of task files (KernelBench / TritonBench / native)",
+    ),
 ) -> None:
     """One line per task: id, category, shapes."""
     from benchmarks.suites import suite_tasks
@@ -58,7 +65,9 @@ def tasks_list(
         if category and task.category != category:
             continue
         shown += 1
-        table.add_row(task.id, task.category, task.dtype, str(len(task.shapes)), str(len(task.cpu_shapes)))
+        table.add_row(
+            task.id, task.category, task.dtype, str(len(task.shapes)), str(len(task.cpu_shapes))
+        )
     console.print(table)
     console.print(f"{shown} tasks")
 
@@ -73,7 +82,9 @@ def tasks_show(task_id: str) -> None:
     console.print(f"\nentry point: [bold]{task.entry_point}({params})[/]")
     tol = task.tolerance
     if tol.is_quant:
-        console.print(f"tolerance: cosine ≥ {tol.cosine}, relative L1 ≤ {tol.rel_l1}, RMSE ≤ {tol.rmse}  ({tol.why})")
+        console.print(
+            f"tolerance: cosine ≥ {tol.cosine}, relative L1 ≤ {tol.rel_l1}, RMSE ≤ {tol.rmse}  ({tol.why})"
+        )
     else:
         console.print(f"tolerance: atol {tol.atol}, rtol {tol.rtol}")
     console.print(f"modes: {', '.join(task.modes)}")
@@ -82,9 +93,25 @@ def tasks_show(task_id: str) -> None:
     for col in ("shape", "dims", "phase", "weight", "GFLOP", "MB moved", "source"):
         table.add_column(col)
     for s in task.shapes:
-        table.add_row(s.name, str(s.dims), s.phase, f"{s.weight:g}", f"{task.flops(s.dims) / 1e9:.3g}", f"{task.min_bytes(s.dims) / 1e6:.3g}", s.source)
+        table.add_row(
+            s.name,
+            str(s.dims),
+            s.phase,
+            f"{s.weight:g}",
+            f"{task.flops(s.dims) / 1e9:.3g}",
+            f"{task.min_bytes(s.dims) / 1e6:.3g}",
+            s.source,
+        )
     for s in task.cpu_shapes:
-        table.add_row(s.name, str(s.dims), "cpu", "—", f"{task.flops(s.dims) / 1e9:.3g}", f"{task.min_bytes(s.dims) / 1e6:.3g}", "CPU interpreter shape")
+        table.add_row(
+            s.name,
+            str(s.dims),
+            "cpu",
+            "—",
+            f"{task.flops(s.dims) / 1e9:.3g}",
+            f"{task.min_bytes(s.dims) / 1e6:.3g}",
+            "CPU interpreter shape",
+        )
     console.print(table)
 
 
@@ -115,8 +142,16 @@ def tasks_check(
 
 @app.command("eval")
 def eval_cmd(
-    task: str = typer.Option(..., "--task", help="task id (see `kernforge tasks list`) or a task file: native, KernelBench or TritonBench (docs/formats.md)"),
-    candidate: Path = typer.Option(..., "--candidate", help="Python file defining the entry point (ModelNew for KernelBench) with Triton kernels"),
+    task: str = typer.Option(
+        ...,
+        "--task",
+        help="task id (see `kernforge tasks list`) or a task file: native, KernelBench or TritonBench (docs/formats.md)",
+    ),
+    candidate: Path = typer.Option(
+        ...,
+        "--candidate",
+        help="Python file defining the entry point (ModelNew for KernelBench) with Triton kernels",
+    ),
     device: str = typer.Option("auto", help="cuda, cpu (Triton interpreter) or auto"),
     trials: int = typer.Option(5, help="correctness trials per input mode"),
     seed: int = typer.Option(0, help="base seed; every trial derives its own"),
@@ -131,7 +166,13 @@ def eval_cmd(
     if not candidate.is_file():
         _die(f"candidate file {candidate} does not exist")
     try:
-        verdict = evaluate(t, candidate, JudgeConfig(device=device, trials=trials, seed=seed, timeout_s=timeout, perf=not no_perf))
+        verdict = evaluate(
+            t,
+            candidate,
+            JudgeConfig(
+                device=device, trials=trials, seed=seed, timeout_s=timeout, perf=not no_perf
+            ),
+        )
     except (RuntimeError, ValueError) as exc:
         _die(str(exc))
     if as_json:
@@ -162,26 +203,60 @@ def doctor(as_json: bool = typer.Option(False, "--json")) -> None:
 
 @app.command("run")
 def run_cmd(
-    task: str = typer.Option(None, "--task", help="task id (see `kernforge tasks list`) or a task file"),
-    resume: str = typer.Option(None, "--resume", help="continue the run with this id (or directory) from its checkpoint"),
-    llm: str = typer.Option(None, "--llm", help="offline | openai:MODEL | anthropic:MODEL | openai-compatible:URL#MODEL | replay:FILE"),
-    method: str = typer.Option(None, "--method", help="method preset: aka, geak, kernelagent, single-shot or offline (docs/methods.md)"),
-    budget: str = typer.Option(None, "--budget", help="iterations=N,tokens=N,cost=USD,wall=S,gpu=S"),
+    task: str = typer.Option(
+        None, "--task", help="task id (see `kernforge tasks list`) or a task file"
+    ),
+    resume: str = typer.Option(
+        None, "--resume", help="continue the run with this id (or directory) from its checkpoint"
+    ),
+    llm: str = typer.Option(
+        None,
+        "--llm",
+        help="offline | openai:MODEL | anthropic:MODEL | openai-compatible:URL#MODEL | replay:FILE",
+    ),
+    method: str = typer.Option(
+        None,
+        "--method",
+        help="method preset: aka, geak, kernelagent, single-shot or offline (docs/methods.md)",
+    ),
+    budget: str = typer.Option(
+        None, "--budget", help="iterations=N,tokens=N,cost=USD,wall=S,gpu=S"
+    ),
     iterations: int = typer.Option(None, "--iterations", help="budget: evaluator rounds"),
     tokens: int = typer.Option(None, "--tokens", help="budget: LLM tokens"),
     cost: float = typer.Option(None, "--cost", help="budget: estimated LLM cost in USD"),
     wall: float = typer.Option(None, "--wall", help="budget: wall-clock seconds"),
     gpu_seconds: float = typer.Option(None, "--gpu-seconds", help="budget: GPU seconds"),
     device: str = typer.Option(None, "--device", help="cuda, cpu (Triton interpreter) or auto"),
-    runs_dir: str = typer.Option(None, "--runs-dir", help="where run directories live (default runs/)"),
-    seed: int = typer.Option(None, "--seed", help="seed for the judge's inputs and the agent's random choices"),
-    candidates: int = typer.Option(None, "--candidates", help="kernels proposed in parallel per round"),
-    benchmark: bool = typer.Option(None, "--benchmark/--no-benchmark", help="hidden provenance: never show the task's own solution"),
+    runs_dir: str = typer.Option(
+        None, "--runs-dir", help="where run directories live (default runs/)"
+    ),
+    seed: int = typer.Option(
+        None, "--seed", help="seed for the judge's inputs and the agent's random choices"
+    ),
+    candidates: int = typer.Option(
+        None, "--candidates", help="kernels proposed in parallel per round"
+    ),
+    benchmark: bool = typer.Option(
+        None,
+        "--benchmark/--no-benchmark",
+        help="hidden provenance: never show the task's own solution",
+    ),
     kb: str = typer.Option(None, "--kb", help="knowledge base: auto, on or off"),
-    run_id: str = typer.Option(None, "--run-id", help="name the run directory (default: time-task-random)"),
-    set_: list[str] = typer.Option(None, "--set", help="KEY=VALUE for any setting, e.g. --set dropout.after=2 (repeatable)"),
-    show_config: bool = typer.Option(False, "--show-config", help="print the merged settings and where each comes from, then exit"),
-    quiet: bool = typer.Option(False, "--quiet", help="no progress output (events.jsonl is still written)"),
+    run_id: str = typer.Option(
+        None, "--run-id", help="name the run directory (default: time-task-random)"
+    ),
+    set_: list[str] = typer.Option(
+        None, "--set", help="KEY=VALUE for any setting, e.g. --set dropout.after=2 (repeatable)"
+    ),
+    show_config: bool = typer.Option(
+        False,
+        "--show-config",
+        help="print the merged settings and where each comes from, then exit",
+    ),
+    quiet: bool = typer.Option(
+        False, "--quiet", help="no progress output (events.jsonl is still written)"
+    ),
 ) -> None:
     """Run the agent on a task: write, judge, repair and optimise Triton kernels.
 
@@ -189,10 +264,21 @@ def run_cmd(
     from agents import api
     from agents.settings import SettingsError, parse_budget, resolve
 
-    flags: dict = {"llm": llm, "method": method, "device": device, "runs_dir": runs_dir, "seed": seed,
-                   "agent.candidates": candidates, "benchmark": benchmark, "kb": kb,
-                   "budget.iterations": iterations, "budget.tokens": tokens, "budget.cost": cost,
-                   "budget.wall": wall, "budget.gpu": gpu_seconds}
+    flags: dict = {
+        "llm": llm,
+        "method": method,
+        "device": device,
+        "runs_dir": runs_dir,
+        "seed": seed,
+        "agent.candidates": candidates,
+        "benchmark": benchmark,
+        "kb": kb,
+        "budget.iterations": iterations,
+        "budget.tokens": tokens,
+        "budget.cost": cost,
+        "budget.wall": wall,
+        "budget.gpu": gpu_seconds,
+    }
     try:
         if budget:
             flags.update({k: v for k, v in parse_budget(budget).items() if flags.get(k) is None})
@@ -232,7 +318,11 @@ def run_cmd(
 def _print_settings(merged) -> None:  # noqa: ANN001 - agents.settings.Settings
     from agents.settings import project_config_path, user_config_path
 
-    table = Table(show_header=True, header_style="bold", title="kernforge settings (lowest to highest: default, preset, user file, project file, environment, flag)")
+    table = Table(
+        show_header=True,
+        header_style="bold",
+        title="kernforge settings (lowest to highest: default, preset, user file, project file, environment, flag)",
+    )
     for col in ("key", "value", "source"):
         table.add_column(col)
     for key, value, source in merged.rows():
@@ -256,15 +346,21 @@ def demo(task: str = typer.Option(DEFAULT_DEMO_TASK, help="task to run the demo 
 
     _load_task(task)
     started = time.monotonic()
-    console.print("[bold]kernforge demo[/], set-up: the knowledge base (built on first use, then reused)")
+    console.print(
+        "[bold]kernforge demo[/], set-up: the knowledge base (built on first use, then reused)"
+    )
     try:
         from knowledge_base.retrieve import default_kb
 
         default_kb().ensure_built()
         console.print(f"knowledge base ready ({time.monotonic() - started:.0f} s)")
     except Exception as exc:  # noqa: BLE001 - chromadb/embedding failures vary; the run copes without it
-        console.print(f"[yellow]knowledge base unavailable ({type(exc).__name__}: {exc}); the run goes on without it[/]")
-    console.print(f"[bold]kernforge demo[/], the run: `kernforge run --task {task} --llm offline --method offline --device auto`")
+        console.print(
+            f"[yellow]knowledge base unavailable ({type(exc).__name__}: {exc}); the run goes on without it[/]"
+        )
+    console.print(
+        f"[bold]kernforge demo[/], the run: `kernforge run --task {task} --llm offline --method offline --device auto`"
+    )
     run_started = time.monotonic()
     try:
         result = api.run(task, llm="offline", method="offline", device="auto", console=console)
@@ -272,7 +368,9 @@ def demo(task: str = typer.Option(DEFAULT_DEMO_TASK, help="task to run the demo 
         raise typer.Exit(130) from None
     except (ValueError, RuntimeError) as exc:
         _die(str(exc))
-    console.print(f"\nthe run took {time.monotonic() - run_started:.0f} s (set-up {run_started - started:.0f} s)")
+    console.print(
+        f"\nthe run took {time.monotonic() - run_started:.0f} s (set-up {run_started - started:.0f} s)"
+    )
     if result.best_kernel is not None:
         console.print(f"[bold]The best kernel is at[/] {result.best_kernel}")
     raise typer.Exit(0 if result.best_kernel is not None else 1)

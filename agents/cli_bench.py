@@ -166,9 +166,7 @@ def bench(
         )
 
     try:
-        result = run_bench(
-            plan, console=console, verbose=verbose, on_cell=show, workers=workers
-        )
+        result = run_bench(plan, console=console, verbose=verbose, on_cell=show, workers=workers)
     except BenchError as exc:
         _die(str(exc))
     except KeyboardInterrupt:

@@ -35,7 +35,9 @@ class AgentConfig:
     max_repairs: int = 3
     restart: bool = False
     first_success: bool = False
-    codegen: bool = True  # offline policy: a kernel generated from the reference (agents/codegen.py)
+    codegen: bool = (
+        True  # offline policy: a kernel generated from the reference (agents/codegen.py)
+    )
     optimize: bool = True
     ancestors: int = 1
     llm_tests: bool = False

@@ -23,7 +23,11 @@ def _ncu() -> str:
     if not path:
         return "absent (profiler feedback falls back to timing only)"
     try:
-        out = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=20).stdout.strip().splitlines()
+        out = (
+            subprocess.run([path, "--version"], capture_output=True, text=True, timeout=20)
+            .stdout.strip()
+            .splitlines()
+        )
         return f"{path} ({out[-1] if out else 'version unknown'})"
     except (OSError, subprocess.SubprocessError) as exc:
         return f"{path} (does not run: {exc})"
@@ -41,10 +45,17 @@ def collect() -> dict[str, Any]:
     }
     if torch.cuda.is_available():
         props = torch.cuda.get_device_properties(0)
-        info["gpu"] = f"{props.name} (sm_{props.major}{props.minor}, {props.multi_processor_count} SMs, {props.total_memory / 2**30:.0f} GiB)"
+        info["gpu"] = (
+            f"{props.name} (sm_{props.major}{props.minor}, {props.multi_processor_count} SMs, {props.total_memory / 2**30:.0f} GiB)"
+        )
         info["cuda runtime"] = torch.version.cuda
         try:
-            smi = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"], capture_output=True, text=True, timeout=20)
+            smi = subprocess.run(
+                ["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
+                capture_output=True,
+                text=True,
+                timeout=20,
+            )
             info["driver"] = smi.stdout.strip() or "unknown"
         except (OSError, subprocess.SubprocessError):
             info["driver"] = "nvidia-smi not available"
@@ -53,7 +64,9 @@ def collect() -> dict[str, Any]:
         info["gpu"] = "none"
         info["judge device"] = "cpu: Triton interpreter on CPU shapes; performance not measured"
     info["ncu"] = _ncu()
-    info["sandbox"] = "child process in its own process group, killed on timeout; static AST checks (no OS sandbox)"
+    info["sandbox"] = (
+        "child process in its own process group, killed on timeout; static AST checks (no OS sandbox)"
+    )
     info["OPENAI_API_KEY"] = "set" if os.environ.get("OPENAI_API_KEY") else "not set"
     info["ANTHROPIC_API_KEY"] = "set" if os.environ.get("ANTHROPIC_API_KEY") else "not set"
     keys = info["OPENAI_API_KEY"] == "set" or info["ANTHROPIC_API_KEY"] == "set"

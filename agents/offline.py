@@ -269,11 +269,19 @@ def generated_kernel(task: Any) -> tuple[dict[str, Any] | None, str]:
         return None, f"codegen failed: {type(exc).__name__}: {str(exc)[:200]}"
     space = search_space(kb_meta(made.source), tunable_values(made.source, task.entry_point))
     how = f"generated from the reference ({made.structure}: {len(made.ops)} aten ops)"
-    entry = {"id": f"codegen:{made.structure}", "path": "", "source": made.source, "how": how, "tunables": space}
+    entry = {
+        "id": f"codegen:{made.structure}",
+        "path": "",
+        "source": made.source,
+        "how": how,
+        "tunables": space,
+    }
     return entry, how
 
 
-def with_generated(task: Any, references: list[dict[str, Any]], *, benchmark: bool) -> tuple[list[dict[str, Any]], str]:
+def with_generated(
+    task: Any, references: list[dict[str, Any]], *, benchmark: bool
+) -> tuple[list[dict[str, Any]], str]:
     """`references` with the rule-generated kernel added: first in benchmark mode (a neighbour's
     kernel is a guess, the generated one computes the reference's own ops), after the task's own
     solution otherwise. Returns the list and a note for the run's log."""

@@ -20,7 +20,9 @@ def print_verdict(verdict: Verdict, console: Console | None = None) -> None:
     if verdict.passed and verdict.skipped:
         head = "PASS (with checks skipped)"
     reached = verdict.stage_reached.value if verdict.stage_reached else "nothing"
-    console.print(f"[bold {colour}]{head}[/]  task [bold]{verdict.task_id}[/] on {verdict.device}; stage reached: [bold]{reached}[/]")
+    console.print(
+        f"[bold {colour}]{head}[/]  task [bold]{verdict.task_id}[/] on {verdict.device}; stage reached: [bold]{reached}[/]"
+    )
     if verdict.message:
         console.print(f"  {escape(verdict.message)}")
     for note in verdict.skipped:
@@ -36,7 +38,17 @@ def print_verdict(verdict: Verdict, console: Console | None = None) -> None:
         timed = any(s.candidate_us is not None for s in verdict.shapes)
         cols = ["shape", "phase", "max abs err", "max rel err"]
         if timed:
-            cols += ["time µs", "eager µs", "compile µs", "× eager", "× compile", "roofline µs", "attain.", "IOU", "MFU"]
+            cols += [
+                "time µs",
+                "eager µs",
+                "compile µs",
+                "× eager",
+                "× compile",
+                "roofline µs",
+                "attain.",
+                "IOU",
+                "MFU",
+            ]
         table = Table(show_header=True, header_style="bold")
         for col in cols:
             table.add_column(col, justify="right" if col not in ("shape", "phase") else "left")

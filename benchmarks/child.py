@@ -29,7 +29,9 @@ class Child:
         self.folder = folder
         self.device = device
         env = dict(os.environ)
-        env["PYTHONPATH"] = os.pathsep.join([str(REPO_ROOT), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+        env["PYTHONPATH"] = os.pathsep.join([str(REPO_ROOT), env.get("PYTHONPATH", "")]).rstrip(
+            os.pathsep
+        )
         env["PYTHONUNBUFFERED"] = "1"
         if device == "cpu":
             env["TRITON_INTERPRET"] = "1"
@@ -38,7 +40,15 @@ class Child:
         self._out = open(folder / "stdout.txt", "wb")  # noqa: SIM115
         self._err = open(folder / "stderr.txt", "wb")  # noqa: SIM115
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "benchmarks.worker", "--serve", str(folder), device, str(os.getpid())],
+            [
+                sys.executable,
+                "-m",
+                "benchmarks.worker",
+                "--serve",
+                str(folder),
+                device,
+                str(os.getpid()),
+            ],
             cwd=folder,
             env=env,
             stdin=subprocess.DEVNULL,
@@ -184,7 +194,14 @@ def discard(child: Child) -> None:
     shutil.rmtree(child.folder, ignore_errors=True)
 
 
-def run_job(device: str, request: dict, *, timeout_s: float, root: Path | None = None, files: dict[str, str] | None = None) -> dict:
+def run_job(
+    device: str,
+    request: dict,
+    *,
+    timeout_s: float,
+    root: Path | None = None,
+    files: dict[str, str] | None = None,
+) -> dict:
     """Run one trusted or measurement job to completion in a fresh child; its result dict, or
     {"status": "error", "message": ...} when it timed out or died. `files` are written into the
     child's folder first (name -> text); "{folder}" in request strings is replaced by its path."""
@@ -192,11 +209,20 @@ def run_job(device: str, request: dict, *, timeout_s: float, root: Path | None =
     try:
         for name, text in (files or {}).items():
             (child.folder / name).write_text(text)
-        request = {k: v.replace("{folder}", str(child.folder)) if isinstance(v, str) else v for k, v in request.items()}
+        request = {
+            k: v.replace("{folder}", str(child.folder)) if isinstance(v, str) else v
+            for k, v in request.items()
+        }
         child.submit(request)
         if child.wait(timeout_s) is None:
-            return {"status": "error", "message": f"{request.get('job')} job ran past {timeout_s:.0f} s and was killed"}
-        return child.result() or {"status": "error", "message": f"{request.get('job')} worker died: {child.stderr_tail(600)}"}
+            return {
+                "status": "error",
+                "message": f"{request.get('job')} job ran past {timeout_s:.0f} s and was killed",
+            }
+        return child.result() or {
+            "status": "error",
+            "message": f"{request.get('job')} worker died: {child.stderr_tail(600)}",
+        }
     finally:
         discard(child)
 

@@ -50,19 +50,40 @@ def _index(flat_index: int, shape: torch.Size) -> list[int]:
     return list(reversed(out))
 
 
-def _compare_one(i: int, got: object, want: torch.Tensor, tol: Tolerance, scale: torch.Tensor | None = None) -> Comparison:
+def _compare_one(
+    i: int, got: object, want: torch.Tensor, tol: Tolerance, scale: torch.Tensor | None = None
+) -> Comparison:
     if type(got) is not torch.Tensor:
         what = got.kind if isinstance(got, Opaque) else type(got).__name__
-        return Comparison(False, ErrorClass.WRONG_OUTPUT_TYPE, f"output {i} is {what}, expected a torch.Tensor", Mismatch(output_index=i))
+        return Comparison(
+            False,
+            ErrorClass.WRONG_OUTPUT_TYPE,
+            f"output {i} is {what}, expected a torch.Tensor",
+            Mismatch(output_index=i),
+        )
     if tuple(got.shape) != tuple(want.shape):
-        return Comparison(False, ErrorClass.SHAPE_MISMATCH, f"output {i} has shape {tuple(got.shape)}, expected {tuple(want.shape)}", Mismatch(output_index=i))
+        return Comparison(
+            False,
+            ErrorClass.SHAPE_MISMATCH,
+            f"output {i} has shape {tuple(got.shape)}, expected {tuple(want.shape)}",
+            Mismatch(output_index=i),
+        )
     if got.dtype != want.dtype:
-        return Comparison(False, ErrorClass.DTYPE_MISMATCH, f"output {i} has dtype {got.dtype}, expected {want.dtype}", Mismatch(output_index=i))
+        return Comparison(
+            False,
+            ErrorClass.DTYPE_MISMATCH,
+            f"output {i} has dtype {got.dtype}, expected {want.dtype}",
+            Mismatch(output_index=i),
+        )
     if got.numel() == 0:
         return Comparison(True)
     # fp32 arithmetic is exact enough for half-precision outputs and halves the memory; wider
     # types (and integers) are compared in fp64
-    work = torch.float32 if want.dtype.is_floating_point and want.element_size() <= 2 else torch.float64
+    work = (
+        torch.float32
+        if want.dtype.is_floating_point and want.element_size() <= 2
+        else torch.float64
+    )
     g = got.detach().to(device=want.device, dtype=work)
     w = want.detach().to(work)
 
@@ -91,7 +112,11 @@ def _compare_one(i: int, got: object, want: torch.Tensor, tol: Tolerance, scale:
     if tol.is_quant:
         gf, wf = torch.where(finite, g, 0.0), torch.where(finite, w, 0.0)
         denom = float(gf.norm().item() * wf.norm().item())
-        cosine = float((gf * wf).sum().item() / denom) if denom > 0 else (1.0 if float(gf.abs().max()) == 0 else 0.0)
+        cosine = (
+            float((gf * wf).sum().item() / denom)
+            if denom > 0
+            else (1.0 if float(gf.abs().max()) == 0 else 0.0)
+        )
         l1_ref = float(wf.abs().sum().item())
         rel_l1 = float(diff.sum().item() / l1_ref) if l1_ref > 0 else float(diff.sum().item())
         rmse = float(torch.sqrt((diff**2).mean()).item())
@@ -102,10 +127,29 @@ def _compare_one(i: int, got: object, want: torch.Tensor, tol: Tolerance, scale:
             fails.append(f"relative L1 {rel_l1:.3g} > {tol.rel_l1}")
         if not rmse <= tol.rmse:  # type: ignore[operator]
             fails.append(f"RMSE {rmse:.3g} > {tol.rmse}")
-        mm = Mismatch(output_index=i, max_abs_err=max_abs, max_rel_err=max_rel, cosine=cosine, rel_l1=rel_l1, rmse=rmse)
+        mm = Mismatch(
+            output_index=i,
+            max_abs_err=max_abs,
+            max_rel_err=max_rel,
+            cosine=cosine,
+            rel_l1=rel_l1,
+            rmse=rmse,
+        )
         if fails:
-            return Comparison(False, ErrorClass.NUMERICAL_MISMATCH, f"output {i}: quantization contract broken: {'; '.join(fails)}", mm, max_abs, max_rel, cosine, rel_l1, rmse)
-        return Comparison(True, max_abs_err=max_abs, max_rel_err=max_rel, cosine=cosine, rel_l1=rel_l1, rmse=rmse)
+            return Comparison(
+                False,
+                ErrorClass.NUMERICAL_MISMATCH,
+                f"output {i}: quantization contract broken: {'; '.join(fails)}",
+                mm,
+                max_abs,
+                max_rel,
+                cosine,
+                rel_l1,
+                rmse,
+            )
+        return Comparison(
+            True, max_abs_err=max_abs, max_rel_err=max_rel, cosine=cosine, rel_l1=rel_l1, rmse=rmse
+        )
 
     bound = tol.atol + tol.rtol * w.abs()  # type: ignore[operator]
     if scale is not None and tol.terms:
@@ -121,7 +165,14 @@ def _compare_one(i: int, got: object, want: torch.Tensor, tol: Tolerance, scale:
             ErrorClass.NUMERICAL_MISMATCH,
             f"output {i}: {n_bad} of {got.numel()} elements outside atol={tol.atol}, rtol={tol.rtol}; "
             f"max abs err {max_abs:.3g}, max rel err {max_rel:.3g}; first at index {idx}: expected {e:.6g}, got {gv:.6g}",
-            Mismatch(output_index=i, max_abs_err=max_abs, max_rel_err=max_rel, first_bad_index=idx, expected=e, got=gv),
+            Mismatch(
+                output_index=i,
+                max_abs_err=max_abs,
+                max_rel_err=max_rel,
+                first_bad_index=idx,
+                expected=e,
+                got=gv,
+            ),
             max_abs,
             max_rel,
         )
@@ -134,12 +185,22 @@ def compare_outputs(got: object, want: object, tol: Tolerance, scale: object = N
     got_list, want_list = as_outputs(got), as_outputs(want)
     scales = as_outputs(scale) if scale is not None else [None] * len(want_list)
     if len(got_list) != len(want_list):
-        return Comparison(False, ErrorClass.WRONG_OUTPUT_TYPE, f"returned {len(got_list)} output(s), expected {len(want_list)}")
+        return Comparison(
+            False,
+            ErrorClass.WRONG_OUTPUT_TYPE,
+            f"returned {len(got_list)} output(s), expected {len(want_list)}",
+        )
     worst = Comparison(True)
     for i, (g, w) in enumerate(zip(got_list, want_list, strict=True)):
         if not isinstance(w, torch.Tensor):  # a task returning a Python number
             w = torch.as_tensor(w)
-        sc = scales[i] if i < len(scales) and isinstance(scales[i], torch.Tensor) and tuple(scales[i].shape) == tuple(w.shape) else None
+        sc = (
+            scales[i]
+            if i < len(scales)
+            and isinstance(scales[i], torch.Tensor)
+            and tuple(scales[i].shape) == tuple(w.shape)
+            else None
+        )
         result = _compare_one(i, g, w, tol, sc)
         if not result.ok:
             return result
@@ -160,4 +221,7 @@ def bitwise_equal(a: object, b: object) -> bool:
     la, lb = as_outputs(a), as_outputs(b)
     if len(la) != len(lb):
         return False
-    return all(type(x) is torch.Tensor and type(y) is torch.Tensor and same_bits(x, y) for x, y in zip(la, lb, strict=True))
+    return all(
+        type(x) is torch.Tensor and type(y) is torch.Tensor and same_bits(x, y)
+        for x, y in zip(la, lb, strict=True)
+    )

@@ -28,22 +28,91 @@ from torch.utils._python_dispatch import TorchDispatchMode
 ALLOWED_ATEN_OPS: frozenset[str] = frozenset(
     {
         # allocation and fills used to initialise buffers
-        "empty", "empty_like", "empty_strided", "empty_permuted", "new_empty", "new_empty_strided",
-        "zeros", "zeros_like", "new_zeros", "ones", "ones_like", "new_ones", "full", "full_like",
-        "new_full", "fill_", "fill", "zero_", "scalar_tensor", "arange", "lift_fresh",
-        "lift_fresh_copy", "resize_", "set_",
+        "empty",
+        "empty_like",
+        "empty_strided",
+        "empty_permuted",
+        "new_empty",
+        "new_empty_strided",
+        "zeros",
+        "zeros_like",
+        "new_zeros",
+        "ones",
+        "ones_like",
+        "new_ones",
+        "full",
+        "full_like",
+        "new_full",
+        "fill_",
+        "fill",
+        "zero_",
+        "scalar_tensor",
+        "arange",
+        "lift_fresh",
+        "lift_fresh_copy",
+        "resize_",
+        "set_",
         # views and layout
-        "view", "_unsafe_view", "reshape", "as_strided", "as_strided_", "permute", "transpose",
-        "transpose_", "t", "t_", "expand", "expand_as", "unsqueeze", "unsqueeze_", "squeeze",
-        "squeeze_", "slice", "select", "narrow", "split", "split_with_sizes", "chunk", "unbind",
-        "unfold", "flatten", "unflatten", "movedim", "alias", "detach", "detach_", "view_as",
-        "view_as_real", "view_as_complex", "_reshape_alias", "diagonal", "contiguous",
-        "clone", "_to_copy", "copy_", "to", "_copy_from", "_copy_from_and_resize",
+        "view",
+        "_unsafe_view",
+        "reshape",
+        "as_strided",
+        "as_strided_",
+        "permute",
+        "transpose",
+        "transpose_",
+        "t",
+        "t_",
+        "expand",
+        "expand_as",
+        "unsqueeze",
+        "unsqueeze_",
+        "squeeze",
+        "squeeze_",
+        "slice",
+        "select",
+        "narrow",
+        "split",
+        "split_with_sizes",
+        "chunk",
+        "unbind",
+        "unfold",
+        "flatten",
+        "unflatten",
+        "movedim",
+        "alias",
+        "detach",
+        "detach_",
+        "view_as",
+        "view_as_real",
+        "view_as_complex",
+        "_reshape_alias",
+        "diagonal",
+        "contiguous",
+        "clone",
+        "_to_copy",
+        "copy_",
+        "to",
+        "_copy_from",
+        "_copy_from_and_resize",
         "set_requires_grad",
         # metadata and host syncs
-        "sym_size", "sym_stride", "sym_numel", "sym_storage_offset", "size", "stride", "numel",
-        "dim", "is_contiguous", "is_same_size", "is_nonzero", "_local_scalar_dense", "item",
-        "record_stream", "_has_compatible_shallow_copy_type", "storage_offset",
+        "sym_size",
+        "sym_stride",
+        "sym_numel",
+        "sym_storage_offset",
+        "size",
+        "stride",
+        "numel",
+        "dim",
+        "is_contiguous",
+        "is_same_size",
+        "is_nonzero",
+        "_local_scalar_dense",
+        "item",
+        "record_stream",
+        "_has_compatible_shallow_copy_type",
+        "storage_offset",
     }
 )
 
@@ -65,7 +134,9 @@ _state = _State()
 # Allowed ops that write data (rather than allocate, fill or view). A wrapper may use them on
 # its way in (make an input contiguous, cast it); if the *output* is the storage one of them
 # wrote, PyTorch produced the answer — on a permutation task that is the whole job.
-COPY_WRITERS: frozenset[str] = frozenset({"clone", "_to_copy", "copy_", "_copy_from", "_copy_from_and_resize", "contiguous", "to"})
+COPY_WRITERS: frozenset[str] = frozenset(
+    {"clone", "_to_copy", "copy_", "_copy_from", "_copy_from_and_resize", "contiguous", "to"}
+)
 
 
 def storage_key(t: torch.Tensor) -> int:
@@ -88,7 +159,11 @@ class AtenRecorder(TorchDispatchMode):
             name = op_name(func)
             self.ops[name] += 1
             if name in COPY_WRITERS:
-                targets = [args[0]] if name.endswith("_") and args else (result if isinstance(result, tuple | list) else [result])
+                targets = (
+                    [args[0]]
+                    if name.endswith("_") and args
+                    else (result if isinstance(result, tuple | list) else [result])
+                )
                 for t in targets:
                     if isinstance(t, torch.Tensor) and t.numel() > 0:
                         self.copy_written[storage_key(t)] = name
@@ -141,7 +216,11 @@ class TritonLaunchCounter:
             text = text.decode(errors="replace")
         if isinstance(text, str) and text:
             found = ptx_features(text)
-            self.ptx_features[name] = merge_features([self.ptx_features[name], found]) if name in self.ptx_features else found
+            self.ptx_features[name] = (
+                merge_features([self.ptx_features[name], found])
+                if name in self.ptx_features
+                else found
+            )
 
     def _wrap(self, original: Any) -> Any:
         counter = self
@@ -160,7 +239,9 @@ class TritonLaunchCounter:
             finally:
                 _state.in_triton_launch -= 1
             if counter.tracking and not kwargs.get("warmup", False):
-                counter.record_ptx(getattr(getattr(fn_self, "fn", None), "__name__", repr(fn_self)), compiled)
+                counter.record_ptx(
+                    getattr(getattr(fn_self, "fn", None), "__name__", repr(fn_self)), compiled
+                )
             return compiled
 
         return run
@@ -187,7 +268,9 @@ def trace_call(counter: TritonLaunchCounter) -> Iterator[tuple[AtenRecorder, Cou
     launches.update(counter.snapshot() - before)
 
 
-def output_problems(outputs: list[Any], recorder: AtenRecorder, counter: TritonLaunchCounter) -> list[str]:
+def output_problems(
+    outputs: list[Any], recorder: AtenRecorder, counter: TritonLaunchCounter
+) -> list[str]:
     """Outputs a Triton kernel did not produce: written by a PyTorch copy op, or never handed to
     any Triton kernel during the call."""
     problems = []
@@ -196,13 +279,17 @@ def output_problems(outputs: list[Any], recorder: AtenRecorder, counter: TritonL
             continue
         key = storage_key(out)
         if key in recorder.copy_written:
-            problems.append(f"output {i} is storage written by PyTorch ({recorder.copy_written[key]}), not by a Triton kernel")
+            problems.append(
+                f"output {i} is storage written by PyTorch ({recorder.copy_written[key]}), not by a Triton kernel"
+            )
         elif key not in counter.storages:
             problems.append(f"output {i} was never passed to a Triton kernel")
     return problems
 
 
-def verdict_for(compute_ops: dict[str, int], launches: dict[str, int], problems: list[str] | None = None) -> str | None:
+def verdict_for(
+    compute_ops: dict[str, int], launches: dict[str, int], problems: list[str] | None = None
+) -> str | None:
     """A failure message, or None when the call computed with Triton alone."""
     if problems:
         return "; ".join(problems)

@@ -43,7 +43,11 @@ def main(argv: list[str] | None = None) -> int:
             print(f"the reference solution failed: {v.summary_line()}", file=sys.stderr)
             return 1
         runs.append((wall, dict(v.stage_seconds), v))
-        print(f"run {i} ({'cold' if i == 0 else 'warm'}): {wall:.2f} s  " + ", ".join(f"{k} {s:.2f}" for k, s in v.stage_seconds.items()), flush=True)
+        print(
+            f"run {i} ({'cold' if i == 0 else 'warm'}): {wall:.2f} s  "
+            + ", ".join(f"{k} {s:.2f}" for k, s in v.stage_seconds.items()),
+            flush=True,
+        )
     warm = [r[0] for r in runs[1:]]
     median = statistics.median(warm)
     fp = runs[0][2].fingerprint
@@ -61,7 +65,11 @@ def main(argv: list[str] | None = None) -> int:
     ]
     for i, (wall, st, _) in enumerate(runs):
         label = "cold (Triton cache and baselines)" if i == 0 else f"warm {i}"
-        lines.append(f"| {label} | {wall:.2f} | " + " | ".join(f"{st.get(k, 0.0):.2f}" for k in stages) + " |")
+        lines.append(
+            f"| {label} | {wall:.2f} | "
+            + " | ".join(f"{st.get(k, 0.0):.2f}" for k in stages)
+            + " |"
+        )
     verdict = "meets" if median < FLOOR_S[device] else "MISSES"
     under = sum(1 for w in warm if w < FLOOR_S[device])
     lines += [

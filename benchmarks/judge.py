@@ -31,7 +31,9 @@ from benchmarks.transport import TransportError, read_trial
 from benchmarks.verdict import ErrorClass, Mismatch, ShapeResult, Stage, Verdict, stage_before
 from benchmarks.worker import trial_plan
 
-BF16_DOT_SKIP = "numerical comparison skipped on CPU: bf16 tl.dot is wrong in the Triton interpreter"
+BF16_DOT_SKIP = (
+    "numerical comparison skipped on CPU: bf16 tl.dot is wrong in the Triton interpreter"
+)
 BF16_MATH_SKIP = (
     "numerical comparison skipped on CPU: the Triton interpreter computes bf16 arithmetic wrongly, "
     "and this kernel does not upcast to float32 before computing"
@@ -111,7 +113,14 @@ def _correctness_stage(mode: str) -> Stage:
     return Stage.CORRECT_STANDARD if mode == "standard" else Stage.CORRECT_OUTLIER
 
 
-def evaluate(task: Task, candidate: str | Path, config: JudgeConfig | None = None, *, source: str | None = None, label: str | None = None) -> Verdict:
+def evaluate(
+    task: Task,
+    candidate: str | Path,
+    config: JudgeConfig | None = None,
+    *,
+    source: str | None = None,
+    label: str | None = None,
+) -> Verdict:
     """Judge one candidate file (or `source` text) on `task`. Never raises for candidate faults.
 
     A worker lost before the candidate was imported (the judge's own failure) is retried once
@@ -123,7 +132,14 @@ def evaluate(task: Task, candidate: str | Path, config: JudgeConfig | None = Non
     return verdict
 
 
-def _evaluate_once(task: Task, candidate: str | Path, config: JudgeConfig | None = None, *, source: str | None = None, label: str | None = None) -> Verdict:
+def _evaluate_once(
+    task: Task,
+    candidate: str | Path,
+    config: JudgeConfig | None = None,
+    *,
+    source: str | None = None,
+    label: str | None = None,
+) -> Verdict:
     config = config or JudgeConfig()
     t_start = time.perf_counter()
     if source is None:
@@ -143,16 +159,29 @@ def _evaluate_once(task: Task, candidate: str | Path, config: JudgeConfig | None
     # -- static ---------------------------------------------------------------------------
     t0 = time.perf_counter()
     params = [p.name for p in task.signature().parameters.values()]
-    static = check_source(source, entry_point=task.entry_point, params=params, forbidden=task.forbidden, filename=str(candidate), entry_kind=task.entry_kind)
+    static = check_source(
+        source,
+        entry_point=task.entry_point,
+        params=params,
+        forbidden=task.forbidden,
+        filename=str(candidate),
+        entry_kind=task.entry_kind,
+    )
     verdict.stage_seconds["static"] = time.perf_counter() - t0
     if not static.ok:
         where = f" (line {static.line})" if static.line else ""
-        return _fail(verdict, ErrorClass(static.error_class), f"{static.message}{where}", Stage.STATIC)
+        return _fail(
+            verdict, ErrorClass(static.error_class), f"{static.message}{where}", Stage.STATIC
+        )
     verdict.stage_reached = Stage.STATIC
 
-    shapes = [s for s in task.shapes_for(device) if config.shapes is None or s.name in config.shapes]
+    shapes = [
+        s for s in task.shapes_for(device) if config.shapes is None or s.name in config.shapes
+    ]
     if not shapes:
-        return _fail(verdict, ErrorClass.HARNESS_ERROR, f"no shapes selected for {device}", Stage.COMPILE)
+        return _fail(
+            verdict, ErrorClass.HARNESS_ERROR, f"no shapes selected for {device}", Stage.COMPILE
+        )
     modes = list(config.modes or task.modes)
     soft_skip = cpu_fp8_soft_skip(device, source)
     skip_reason = cpu_numeric_skip(device, task.dtype, source)
@@ -177,7 +206,9 @@ def _evaluate_once(task: Task, candidate: str | Path, config: JudgeConfig | None
             "seed": config.seed,
             "perf": want_perf,
         }
-        verdict = _run_candidate(verdict, task, child, request, device, shapes, config, skip_numeric, soft_skip)
+        verdict = _run_candidate(
+            verdict, task, child, request, device, shapes, config, skip_numeric, soft_skip
+        )
     finally:
         child.kill()
         if not config.keep_dir:
@@ -192,11 +223,31 @@ def _evaluate_once(task: Task, candidate: str | Path, config: JudgeConfig | None
     return verdict
 
 
-def _run_candidate(verdict: Verdict, task: Task, child: Child, request: dict, device: str, shapes: list, config: JudgeConfig, skip_numeric: bool, soft_skip: str | None = None) -> Verdict:
+def _run_candidate(
+    verdict: Verdict,
+    task: Task,
+    child: Child,
+    request: dict,
+    device: str,
+    shapes: list,
+    config: JudgeConfig,
+    skip_numeric: bool,
+    soft_skip: str | None = None,
+) -> Verdict:
     folder = child.folder
-    plan = {p["n"]: p for p in trial_plan(request["shapes"], request["modes"], request["trials"], request["seed"])}
+    plan = {
+        p["n"]: p
+        for p in trial_plan(request["shapes"], request["modes"], request["trials"], request["seed"])
+    }
     by_shape: dict[str, ShapeResult] = {
-        s.name: ShapeResult(shape=s.name, dims=s.dims, dtype=task.dtype, weight=s.weight, phase=s.phase if device == "cuda" else "cpu") for s in shapes
+        s.name: ShapeResult(
+            shape=s.name,
+            dims=s.dims,
+            dtype=task.dtype,
+            weight=s.weight,
+            phase=s.phase if device == "cuda" else "cpu",
+        )
+        for s in shapes
     }
     state = _TrialState()
     t0 = time.perf_counter()
@@ -212,10 +263,18 @@ def _run_candidate(verdict: Verdict, task: Task, child: Child, request: dict, de
             item = plan[evt["n"]]
             if item["n"] == 0:
                 verdict.stage_seconds["first_call"] = time.perf_counter() - t0
-            state.failure, nd = _check_trial(task, folder / evt["file"], item, gen, by_shape[item["shape"]], skip_numeric)
-            if state.failure and soft_skip and state.failure[0] in (ErrorClass.NUMERICAL_MISMATCH, ErrorClass.NAN_INF_MISMATCH):
+            state.failure, nd = _check_trial(
+                task, folder / evt["file"], item, gen, by_shape[item["shape"]], skip_numeric
+            )
+            if (
+                state.failure
+                and soft_skip
+                and state.failure[0] in (ErrorClass.NUMERICAL_MISMATCH, ErrorClass.NAN_INF_MISMATCH)
+            ):
                 if not any(note.startswith(soft_skip) for note in verdict.skipped):
-                    verdict.skipped.append(f"{soft_skip} (first mismatch: {state.failure[1][:300]})")
+                    verdict.skipped.append(
+                        f"{soft_skip} (first mismatch: {state.failure[1][:300]})"
+                    )
                 state.failure = None
             state.compared += 1
             if nd == "bits":
@@ -227,7 +286,11 @@ def _run_candidate(verdict: Verdict, task: Task, child: Child, request: dict, de
         elif kind == "correctness_done" and not answered:
             answered = True
             verdict.stage_seconds["correctness"] = time.perf_counter() - t0
-            go = state.failure is None and state.pending_nondet is None and not _fallback_failure(state.fallback)
+            go = (
+                state.failure is None
+                and state.pending_nondet is None
+                and not _fallback_failure(state.fallback)
+            )
             (folder / ("go_perf" if go and request["perf"] else "stop")).touch()
 
     try:
@@ -243,7 +306,12 @@ def _run_candidate(verdict: Verdict, task: Task, child: Child, request: dict, de
             if time.perf_counter() > deadline:
                 step = child.last_step()
                 child.kill()
-                return _fail(verdict, ErrorClass.TIMEOUT, f"the candidate process ran past the {config.timeout_s:.0f} s limit {step} and was killed", Stage.CALL)
+                return _fail(
+                    verdict,
+                    ErrorClass.TIMEOUT,
+                    f"the candidate process ran past the {config.timeout_s:.0f} s limit {step} and was killed",
+                    Stage.CALL,
+                )
             time.sleep(0.005)
     except BaseException:
         child.kill()
@@ -270,14 +338,33 @@ def _run_candidate(verdict: Verdict, task: Task, child: Child, request: dict, de
             # the worker died in its own set-up, before any candidate code ran (out of memory at
             # CUDA start-up, say): the judge's failure, never the candidate's
             verdict.flags.append("worker_lost")
-            return _fail(verdict, ErrorClass.HARNESS_ERROR, f"the worker process exited with code {code} before the candidate was imported (not the candidate's fault). stderr: {tail[-600:]}", Stage.COMPILE)
+            return _fail(
+                verdict,
+                ErrorClass.HARNESS_ERROR,
+                f"the worker process exited with code {code} before the candidate was imported (not the candidate's fault). stderr: {tail[-600:]}",
+                Stage.COMPILE,
+            )
         if code is not None and code < 0:
-            return _fail(verdict, ErrorClass.CRASH, f"the candidate process died with {signal_name(code)} {step}. stderr: {tail[-600:]}", Stage.CALL)
-        return _fail(verdict, ErrorClass.EARLY_EXIT, f"the candidate process exited with code {code} {step} without returning a result (sys.exit / os._exit?)", Stage.CALL)
+            return _fail(
+                verdict,
+                ErrorClass.CRASH,
+                f"the candidate process died with {signal_name(code)} {step}. stderr: {tail[-600:]}",
+                Stage.CALL,
+            )
+        return _fail(
+            verdict,
+            ErrorClass.EARLY_EXIT,
+            f"the candidate process exited with code {code} {step} without returning a result (sys.exit / os._exit?)",
+            Stage.CALL,
+        )
     if result.get("status") == "error":
         error = ErrorClass(result.get("error_class", "harness_error"))
         where = result.get("where")
-        stage = {ErrorClass.IMPORT_ERROR: Stage.COMPILE, ErrorClass.COMPILE_ERROR: Stage.COMPILE, ErrorClass.PARAMETER_MISMATCH: Stage.COMPILE}.get(error, Stage.CALL)
+        stage = {
+            ErrorClass.IMPORT_ERROR: Stage.COMPILE,
+            ErrorClass.COMPILE_ERROR: Stage.COMPILE,
+            ErrorClass.PARAMETER_MISMATCH: Stage.COMPILE,
+        }.get(error, Stage.CALL)
         if error == ErrorClass.HARNESS_ERROR:
             verdict.flags.append("harness_error")
         if compared < len(plan) or where:
@@ -286,13 +373,24 @@ def _run_candidate(verdict: Verdict, task: Task, child: Child, request: dict, de
         verdict.flags.append("perf_failed")
         verdict.perf_status = f"failed: {result.get('message', '')}"
     if compared < len(plan):
-        return _fail(verdict, ErrorClass.HARNESS_ERROR, f"the worker returned after {compared} of {len(plan)} trials", Stage.CALL)
+        return _fail(
+            verdict,
+            ErrorClass.HARNESS_ERROR,
+            f"the worker returned after {compared} of {len(plan)} trials",
+            Stage.CALL,
+        )
 
     verdict.triton_launches = dict(result.get("launches_total", {}))
     features = result.get("ptx_features")
-    if isinstance(features, dict) and all(isinstance(k, str) and isinstance(v, bool) for k, v in features.items()):
+    if isinstance(features, dict) and all(
+        isinstance(k, str) and isinstance(v, bool) for k, v in features.items()
+    ):
         verdict.ptx_features = features
-    verdict.stage_reached = Stage.CORRECT_OUTLIER if any(m != "standard" for m in request["modes"]) else Stage.CORRECT_STANDARD
+    verdict.stage_reached = (
+        Stage.CORRECT_OUTLIER
+        if any(m != "standard" for m in request["modes"])
+        else Stage.CORRECT_STANDARD
+    )
     if pending_nondet:
         return _fail(verdict, ErrorClass.NONDETERMINISTIC, pending_nondet, Stage.DETERMINISTIC)
     if state.nondet_note:
@@ -306,7 +404,9 @@ def _run_candidate(verdict: Verdict, task: Task, child: Child, request: dict, de
     verdict.aten_ops = ops
     fb = _fallback_failure(fallback)
     if fb:
-        verdict.fallback_ops = sorted({op for info in fallback.values() for op in info.get("compute_ops", {})})
+        verdict.fallback_ops = sorted(
+            {op for info in fallback.values() for op in info.get("compute_ops", {})}
+        )
         return _fail(verdict, ErrorClass.FALLBACK, fb, Stage.NO_FALLBACK)
     verdict.stage_reached = Stage.NO_FALLBACK
     verdict.passed = True
@@ -321,7 +421,9 @@ def _run_candidate(verdict: Verdict, task: Task, child: Child, request: dict, de
     if result.get("perf"):
         t1 = time.perf_counter()
         perf_stage.fill_perf(verdict, task, shapes, result["perf"], config)
-        verdict.stage_seconds["perf"] = time.perf_counter() - t1 + verdict.stage_seconds.get("perf", 0.0)
+        verdict.stage_seconds["perf"] = (
+            time.perf_counter() - t1 + verdict.stage_seconds.get("perf", 0.0)
+        )
     return verdict
 
 
@@ -350,7 +452,9 @@ def _child_timeline(events: list[dict]) -> dict[str, float]:
         "child_trials": ("trial", "correctness_done"),
         "child_perf": ("correctness_done", "done"),
     }
-    return {name: first[b] - first[a] for name, (a, b) in spans.items() if a in first and b in first}
+    return {
+        name: first[b] - first[a] for name, (a, b) in spans.items() if a in first and b in first
+    }
 
 
 @dataclass
@@ -366,22 +470,41 @@ def _fallback_failure(fallback: dict[str, dict]) -> str | None:
     from benchmarks.fallback import verdict_for
 
     for shape, info in fallback.items():
-        msg = verdict_for(info.get("compute_ops", {}), info.get("launches", {}), info.get("output_problems"))
+        msg = verdict_for(
+            info.get("compute_ops", {}), info.get("launches", {}), info.get("output_problems")
+        )
         if msg:
             return f"{msg} (shape {shape})"
     return None
 
 
-def _check_trial(task: Task, path: Path, item: dict, gen: torch.Generator, shape_result: ShapeResult, skip_numeric: bool) -> tuple[tuple[ErrorClass, str, Stage, Mismatch | None] | None, str | None]:
+def _check_trial(
+    task: Task,
+    path: Path,
+    item: dict,
+    gen: torch.Generator,
+    shape_result: ShapeResult,
+    skip_numeric: bool,
+) -> tuple[tuple[ErrorClass, str, Stage, Mismatch | None] | None, str | None]:
     """Compare one trial's outputs with the reference. Returns (failure, nondeterminism)."""
     stage = _correctness_stage(item["mode"])
     where = f"shape {item['shape']} {item['dims']}, mode {item['mode']}, trial {item['trial']} (seed {item['seed']})"
     try:
         payload = read_trial(path, str(gen.device))
     except TransportError as exc:  # the candidate's process wrote something we cannot read
-        return (ErrorClass.WRONG_OUTPUT_TYPE, f"outputs on {where} could not be read back: {exc}", stage, None), None
+        return (
+            ErrorClass.WRONG_OUTPUT_TYPE,
+            f"outputs on {where} could not be read back: {exc}",
+            stage,
+            None,
+        ), None
     if payload.get("mutated"):
-        return (ErrorClass.INPUT_MUTATED, f"the candidate modified input(s) {payload['mutated']} on {where}; inputs are read-only", stage, None), None
+        return (
+            ErrorClass.INPUT_MUTATED,
+            f"the candidate modified input(s) {payload['mutated']} on {where}; inputs are read-only",
+            stage,
+            None,
+        ), None
     gen.manual_seed(item["seed"])
     args = task.make_inputs(item["dims"], item["mode"], gen)
     with torch.no_grad(), full_precision():
@@ -390,7 +513,10 @@ def _check_trial(task: Task, path: Path, item: dict, gen: torch.Generator, shape
     got = payload["out"]
     tol = task.tolerance
     cmp = compare_outputs(got, want, tol, scale)
-    if not cmp.ok and not (skip_numeric and cmp.error_class in (ErrorClass.NUMERICAL_MISMATCH, ErrorClass.NAN_INF_MISMATCH)):
+    if not cmp.ok and not (
+        skip_numeric
+        and cmp.error_class in (ErrorClass.NUMERICAL_MISMATCH, ErrorClass.NAN_INF_MISMATCH)
+    ):
         shape_result.notes.append(f"first failure at {where}")
         return (cmp.error_class, f"{cmp.message} [{where}]", stage, cmp.mismatch), None
     if cmp.ok:
@@ -406,5 +532,9 @@ def _check_trial(task: Task, path: Path, item: dict, gen: torch.Generator, shape
         repeat = payload["repeat"]
         if not bitwise_equal(repeat, got):
             again = compare_outputs(repeat, got if cmp.ok else want, tol, scale)
-            nondet = "bits" if again.ok else f"a repeat call on the same inputs disagreed with the first ({again.message}) [{where}]"
+            nondet = (
+                "bits"
+                if again.ok
+                else f"a repeat call on the same inputs disagreed with the first ({again.message}) [{where}]"
+            )
     return None, nondet

@@ -36,7 +36,11 @@ def _setup(task_id: str, shape_name: str | None):
     from benchmarks.worker import load_module
 
     task = get_task(task_id)
-    shape = next((s for s in task.shapes if s.name == shape_name), None) if shape_name else max(task.shapes, key=lambda s: task.min_bytes(s.dims))
+    shape = (
+        next((s for s in task.shapes if s.name == shape_name), None)
+        if shape_name
+        else max(task.shapes, key=lambda s: task.min_bytes(s.dims))
+    )
     fn = getattr(load_module(solution_path(task.name), f"kf_sol_{task.name}"), task.entry_point)
     gen = torch.Generator(device="cuda")
     gen.manual_seed(0)
@@ -79,7 +83,13 @@ def main(argv: list[str] | None = None) -> int:
         task, shape, fn, fargs = _setup(task_id, shape_name)
         fn(*fargs)
         harness = time_cuda(lambda f=fn, a=fargs: f(*a)).median_us
-        kernels = run_ncu([sys.executable, "-m", "benchmarks.ncu_agreement", "--child", str(i)], regex, launch_count=PROFILED_LAUNCHES, launch_skip=3, sections=("SpeedOfLight",))
+        kernels = run_ncu(
+            [sys.executable, "-m", "benchmarks.ncu_agreement", "--child", str(i)],
+            regex,
+            launch_count=PROFILED_LAUNCHES,
+            launch_skip=3,
+            sections=("SpeedOfLight",),
+        )
         durations = [d for d in (summarize(k).duration_us for k in kernels) if d is not None]
         ncu_us = statistics.median(durations) if durations else None
         diff = (harness - ncu_us) / ncu_us if ncu_us else None
@@ -101,10 +111,15 @@ def main(argv: list[str] | None = None) -> int:
         "|---|---|---|---:|---:|---:|---:|",
     ]
     for tid, sname, dims, h, n, d, k in rows:
-        lines.append(f"| {tid} | {sname} | {dims} | {h:.1f} | {'—' if n is None else f'{n:.1f}'} | {'—' if d is None else f'{d:+.1%}'} | {k} |")
+        lines.append(
+            f"| {tid} | {sname} | {dims} | {h:.1f} | {'—' if n is None else f'{n:.1f}'} | {'—' if d is None else f'{d:+.1%}'} | {k} |"
+        )
     within = sum(1 for r in rows if r[5] is not None and abs(r[5]) <= 0.05)
     ok = all(r[5] is not None for r in rows) and worst <= 0.05
-    lines += ["", f"{within} of {len(rows)} kernels within 5 % of ncu (the issue asks for three); largest difference {worst:.1%}: {'all within' if ok else 'not all within'} 5 %."]
+    lines += [
+        "",
+        f"{within} of {len(rows)} kernels within 5 % of ncu (the issue asks for three); largest difference {worst:.1%}: {'all within' if ok else 'not all within'} 5 %.",
+    ]
     text = "\n".join(lines) + "\n"
     print(text)
     if args.out:

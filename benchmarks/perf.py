@@ -33,7 +33,13 @@ def fingerprint(device: str) -> dict:
     return _FINGERPRINTS[device]
 
 
-def run_baseline(task: Task, shapes: list[Shape], seed: int, timeout_s: float = 900.0, work_root: Path | None = None) -> dict:
+def run_baseline(
+    task: Task,
+    shapes: list[Shape],
+    seed: int,
+    timeout_s: float = 900.0,
+    work_root: Path | None = None,
+) -> dict:
     """Eager and torch.compile times for each shape, plus the device peaks (cached per process)."""
     key = (task.id, tuple(s.name for s in shapes), seed)
     if key in _BASELINES:
@@ -83,7 +89,9 @@ def launch_mismatch(per_call: int | None, during: int | None, calls: int | None)
     return None
 
 
-def roofline_fields(flops: float, nbytes: float, measured_us: float, peak_flops: float, bandwidth: float) -> dict[str, float]:
+def roofline_fields(
+    flops: float, nbytes: float, measured_us: float, peak_flops: float, bandwidth: float
+) -> dict[str, float]:
     """roofline_us, attainment, IOU and MFU of one measured time (profiling/roofline.py)."""
     t_meas = measured_us * 1e-6
     t_roof = roofline.roofline_time_s(flops, nbytes, peak_flops, bandwidth)
@@ -102,10 +110,15 @@ def fill_perf(verdict: Verdict, task: Task, shapes: list[Shape], cand: dict, con
         verdict.perf_status = f"candidate timed, baselines failed: {base.get('message', '')}"
     peaks = Peaks.from_dict(base["peaks"]) if base.get("peaks") else None
     bandwidth, bw_source = peaks.bandwidth() if peaks else (None, "not measured")
-    peak_flops, sheet_flops, peak_source = peak_flops_for(task, peaks) if peaks else (None, None, "not measured")
+    peak_flops, sheet_flops, peak_source = (
+        peak_flops_for(task, peaks) if peaks else (None, None, "not measured")
+    )
     # "impossible" is judged against the most generous ceiling we know (a hand-written kernel
     # may beat the calibration's cuBLAS or copy kernel, but not the datasheet)
-    loose_bw = max(filter(None, [bandwidth, peaks.datasheet_bandwidth_bytes_per_s if peaks else None]), default=None)
+    loose_bw = max(
+        filter(None, [bandwidth, peaks.datasheet_bandwidth_bytes_per_s if peaks else None]),
+        default=None,
+    )
     loose_flops = max(filter(None, [peak_flops, sheet_flops]), default=None)
     floor = cand.get("launch_floor_us") or base.get("launch_floor_us")
     by_name = {s.shape: s for s in verdict.shapes}
@@ -115,7 +128,9 @@ def fill_perf(verdict: Verdict, task: Task, shapes: list[Shape], cand: dict, con
         b = (base.get("shapes") or {}).get(shape.name, {})
         sr.candidate_us = c.get("candidate_us")
         sr.timing_method = c.get("method")
-        mismatch = launch_mismatch(c.get("launches_per_call"), c.get("launches_while_timed"), c.get("calls_while_timed"))
+        mismatch = launch_mismatch(
+            c.get("launches_per_call"), c.get("launches_while_timed"), c.get("calls_while_timed")
+        )
         if mismatch:
             sr.notes.append(f"time not reported: {mismatch}")
             sr.candidate_us = None
@@ -137,16 +152,24 @@ def fill_perf(verdict: Verdict, task: Task, shapes: list[Shape], cand: dict, con
         sr.flops, sr.bytes = task.flops(shape.dims), task.min_bytes(shape.dims)
         if sr.candidate_us and bandwidth and peak_flops:
             t_meas = sr.candidate_us * 1e-6
-            for name, value in roofline_fields(sr.flops, sr.bytes, sr.candidate_us, peak_flops, bandwidth).items():
+            for name, value in roofline_fields(
+                sr.flops, sr.bytes, sr.candidate_us, peak_flops, bandwidth
+            ).items():
                 setattr(sr, name, value)
-            if roofline.is_impossible(t_meas, roofline.roofline_time_s(sr.flops, sr.bytes, loose_flops, loose_bw)):
-                sr.notes.append(f"measured {sr.candidate_us:.2f} µs is below the roofline {sr.roofline_us:.2f} µs: a timing bug or a cheat")
+            if roofline.is_impossible(
+                t_meas, roofline.roofline_time_s(sr.flops, sr.bytes, loose_flops, loose_bw)
+            ):
+                sr.notes.append(
+                    f"measured {sr.candidate_us:.2f} µs is below the roofline {sr.roofline_us:.2f} µs: a timing bug or a cheat"
+                )
                 if "impossible_time" not in verdict.flags:
                     verdict.flags.append("impossible_time")
             if floor:
                 sr.launch_bound = roofline.launch_bound(sr.candidate_us, floor)
                 if sr.launch_bound:
-                    sr.notes.append(f"at the launch floor ({floor:.1f} µs per launch): read attainment with that in mind")
+                    sr.notes.append(
+                        f"at the launch floor ({floor:.1f} µs per launch): read attainment with that in mind"
+                    )
     ratios = [s.triton_ratio for s in verdict.shapes if s.triton_ratio is not None]
     verdict.triton_ratio = min(ratios) if ratios else None
     eager = [s.speedup_eager for s in verdict.shapes if s.speedup_eager]

@@ -44,7 +44,17 @@ def summarize(times: dict[str, dict[str, list[float]]], min_gain: float = 0.01) 
     return Remeasure(True, "", inc, cand, shapes, gain, noise, gain > max(noise, min_gain))
 
 
-def interleaved(task: Task, incumbent_source: str, candidate_source: str, *, device: str = "cuda", rounds: int = 2, seed: int = 0, timeout_s: float = 600.0, min_gain: float = 0.01) -> Remeasure:
+def interleaved(
+    task: Task,
+    incumbent_source: str,
+    candidate_source: str,
+    *,
+    device: str = "cuda",
+    rounds: int = 2,
+    seed: int = 0,
+    timeout_s: float = 600.0,
+    min_gain: float = 0.01,
+) -> Remeasure:
     """Time both kernels A B B A per round on every GPU shape of `task`."""
     if device != "cuda":
         return Remeasure(False, "not measured (no GPU): timing needs a CUDA device")

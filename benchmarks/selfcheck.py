@@ -40,7 +40,9 @@ CHECKS = ("reference", "deterministic", "formulas", "outlier", "solution", "pert
 class TaskCheck:
     task_id: str
     ok: bool = True
-    checks: dict[str, str] = field(default_factory=dict)  # name -> "ok" | "skipped: ..." | "FAIL: ..."
+    checks: dict[str, str] = field(
+        default_factory=dict
+    )  # name -> "ok" | "skipped: ..." | "FAIL: ..."
     seconds: float = 0.0
 
     def record(self, name: str, outcome: str) -> None:
@@ -85,7 +87,9 @@ def _run_solution(task: Any, fn: Any, device: str, shapes: tuple, trials: int = 
     from benchmarks.worker import trial_plan
 
     gen = torch.Generator(device=device)
-    plan = trial_plan([{"name": s.name, "dims": s.dims} for s in shapes], list(task.modes), trials, 0)
+    plan = trial_plan(
+        [{"name": s.name, "dims": s.dims} for s in shapes], list(task.modes), trials, 0
+    )
     for item in plan:
         gen.manual_seed(item["seed"])
         args = task.make_inputs(item["dims"], item["mode"], gen)
@@ -159,7 +163,11 @@ def check_task(task: Any, device: str) -> TaskCheck:
         gen.manual_seed(3)
         args = tensors(task.make_inputs(s.dims, "standard", gen))
         res = task.reference(*task.make_inputs(s.dims, "standard", gen))
-        outs = [r for r in (res if isinstance(res, tuple | list) else (res,)) if isinstance(r, torch.Tensor)]
+        outs = [
+            r
+            for r in (res if isinstance(res, tuple | list) else (res,))
+            if isinstance(r, torch.Tensor)
+        ]
         out_bytes = sum(r.numel() * elem_size(r.dtype) for r in outs)
         in_bytes = sum(x.numel() * elem_size(x.dtype) for x in args)
         need = out_bytes + (0 if sparse else in_bytes)
@@ -168,7 +176,9 @@ def check_task(task: Any, device: str) -> TaskCheck:
         elif nbytes < 0.99 * need:
             problems.append(f"{s.name}: min_bytes {nbytes:.0f} < inputs+outputs once {need:.0f}")
         elif nbytes > 4 * (in_bytes + out_bytes) + 4096:
-            problems.append(f"{s.name}: min_bytes {nbytes:.0f} is over 4x inputs+outputs {in_bytes + out_bytes:.0f}")
+            problems.append(
+                f"{s.name}: min_bytes {nbytes:.0f} is over 4x inputs+outputs {in_bytes + out_bytes:.0f}"
+            )
     out.record("formulas", "FAIL: " + "; ".join(problems) if problems else "ok")
 
     # 5. the reference solution passes; 6. a perturbed copy fails
@@ -187,14 +197,19 @@ def check_task(task: Any, device: str) -> TaskCheck:
             else:
                 out.record("solution", "ok" if err is None else f"FAIL: {err}")
         except Exception as exc:  # noqa: BLE001
-            out.record("solution", f"FAIL: {type(exc).__name__}: {exc} {traceback.format_exc(limit=2)[-300:]}")
+            out.record(
+                "solution",
+                f"FAIL: {type(exc).__name__}: {exc} {traceback.format_exc(limit=2)[-300:]}",
+            )
         if skip:
             out.record("perturbed", f"skipped: {skip}")
         else:
             try:
                 bad = _load(path, f"kf_perturbed_{task.name}", perturb_source(source))
                 err = _run_solution(task, getattr(bad, task.entry_point), device, shapes)
-                out.record("perturbed", "FAIL: the perturbed solution passed" if err is None else "ok")
+                out.record(
+                    "perturbed", "FAIL: the perturbed solution passed" if err is None else "ok"
+                )
             except Exception as exc:  # noqa: BLE001 - a crash also counts as failing
                 out.record("perturbed", f"ok (raised {type(exc).__name__})")
     out.seconds = time.perf_counter() - t0
@@ -216,7 +231,10 @@ def main(argv: list[str] | None = None) -> int:
     from benchmarks.task import load_all
 
     if args.suite and is_folder_suite(args.suite):
-        print(f"--suite {args.suite}: tasks check covers kernforge's own tasks (it runs each one's reference solution); judge imported files with `kernforge eval --task FILE`", file=sys.stderr)
+        print(
+            f"--suite {args.suite}: tasks check covers kernforge's own tasks (it runs each one's reference solution); judge imported files with `kernforge eval --task FILE`",
+            file=sys.stderr,
+        )
         return 2
     tasks = load_all()
     if args.suite:
@@ -236,10 +254,15 @@ def main(argv: list[str] | None = None) -> int:
         results.append(res)
         if not args.json:
             status = "ok  " if res.ok else "FAIL"
-            bad = "; ".join(f"{k}: {v}" for k, v in res.checks.items() if not v.startswith(("ok", "skipped")))
+            bad = "; ".join(
+                f"{k}: {v}" for k, v in res.checks.items() if not v.startswith(("ok", "skipped"))
+            )
             skipped = [k for k, v in res.checks.items() if v.startswith("skipped")]
             extra = f"  (skipped: {', '.join(skipped)})" if skipped else ""
-            print(f"{status} {res.task_id:40s} {res.seconds:6.2f}s{extra}{'  ' + bad if bad else ''}", flush=True)
+            print(
+                f"{status} {res.task_id:40s} {res.seconds:6.2f}s{extra}{'  ' + bad if bad else ''}",
+                flush=True,
+            )
     failed = [r for r in results if not r.ok]
     if args.json:
         print(json.dumps([asdict(r) for r in results], indent=2))

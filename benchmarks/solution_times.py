@@ -82,7 +82,9 @@ def time_task(task: Task, rep_ms: float, with_compile: bool, peaks: Any) -> list
     from benchmarks.worker import load_module, trial_seed
     from profiling.timing import time_cuda
 
-    solution = getattr(load_module(solution_path(task.name), f"kf_times_{task.name}"), task.entry_point)
+    solution = getattr(
+        load_module(solution_path(task.name), f"kf_times_{task.name}"), task.entry_point
+    )
     eager = getattr(task.module, getattr(task.module, "BASELINE", None) or task.entry_point)
     compiled = torch.compile(eager, dynamic=False) if with_compile else None
     bandwidth, _ = peaks.bandwidth()
@@ -90,7 +92,13 @@ def time_task(task: Task, rep_ms: float, with_compile: bool, peaks: Any) -> list
     gen = torch.Generator(device="cuda")
     rows = []
     for shape in task.shapes:
-        row: dict[str, Any] = {"task": task.id, "shape": shape.name, "phase": shape.phase, "weight": shape.weight, "dims": shape.dims}
+        row: dict[str, Any] = {
+            "task": task.id,
+            "shape": shape.name,
+            "phase": shape.phase,
+            "weight": shape.weight,
+            "dims": shape.dims,
+        }
         try:
             gen.manual_seed(trial_seed(0, shape.name, "perf", 0))
             args = task.make_inputs(shape.dims, "standard", gen)
@@ -99,7 +107,15 @@ def time_task(task: Task, rep_ms: float, with_compile: bool, peaks: Any) -> list
             row["eager_us"] = time_cuda(lambda a=args: eager(*a), **timing).median_us
             if compiled is not None:
                 row["compile_us"] = time_cuda(lambda a=args: compiled(*a), **timing).median_us
-            row.update(roofline_fields(task.flops(shape.dims), task.min_bytes(shape.dims), row["solution_us"], peak_flops, bandwidth))
+            row.update(
+                roofline_fields(
+                    task.flops(shape.dims),
+                    task.min_bytes(shape.dims),
+                    row["solution_us"],
+                    peak_flops,
+                    bandwidth,
+                )
+            )
             row["ceiling"] = peak_label
             del args
         except Exception as exc:  # noqa: BLE001 - one shape failing must not lose the table
@@ -117,7 +133,9 @@ def summary(rows: list[dict[str, Any]]) -> list[str]:
     attain = sorted(r["attainment"] for r in timed if r.get("attainment") is not None)
     eager = [r["eager_us"] / r["solution_us"] for r in timed if r.get("eager_us")]
     compiled = [r["compile_us"] / r["solution_us"] for r in timed if r.get("compile_us")]
-    lines = [f"- shapes timed: {len(timed)} of {len(rows)} (tasks: {len({r['task'] for r in timed})})"]
+    lines = [
+        f"- shapes timed: {len(timed)} of {len(rows)} (tasks: {len({r['task'] for r in timed})})"
+    ]
     if attain:
         lines.append(f"- median roofline attainment: {statistics.median(attain):.2f}")
     ge = geomean(eager) if eager else None
@@ -141,7 +159,9 @@ def render(rows: list[dict[str, Any]], verdicts: dict[str, dict], header: list[s
     ]  # fmt: skip
     for r in rows:
         v = verdicts.get(r["task"])
-        judged = "—" if v is None else ("pass" if v.get("passed") else f"FAIL {v.get('error_class')}")
+        judged = (
+            "—" if v is None else ("pass" if v.get("passed") else f"FAIL {v.get('error_class')}")
+        )
         sol, eag, comp = r.get("solution_us"), r.get("eager_us"), r.get("compile_us")
         speed = eag / sol if sol and eag else None
         speed_c = comp / sol if sol and comp else None
@@ -149,7 +169,9 @@ def render(rows: list[dict[str, Any]], verdicts: dict[str, dict], header: list[s
         roof = r.get("roofline_us")
         for label, value in (("eager", eag), ("compile", comp)):
             if roof and value and value < 0.95 * roof:
-                notes.append(f"{label} below the roofline ({roof / value:.2f}x): not the task's precision, or a peak set too low")
+                notes.append(
+                    f"{label} below the roofline ({roof / value:.2f}x): not the task's precision, or a peak set too low"
+                )
         lines.append(
             f"| {r['task']} | {judged} | {r['shape']} | {r['phase']} | {_fmt(sol, '.1f')} | {_fmt(eag, '.1f')} | "
             f"{_fmt(comp, '.1f') if 'compile_us' in r else 'not measured'} | {_fmt(speed, '.2f')} | "
@@ -165,12 +187,29 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--device", default="cuda")
     parser.add_argument("--tasks", default="")
     parser.add_argument("--suite", default=None)
-    parser.add_argument("--compile", action="store_true", help="also time torch.compile (slow: compiles every shape)")
+    parser.add_argument(
+        "--compile",
+        action="store_true",
+        help="also time torch.compile (slow: compiles every shape)",
+    )
     parser.add_argument("--rep-ms", type=float, default=20.0)
-    parser.add_argument("--compile-jobs", type=int, default=0, help="with --compile: first compile every task in N processes at once (warms the on-disk caches), then time")
-    parser.add_argument("--verdicts", default=None, help="JSON file(s) of judge verdicts (solutions_table --no-perf output), comma-separated")
+    parser.add_argument(
+        "--compile-jobs",
+        type=int,
+        default=0,
+        help="with --compile: first compile every task in N processes at once (warms the on-disk caches), then time",
+    )
+    parser.add_argument(
+        "--verdicts",
+        default=None,
+        help="JSON file(s) of judge verdicts (solutions_table --no-perf output), comma-separated",
+    )
     parser.add_argument("--out", required=True)
-    parser.add_argument("--from-jsonl", default=None, help="re-render rows measured earlier, from one or more (comma-separated) .jsonl files, in task order (with --header-from, a file whose header is kept)")
+    parser.add_argument(
+        "--from-jsonl",
+        default=None,
+        help="re-render rows measured earlier, from one or more (comma-separated) .jsonl files, in task order (with --header-from, a file whose header is kept)",
+    )
     parser.add_argument("--header-from", default=None)
     args = parser.parse_args(argv)
     verdicts = load_verdicts(args.verdicts)
@@ -191,8 +230,15 @@ def main(argv: list[str] | None = None) -> int:
     tasks = select(load_all(), args.tasks, args.suite, None)
     if args.compile and args.compile_jobs > 0:
         t_pre = time.perf_counter()
-        failed = [(t, err) for t, _, err in precompile_all([t.id for t in tasks], "cuda", args.compile_jobs) if err]
-        print(f"precompiled {len(tasks)} tasks in {time.perf_counter() - t_pre:.0f} s with {args.compile_jobs} processes; {len(failed)} failed: {failed[:5]}", flush=True)
+        failed = [
+            (t, err)
+            for t, _, err in precompile_all([t.id for t in tasks], "cuda", args.compile_jobs)
+            if err
+        ]
+        print(
+            f"precompiled {len(tasks)} tasks in {time.perf_counter() - t_pre:.0f} s with {args.compile_jobs} processes; {len(failed)} failed: {failed[:5]}",
+            flush=True,
+        )
     peaks = get_peaks("cuda")
     fp = device_fingerprint("cuda")
     out = Path(args.out)
@@ -236,7 +282,9 @@ def _rerender(args: argparse.Namespace, argv: list[str] | None, verdicts: dict[s
                 header.append(line)
     while header and not header[-1].strip():
         header.pop()
-    header.append(f"- judge column added afterwards: `python -m benchmarks.solution_times {' '.join(argv if argv is not None else sys.argv[1:])}`")
+    header.append(
+        f"- judge column added afterwards: `python -m benchmarks.solution_times {' '.join(argv if argv is not None else sys.argv[1:])}`"
+    )
     text = render(rows, verdicts, header)
     shown = [verdicts[t] for t in dict.fromkeys(r["task"] for r in rows) if t in verdicts]
     passed = sum(1 for v in shown if v.get("passed"))

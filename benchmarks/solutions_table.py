@@ -73,7 +73,9 @@ def render(verdicts: list[Verdict], header: list[str]) -> str:
     for v in verdicts:
         status = "pass" if v.passed else f"FAIL {v.error_class.value}"
         if not v.shapes:
-            lines.append(f"| {v.task_id} | {status} | — | — | — | — | — | — | — | — | — | — | — | {v.message[:120]} |")
+            lines.append(
+                f"| {v.task_id} | {status} | — | — | — | — | — | — | — | — | — | — | — | {v.message[:120]} |"
+            )
         for s in v.shapes:
             notes = "; ".join(s.notes)[:160]
             lines.append(
@@ -86,10 +88,14 @@ def render(verdicts: list[Verdict], header: list[str]) -> str:
     scored = [v for v in verdicts if v.score is not None]
     if scored:
         lines.append("")
-        lines.append("| task | S (median attainment) | geomean × eager | geomean × compile | perf |")
+        lines.append(
+            "| task | S (median attainment) | geomean × eager | geomean × compile | perf |"
+        )
         lines.append("|---|---:|---:|---:|---|")
         for v in scored:
-            lines.append(f"| {v.task_id} | {v.score:.2f} | {_f(v.geomean_speedup_eager, '.2f')} | {_f(v.geomean_speedup_compile, '.2f')} | {v.perf_status} |")
+            lines.append(
+                f"| {v.task_id} | {v.score:.2f} | {_f(v.geomean_speedup_eager, '.2f')} | {_f(v.geomean_speedup_compile, '.2f')} | {v.perf_status} |"
+            )
     return "\n".join(lines) + "\n"
 
 
@@ -98,12 +104,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--device", default="auto")
     parser.add_argument("--tasks", default="")
     parser.add_argument("--suite", default=None)
-    parser.add_argument("--dtype", default=None, help="one variant per task file, this dtype where present")
+    parser.add_argument(
+        "--dtype", default=None, help="one variant per task file, this dtype where present"
+    )
     parser.add_argument("--trials", type=int, default=5)
     parser.add_argument("--out", default=None)
     parser.add_argument("--no-perf", action="store_true", help="correctness and fallback only")
-    parser.add_argument("--jobs", type=int, default=1, help="judges at once (needs --no-perf above 1)")
-    parser.add_argument("--failed-from", default=None, help="only tasks that did not pass in these verdict JSON files (comma-separated)")
+    parser.add_argument(
+        "--jobs", type=int, default=1, help="judges at once (needs --no-perf above 1)"
+    )
+    parser.add_argument(
+        "--failed-from",
+        default=None,
+        help="only tasks that did not pass in these verdict JSON files (comma-separated)",
+    )
     args = parser.parse_args(argv)
     if args.jobs > 1 and not args.no_perf:
         parser.error("--jobs above 1 needs --no-perf: concurrent timings disturb each other")
@@ -126,14 +140,20 @@ def main(argv: list[str] | None = None) -> int:
 
 def _judge_one(task_id: str, device: str, trials: int, perf: bool) -> dict:
     task = load_all()[task_id]
-    return evaluate(task, solution_path(task.name), JudgeConfig(device=device, trials=trials, perf=perf)).model_dump(mode="json")
+    return evaluate(
+        task, solution_path(task.name), JudgeConfig(device=device, trials=trials, perf=perf)
+    ).model_dump(mode="json")
 
 
-def _judge_all(tasks: list[Task], device: str, trials: int, perf: bool, jobs: int) -> Iterator[Verdict]:
+def _judge_all(
+    tasks: list[Task], device: str, trials: int, perf: bool, jobs: int
+) -> Iterator[Verdict]:
     """Verdicts in the order they finish; with jobs > 1 from a pool of spawned processes."""
     if jobs <= 1:
         for task in tasks:
-            yield evaluate(task, solution_path(task.name), JudgeConfig(device=device, trials=trials, perf=perf))
+            yield evaluate(
+                task, solution_path(task.name), JudgeConfig(device=device, trials=trials, perf=perf)
+            )
         return
     with cf.ProcessPoolExecutor(max_workers=jobs, mp_context=mp.get_context("spawn")) as pool:
         futures = {pool.submit(_judge_one, t.id, device, trials, perf): t for t in tasks}
@@ -142,10 +162,23 @@ def _judge_all(tasks: list[Task], device: str, trials: int, perf: bool, jobs: in
                 yield Verdict.model_validate(fut.result())
             except Exception as exc:  # noqa: BLE001 - a judging process lost is reported, not fatal
                 task = futures[fut]
-                yield Verdict(task_id=task.id, candidate=str(solution_path(task.name)), device=device, error_class=ErrorClass.HARNESS_ERROR, message=f"judging process failed: {type(exc).__name__}: {exc}")
+                yield Verdict(
+                    task_id=task.id,
+                    candidate=str(solution_path(task.name)),
+                    device=device,
+                    error_class=ErrorClass.HARNESS_ERROR,
+                    message=f"judging process failed: {type(exc).__name__}: {exc}",
+                )
 
 
-def _write(args: argparse.Namespace, argv: list[str] | None, device: str, verdicts: list[Verdict], t0: float, planned: int) -> str:
+def _write(
+    args: argparse.Namespace,
+    argv: list[str] | None,
+    device: str,
+    verdicts: list[Verdict],
+    t0: float,
+    planned: int,
+) -> str:
     fp = verdicts[0].fingerprint if verdicts else {}
     header = [
         f"# Reference solutions judged on {fp.get('gpu_name') or device}",
@@ -163,7 +196,9 @@ def _write(args: argparse.Namespace, argv: list[str] | None, device: str, verdic
         out = Path(args.out)
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(text)
-        out.with_suffix(".json").write_text(json.dumps([v.model_dump(mode="json") for v in verdicts], indent=1))
+        out.with_suffix(".json").write_text(
+            json.dumps([v.model_dump(mode="json") for v in verdicts], indent=1)
+        )
     return text
 
 

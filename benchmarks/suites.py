@@ -29,7 +29,9 @@ def _one_variant_per_file(tasks: list[Task]) -> list[Task]:
     chosen = []
     for name in sorted(by_name):
         variants = by_name[name]
-        variants.sort(key=lambda t: LITE_DTYPE_ORDER.index(t.dtype) if t.dtype in LITE_DTYPE_ORDER else 99)
+        variants.sort(
+            key=lambda t: LITE_DTYPE_ORDER.index(t.dtype) if t.dtype in LITE_DTYPE_ORDER else 99
+        )
         chosen.append(variants[0])
     return chosen
 
@@ -71,4 +73,6 @@ def suite_tasks(name: str, tasks: dict[str, Task] | None = None) -> list[Task]:
 
         weights = task_weights(list(tasks.values()))
         return [t for t in tasks.values() if t.id in weights]
-    raise KeyError(f"unknown suite {name!r}; choose one of {', '.join(SUITES)}, or give a folder of task files")
+    raise KeyError(
+        f"unknown suite {name!r}; choose one of {', '.join(SUITES)}, or give a folder of task files"
+    )

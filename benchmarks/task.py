@@ -293,13 +293,19 @@ def _parse_shapes(module: ModuleType, path: Path, name: str, gpu: bool) -> tuple
     return shapes
 
 
-def _parse_tolerance(module: ModuleType, path: Path, dtypes: tuple[str, ...]) -> dict[str, Tolerance]:
+def _parse_tolerance(
+    module: ModuleType, path: Path, dtypes: tuple[str, ...]
+) -> dict[str, Tolerance]:
     raw = _require(module, path, "TOLERANCE", dict)
     quant_keys = {"cosine", "rel_l1", "rmse"}
     if quant_keys & set(raw):
         missing = sorted(quant_keys - set(raw))
         if missing:
-            raise TaskError(path, "TOLERANCE", f"quantization contract needs all of cosine, rel_l1, rmse; missing {missing}")
+            raise TaskError(
+                path,
+                "TOLERANCE",
+                f"quantization contract needs all of cosine, rel_l1, rmse; missing {missing}",
+            )
         for key in quant_keys:
             if isinstance(raw[key], bool) or not isinstance(raw[key], int | float):
                 raise TaskError(path, f"TOLERANCE.{key}", "must be a number")
@@ -307,21 +313,38 @@ def _parse_tolerance(module: ModuleType, path: Path, dtypes: tuple[str, ...]) ->
             raise TaskError(path, "TOLERANCE.cosine", "must be in (0, 1]")
         why = raw.get("why", "")
         if not isinstance(why, str) or not why.strip():
-            raise TaskError(path, "TOLERANCE.why", "a quantization contract must justify its thresholds")
-        tol = Tolerance(cosine=float(raw["cosine"]), rel_l1=float(raw["rel_l1"]), rmse=float(raw["rmse"]), why=why)
+            raise TaskError(
+                path, "TOLERANCE.why", "a quantization contract must justify its thresholds"
+            )
+        tol = Tolerance(
+            cosine=float(raw["cosine"]),
+            rel_l1=float(raw["rel_l1"]),
+            rmse=float(raw["rmse"]),
+            why=why,
+        )
         return {d: tol for d in dtypes}
     out = {}
     for dtype in dtypes:
         entry = raw.get(dtype)
         if not isinstance(entry, dict):
-            raise TaskError(path, f"TOLERANCE.{dtype}", "missing (need {'atol': .., 'rtol': ..} for every dtype)")
+            raise TaskError(
+                path,
+                f"TOLERANCE.{dtype}",
+                "missing (need {'atol': .., 'rtol': ..} for every dtype)",
+            )
         for key in ("atol", "rtol", "terms"):
             val = entry.get(key, 0.0 if key == "terms" else None)
             if isinstance(val, bool) or not isinstance(val, int | float) or val < 0:
-                raise TaskError(path, f"TOLERANCE.{dtype}.{key}", f"must be a non-negative number, got {val!r}")
+                raise TaskError(
+                    path, f"TOLERANCE.{dtype}.{key}", f"must be a non-negative number, got {val!r}"
+                )
         terms = float(entry.get("terms", 0.0))
         if terms and not callable(getattr(module, "error_terms", None)):
-            raise TaskError(path, f"TOLERANCE.{dtype}.terms", "needs a function error_terms(*inputs) in the task file")
+            raise TaskError(
+                path,
+                f"TOLERANCE.{dtype}.terms",
+                "needs a function error_terms(*inputs) in the task file",
+            )
         out[dtype] = Tolerance(atol=float(entry["atol"]), rtol=float(entry["rtol"]), terms=terms)
     return out
 
@@ -345,16 +368,24 @@ def load_task_file(path: Path | str) -> list[Task]:
         raise TaskError(path, "NAME", f"must be a lower-case identifier, got {name!r}")
     category = _require(module, path, "CATEGORY", str)
     if category not in CATEGORIES:
-        raise TaskError(path, "CATEGORY", f"must be one of {', '.join(CATEGORIES)}, got {category!r}")
+        raise TaskError(
+            path, "CATEGORY", f"must be one of {', '.join(CATEGORIES)}, got {category!r}"
+        )
     if path.parent.parent == TASKS_DIR and path.parent.name != category:
-        raise TaskError(path, "CATEGORY", f"is {category!r} but the file sits in {path.parent.name}/")
+        raise TaskError(
+            path, "CATEGORY", f"is {category!r} but the file sits in {path.parent.name}/"
+        )
     description = _require(module, path, "DESCRIPTION", str)
     if len(description.strip()) < 20:
         raise TaskError(path, "DESCRIPTION", "must describe the computation (at least a sentence)")
     entry_point = _require(module, path, "ENTRY_POINT", str)
     ref = getattr(module, entry_point, None)
     if not callable(ref):
-        raise TaskError(path, "ENTRY_POINT", f"names {entry_point!r}, which the file does not define as a function")
+        raise TaskError(
+            path,
+            "ENTRY_POINT",
+            f"names {entry_point!r}, which the file does not define as a function",
+        )
     dtypes = tuple(_require(module, path, "DTYPES", (list, tuple)))
     if not dtypes:
         raise TaskError(path, "DTYPES", "must list at least one dtype")
@@ -381,9 +412,20 @@ def load_task_file(path: Path | str) -> list[Task]:
             try:
                 val = getattr(module, fn_name)(dict(shape.dims), torch_dtype(dtypes[0]))
             except Exception as exc:
-                raise TaskError(path, fn_name, f"fails on shape {shape.name}: {type(exc).__name__}: {exc}") from exc
-            if isinstance(val, bool) or not isinstance(val, int | float) or not math.isfinite(val) or val < 0:
-                raise TaskError(path, fn_name, f"must return a non-negative number for shape {shape.name}, got {val!r}")
+                raise TaskError(
+                    path, fn_name, f"fails on shape {shape.name}: {type(exc).__name__}: {exc}"
+                ) from exc
+            if (
+                isinstance(val, bool)
+                or not isinstance(val, int | float)
+                or not math.isfinite(val)
+                or val < 0
+            ):
+                raise TaskError(
+                    path,
+                    fn_name,
+                    f"must return a non-negative number for shape {shape.name}, got {val!r}",
+                )
 
     return [
         Task(
@@ -421,7 +463,9 @@ def load_all(root: Path = TASKS_DIR) -> dict[str, Task]:
     for path in task_files(root):
         for task in load_task_file(path):
             if task.id in tasks:
-                raise TaskError(path, "NAME", f"task id {task.id} is also declared by {tasks[task.id].path}")
+                raise TaskError(
+                    path, "NAME", f"task id {task.id} is also declared by {tasks[task.id].path}"
+                )
             tasks[task.id] = task
     return tasks
 
@@ -429,20 +473,30 @@ def load_all(root: Path = TASKS_DIR) -> dict[str, Task]:
 def get_task(ref: str, root: Path = TASKS_DIR) -> Task:
     """A task by id (e.g. "softmax_fp16"), or by file path when it has exactly one dtype
     (a path with several dtypes needs the suffix: "path/to/task.py:fp16")."""
-    path_part, _, dtype = ref.partition(":") if ref.endswith(DTYPE_NAMES) and ":" in ref else (ref, "", "")
+    path_part, _, dtype = (
+        ref.partition(":") if ref.endswith(DTYPE_NAMES) and ":" in ref else (ref, "", "")
+    )
     if path_part.endswith(".py"):
         variants = load_task_file(path_part)
         if dtype:
             for t in variants:
                 if t.dtype == dtype:
                     return t
-            raise KeyError(f"{path_part} declares no dtype {dtype}; it has {[t.dtype for t in variants]}")
+            raise KeyError(
+                f"{path_part} declares no dtype {dtype}; it has {[t.dtype for t in variants]}"
+            )
         if len(variants) > 1:
-            raise KeyError(f"{path_part} declares several dtypes; say which: {path_part}:{variants[0].dtype}")
+            raise KeyError(
+                f"{path_part} declares several dtypes; say which: {path_part}:{variants[0].dtype}"
+            )
         return variants[0]
     tasks = load_all(root)
     if ref in tasks:
         return tasks[ref]
     close = [t for t in tasks if t.startswith(ref)]
-    hint = f" Did you mean: {', '.join(close[:8])}?" if close else " `kernforge tasks list` shows them."
+    hint = (
+        f" Did you mean: {', '.join(close[:8])}?"
+        if close
+        else " `kernforge tasks list` shows them."
+    )
     raise KeyError(f"no task {ref!r}.{hint}")

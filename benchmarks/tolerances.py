@@ -25,7 +25,10 @@ SCORE_ROUNDING = 2.0**-16
 def sum_abs_terms(fn: Callable[..., Any], args: tuple[Any, ...]) -> Any:
     """`fn` on the absolute values of its floating-point tensor arguments, in fp32: for a
     bilinear op (GEMM, convolution) this is sum |a_k| |b_k| per output element."""
-    absolute = tuple(a.float().abs() if isinstance(a, torch.Tensor) and a.is_floating_point() else a for a in args)
+    absolute = tuple(
+        a.float().abs() if isinstance(a, torch.Tensor) and a.is_floating_point() else a
+        for a in args
+    )
     return fn(*absolute)
 
 
@@ -33,5 +36,9 @@ def softmax_terms(scores: torch.Tensor, v_abs: torch.Tensor, dtype: torch.dtype)
     """sum_j p_ij |v_j| (r + 2^-16 |s_ij|) for fp32 scores [..., n, m] (masked entries -inf) and
     |V| [..., m, d]: the rounding of P to `dtype` (r) and of the scores themselves."""
     p = torch.softmax(scores, dim=-1)
-    weight = torch.where(p > 0, p * (PROB_ROUNDING.get(dtype, 2.0**-8) + SCORE_ROUNDING * scores.abs()), torch.zeros_like(p))
+    weight = torch.where(
+        p > 0,
+        p * (PROB_ROUNDING.get(dtype, 2.0**-8) + SCORE_ROUNDING * scores.abs()),
+        torch.zeros_like(p),
+    )
     return torch.matmul(weight, v_abs)

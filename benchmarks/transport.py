@@ -70,7 +70,13 @@ def write_trial(folder: Path, stem: str, out: Any, repeat: Any, mutated: list[in
         if type(value) is torch.Tensor and value.dtype in _NAMES:
             host = value.detach().to("cpu").contiguous()
             nbytes = host.numel() * host.element_size()
-            spec = {"t": "tensor", "dtype": _NAMES[host.dtype], "shape": list(host.shape), "offset": offset, "nbytes": nbytes}
+            spec = {
+                "t": "tensor",
+                "dtype": _NAMES[host.dtype],
+                "shape": list(host.shape),
+                "offset": offset,
+                "nbytes": nbytes,
+            }
             if nbytes:
                 chunks.append(host.reshape(-1).view(torch.uint8))
                 pad = -nbytes % _ALIGN
@@ -83,7 +89,11 @@ def write_trial(folder: Path, stem: str, out: Any, repeat: Any, mutated: list[in
         kind = f"tensor of {value.dtype}" if type(value) is torch.Tensor else type(value).__name__
         return {"t": "opaque", "type": kind}
 
-    header = {"out": encode(out), "repeat": None if repeat is None else encode(repeat), "mutated": list(mutated)}
+    header = {
+        "out": encode(out),
+        "repeat": None if repeat is None else encode(repeat),
+        "mutated": list(mutated),
+    }
     with open(folder / f"{stem}.bin", "wb") as f:
         for chunk in chunks:
             f.write(chunk.numpy().data)
@@ -115,13 +125,21 @@ def read_trial(path: Path, device: str) -> dict[str, Any]:
         try:
             header = json.loads(path.read_text())
         except (OSError, json.JSONDecodeError) as exc:
-            raise TransportError(f"{path.name}: unreadable header ({type(exc).__name__}: {exc})") from exc
+            raise TransportError(
+                f"{path.name}: unreadable header ({type(exc).__name__}: {exc})"
+            ) from exc
         if not isinstance(header, dict) or not isinstance(header.get("size"), int):
             raise TransportError(f"{path.name}: header is not a trial record")
         size = bin_path.stat().st_size if bin_path.exists() else -1
         if size != header["size"]:
-            raise TransportError(f"{bin_path.name}: {size} bytes on disk, header says {header['size']}")
-        raw = torch.from_file(str(bin_path), shared=False, size=size, dtype=torch.uint8) if size > 0 else torch.empty(0, dtype=torch.uint8)
+            raise TransportError(
+                f"{bin_path.name}: {size} bytes on disk, header says {header['size']}"
+            )
+        raw = (
+            torch.from_file(str(bin_path), shared=False, size=size, dtype=torch.uint8)
+            if size > 0
+            else torch.empty(0, dtype=torch.uint8)
+        )
 
         def decode(spec: Any, depth: int = 0) -> Any:
             if not isinstance(spec, dict) or depth > _MAX_DEPTH:
@@ -163,13 +181,19 @@ def _tensor(spec: dict, raw: torch.Tensor, size: int, device: str, name: str) ->
     shape, offset, nbytes = spec.get("shape"), spec.get("offset"), spec.get("nbytes")
     if dtype is None:
         raise TransportError(f"{name}: dtype {spec.get('dtype')!r} is not one the judge accepts")
-    if not isinstance(shape, list) or not all(isinstance(d, int) and d >= 0 for d in shape) or len(shape) > 16:
+    if (
+        not isinstance(shape, list)
+        or not all(isinstance(d, int) and d >= 0 for d in shape)
+        or len(shape) > 16
+    ):
         raise TransportError(f"{name}: malformed shape {shape!r}")
     if not isinstance(offset, int) or not isinstance(nbytes, int) or offset < 0 or offset % _ALIGN:
         raise TransportError(f"{name}: malformed offset/size")
     itemsize = torch.empty(0, dtype=dtype).element_size()
     if nbytes != math.prod(shape) * itemsize or offset + nbytes > size:
-        raise TransportError(f"{name}: a {spec.get('dtype')} tensor of shape {shape} does not fit its {nbytes} bytes at offset {offset}")
+        raise TransportError(
+            f"{name}: a {spec.get('dtype')} tensor of shape {shape} does not fit its {nbytes} bytes at offset {offset}"
+        )
     if nbytes == 0:
         return torch.empty(shape, dtype=dtype, device=device)
     return raw[offset : offset + nbytes].view(dtype).reshape(shape).to(device)

@@ -51,11 +51,19 @@ def layer_ops(phase: str) -> list[OpCost]:
     kv = KV_HEADS * HEAD_DIM
     if phase == "prefill":
         n, ctx = 8192, 8192
-        attn = OpCost("attention_prefill", 2.0 * 2 * HEADS * HEAD_DIM * n * ctx / 2, float(E * (2 * n * D + 2 * n * kv)))
+        attn = OpCost(
+            "attention_prefill",
+            2.0 * 2 * HEADS * HEAD_DIM * n * ctx / 2,
+            float(E * (2 * n * D + 2 * n * kv)),
+        )
         head_rows = 1  # only the last position's logits are needed
     elif phase == "decode":
         n, ctx = 32, 4096
-        attn = OpCost("attention_decode", 2.0 * 2 * HEADS * HEAD_DIM * n * ctx, float(E * (2 * n * ctx * kv + 2 * n * D)))
+        attn = OpCost(
+            "attention_decode",
+            2.0 * 2 * HEADS * HEAD_DIM * n * ctx,
+            float(E * (2 * n * ctx * kv + 2 * n * D)),
+        )
         head_rows = n
     else:
         raise ValueError(phase)
@@ -96,9 +104,15 @@ def family_weights() -> dict[str, float]:
 
 # Which tasks implement each family. A predicate over the task; first match wins.
 FAMILY_TASKS: dict[str, Callable[[Task], bool]] = {
-    "gemm": lambda t: t.category == "matmul" and t.name in ("matmul", "linear", "matmul_nt", "linear_nt"),
-    "attention_prefill": lambda t: t.category == "attention" and "prefill" in t.name and "varlen" not in t.name,
-    "attention_decode": lambda t: t.category == "attention" and "decode" in t.name and "paged" not in t.name,
+    "gemm": lambda t: (
+        t.category == "matmul" and t.name in ("matmul", "linear", "matmul_nt", "linear_nt")
+    ),
+    "attention_prefill": lambda t: (
+        t.category == "attention" and "prefill" in t.name and "varlen" not in t.name
+    ),
+    "attention_decode": lambda t: (
+        t.category == "attention" and "decode" in t.name and "paged" not in t.name
+    ),
     "rmsnorm": lambda t: t.name == "rmsnorm",
     "add_rmsnorm": lambda t: t.name == "add_rmsnorm",
     "rope": lambda t: t.category == "fusion" and "rope" in t.name,

@@ -82,7 +82,11 @@ def _classify(exc: BaseException, calls_done: int) -> str:
     text = f"{name}: {exc}"
     if isinstance(exc, SystemExit):
         return "early_exit"
-    if "CompilationError" in name or "CompileError" in name or (calls_done == 0 and "triton" in type(exc).__module__):
+    if (
+        "CompilationError" in name
+        or "CompileError" in name
+        or (calls_done == 0 and "triton" in type(exc).__module__)
+    ):
         return "compile_error"
     if "illegal memory access" in text or "CUDA error" in text or "misaligned address" in text:
         return "crash"
@@ -155,10 +159,14 @@ class _Bound:
             return {"status": "error", "error_class": "parameter_mismatch", "message": str(exc)}
         except BaseException as exc:  # noqa: BLE001 - building the untrusted class failed
             cls = "early_exit" if isinstance(exc, SystemExit) else "runtime_error"
-            return {"status": "error", "error_class": cls, "message": f"building {self.task.entry_point} for shape {shape} {dims} failed: {type(exc).__name__}: {str(exc)[:1500]}", "traceback": _short_tb(exc)}
+            return {
+                "status": "error",
+                "error_class": cls,
+                "message": f"building {self.task.entry_point} for shape {shape} {dims} failed: {type(exc).__name__}: {str(exc)[:1500]}",
+                "traceback": _short_tb(exc),
+            }
         self._fns[shape] = fn
         return fn
-
 
 
 def run_candidate(req: dict, folder: Path, progress: _Progress) -> dict:
@@ -182,7 +190,12 @@ def run_candidate(req: dict, folder: Path, progress: _Progress) -> dict:
         entry = getattr(cand, task.entry_point)
     except BaseException as exc:  # noqa: BLE001 - any failure of untrusted code is a verdict
         cls = "early_exit" if isinstance(exc, SystemExit) else "import_error"
-        return {"status": "error", "error_class": cls, "message": f"importing the candidate failed: {type(exc).__name__}: {exc}", "traceback": _short_tb(exc)}
+        return {
+            "status": "error",
+            "error_class": cls,
+            "message": f"importing the candidate failed: {type(exc).__name__}: {exc}",
+            "traceback": _short_tb(exc),
+        }
     bound = _Bound(task, entry, device)
 
     gen = torch.Generator(device=device)
@@ -232,15 +245,34 @@ def run_candidate(req: dict, folder: Path, progress: _Progress) -> dict:
             step("first_repeated")
         except BaseException as exc:  # noqa: BLE001
             cls = _classify(exc, calls)
-            where = f"shape {item['shape']} {item['dims']}, mode {item['mode']}, trial {item['trial']}"
-            return {**result, "status": "error", "error_class": cls, "message": f"the call raised on {where}: {type(exc).__name__}: {str(exc)[:1500]}", "traceback": _short_tb(exc), "where": item}
+            where = (
+                f"shape {item['shape']} {item['dims']}, mode {item['mode']}, trial {item['trial']}"
+            )
+            return {
+                **result,
+                "status": "error",
+                "error_class": cls,
+                "message": f"the call raised on {where}: {type(exc).__name__}: {str(exc)[:1500]}",
+                "traceback": _short_tb(exc),
+                "where": item,
+            }
         finally:
             torch.use_deterministic_algorithms(False)
             det.fill_uninitialized_memory = old_fill
-        changed = [i for i, (a, p) in enumerate(zip(args, private, strict=True)) if isinstance(p, torch.Tensor) and (type(a) is not torch.Tensor or not same_bits(a, p))]
+        changed = [
+            i
+            for i, (a, p) in enumerate(zip(args, private, strict=True))
+            if isinstance(p, torch.Tensor) and (type(a) is not torch.Tensor or not same_bits(a, p))
+        ]
         record["file"] = write_trial(folder, f"trial_{item['n']}", out, repeat, changed)
         del out, repeat, args, private
-        progress("trial", n=item["n"], file=record["file"], call_s=round(record["call_s"], 6), fallback=result["fallback"].get(item["shape"]) if item["first"] else None)
+        progress(
+            "trial",
+            n=item["n"],
+            file=record["file"],
+            call_s=round(record["call_s"], 6),
+            fallback=result["fallback"].get(item["shape"]) if item["first"] else None,
+        )
     result["launches_total"] = dict(counter.launches)
     if counter.ptx_features:
         from benchmarks.ptx import merge_features
@@ -257,7 +289,13 @@ def run_candidate(req: dict, folder: Path, progress: _Progress) -> dict:
     try:
         result["perf"] = _time_candidate(bound, task, req, gen, progress, counter)
     except BaseException as exc:  # noqa: BLE001
-        return {**result, "status": "error", "error_class": _classify(exc, calls), "message": f"timing the candidate failed: {type(exc).__name__}: {str(exc)[:1500]}", "traceback": _short_tb(exc)}
+        return {
+            **result,
+            "status": "error",
+            "error_class": _classify(exc, calls),
+            "message": f"timing the candidate failed: {type(exc).__name__}: {str(exc)[:1500]}",
+            "traceback": _short_tb(exc),
+        }
     return result
 
 
@@ -286,7 +324,14 @@ def _profile_streams(fn: Any, args: tuple, launched: set[str]) -> dict[str, Any]
         kernels.append((start, evt.name, dur, getattr(evt, "device_resource_id", None)))
     kernels.sort()
     if not kernels:
-        return {"kernel_us": {}, "total_us": 0.0, "triton_us": 0.0, "triton_ratio": None, "side_stream": False, "note": "profiler saw no kernels"}
+        return {
+            "kernel_us": {},
+            "total_us": 0.0,
+            "triton_us": 0.0,
+            "triton_ratio": None,
+            "side_stream": False,
+            "note": "profiler saw no kernels",
+        }
     _, _, _, ref_stream = kernels[0]
     names: dict[str, float] = {}
     total = triton_time = 0.0
@@ -307,7 +352,9 @@ def _profile_streams(fn: Any, args: tuple, launched: set[str]) -> dict[str, Any]
     }
 
 
-def _time_candidate(bound: _Bound, task: Any, req: dict, gen: Any, progress: _Progress, counter: Any) -> dict:
+def _time_candidate(
+    bound: _Bound, task: Any, req: dict, gen: Any, progress: _Progress, counter: Any
+) -> dict:
     from profiling.timing import launch_floor_us, time_cuda
 
     out: dict[str, Any] = {"launch_floor_us": launch_floor_us()}
@@ -413,9 +460,17 @@ def run_remeasure(req: dict, folder: Path, progress: _Progress) -> dict:
     for label in ("incumbent", "candidate"):
         progress("import", which=label)
         try:
-            bound[label] = _Bound(task, getattr(load_module(req[f"{label}_path"], f"kernforge_{label}"), task.entry_point), "cuda")
+            bound[label] = _Bound(
+                task,
+                getattr(load_module(req[f"{label}_path"], f"kernforge_{label}"), task.entry_point),
+                "cuda",
+            )
         except BaseException as exc:  # noqa: BLE001
-            return {"status": "error", "error_class": "import_error", "message": f"importing the {label} failed: {type(exc).__name__}: {exc}"}
+            return {
+                "status": "error",
+                "error_class": "import_error",
+                "message": f"importing the {label} failed: {type(exc).__name__}: {exc}",
+            }
     gen = torch.Generator(device="cuda")
     times: dict[str, dict[str, list[float]]] = {"incumbent": {}, "candidate": {}}
     for shape in req["shapes"]:
@@ -462,7 +517,13 @@ def _warm_up(device: str, folder: Path) -> None:
         read_trial(folder / name, device)
 
 
-def serve(folder: Path, device: str, progress: _Progress, idle_limit_s: float = 3600.0, parent: int | None = None) -> Path | None:
+def serve(
+    folder: Path,
+    device: str,
+    progress: _Progress,
+    idle_limit_s: float = 3600.0,
+    parent: int | None = None,
+) -> Path | None:
     """Import everything a job needs, then wait for `request.json` to appear in `folder`.
 
     Returns its path, or None when the judge went away (parent changed) or nothing came."""
@@ -513,9 +574,18 @@ def main(argv: list[str]) -> int:
         elif req["job"] == "remeasure":
             result = run_remeasure(req, folder, progress)
         else:
-            result = {"status": "error", "error_class": "harness_error", "message": f"unknown job {req['job']!r}"}
+            result = {
+                "status": "error",
+                "error_class": "harness_error",
+                "message": f"unknown job {req['job']!r}",
+            }
     except BaseException as exc:  # noqa: BLE001 - report, never die silently
-        result = {"status": "error", "error_class": "harness_error", "message": f"worker failed: {type(exc).__name__}: {exc}", "traceback": _short_tb(exc)}
+        result = {
+            "status": "error",
+            "error_class": "harness_error",
+            "message": f"worker failed: {type(exc).__name__}: {exc}",
+            "traceback": _short_tb(exc),
+        }
     tmp = folder / "result.json.tmp"
     tmp.write_text(json.dumps(result, default=str))
     tmp.replace(folder / "result.json")

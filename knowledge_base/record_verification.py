@@ -46,7 +46,12 @@ def replace_meta(source: str, verified_on: list[str], attainment: dict[str, Any]
     """`source` with KB_META's "verified_on" and "attainment" values replaced."""
     tree = ast.parse(source)
     meta = next(
-        (n.value for n in tree.body if isinstance(n, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "KB_META" for t in n.targets)),
+        (
+            n.value
+            for n in tree.body
+            if isinstance(n, ast.Assign)
+            and any(isinstance(t, ast.Name) and t.id == "KB_META" for t in n.targets)
+        ),
         None,
     )
     if not isinstance(meta, ast.Dict):
@@ -65,16 +70,26 @@ def replace_meta(source: str, verified_on: list[str], attainment: dict[str, Any]
     def pos(lineno: int, col: int) -> int:
         return offsets[lineno - 1] + len(lines[lineno - 1].encode()[:col].decode())
 
-    new = {"verified_on": json.dumps(verified_on), "attainment": json.dumps(attainment, sort_keys=True).replace("null", "None")}
+    new = {
+        "verified_on": json.dumps(verified_on),
+        "attainment": json.dumps(attainment, sort_keys=True).replace("null", "None"),
+    }
     out = source
-    for name, node in sorted(spans.items(), key=lambda kv: (kv[1].lineno, kv[1].col_offset), reverse=True):
-        start, end = pos(node.lineno, node.col_offset), pos(node.end_lineno or node.lineno, node.end_col_offset or 0)
+    for name, node in sorted(
+        spans.items(), key=lambda kv: (kv[1].lineno, kv[1].col_offset), reverse=True
+    ):
+        start, end = (
+            pos(node.lineno, node.col_offset),
+            pos(node.end_lineno or node.lineno, node.end_col_offset or 0),
+        )
         out = out[:start] + new[name] + out[end:]
     ast.parse(out)  # still valid Python
     return out
 
 
-def plan(verdicts: dict[str, dict], scores: dict[str, float], source: str) -> dict[str, tuple[list[str], dict[str, Any]]]:
+def plan(
+    verdicts: dict[str, dict], scores: dict[str, float], source: str
+) -> dict[str, tuple[list[str], dict[str, Any]]]:
     """kernel name -> (verified_on, attainment) for every kernel with a judged variant."""
     from benchmarks.task import load_all
 
@@ -87,7 +102,10 @@ def plan(verdicts: dict[str, dict], scores: dict[str, float], source: str) -> di
     out = {}
     for name, vs in by_name.items():
         passed = sorted(v["task_id"] for v in vs if v.get("passed"))
-        devices = sorted({str((v.get("fingerprint") or {}).get("gpu_name") or "") for v in vs if v.get("passed")} - {""})
+        devices = sorted(
+            {str((v.get("fingerprint") or {}).get("gpu_name") or "") for v in vs if v.get("passed")}
+            - {""}
+        )
         attainment: dict[str, Any] = {t: scores.get(t) for t in passed}
         failed = {v["task_id"]: str(v.get("error_class")) for v in vs if not v.get("passed")}
         if failed:
@@ -97,7 +115,9 @@ def plan(verdicts: dict[str, dict], scores: dict[str, float], source: str) -> di
     return out
 
 
-def template_plan(report: dict[str, Any], source: str) -> dict[str, tuple[list[str], dict[str, Any]]]:
+def template_plan(
+    report: dict[str, Any], source: str
+) -> dict[str, tuple[list[str], dict[str, Any]]]:
     """template name -> (verified_on, attainment) from a knowledge_base.verify_templates report:
     a template is verified on the report's device when every shape it was checked on is correct;
     attainment maps each checked shape to roofline / measured time (against the datasheet)."""
@@ -124,10 +144,20 @@ def main(argv: list[str] | None = None) -> int:
     from benchmarks.solutions_table import load_verdicts
 
     parser = argparse.ArgumentParser(prog="python -m knowledge_base.record_verification")
-    parser.add_argument("--verdicts", default=None, help="comma-separated verdict JSON files (solutions_table output)")
+    parser.add_argument(
+        "--verdicts",
+        default=None,
+        help="comma-separated verdict JSON files (solutions_table output)",
+    )
     parser.add_argument("--times", default=None, help="solution_times JSONL")
-    parser.add_argument("--source", default=None, help="what to cite as the measurement (a results file)")
-    parser.add_argument("--templates", default=None, help="a knowledge_base.verify_templates report (JSON): the templates' KB_META")
+    parser.add_argument(
+        "--source", default=None, help="what to cite as the measurement (a results file)"
+    )
+    parser.add_argument(
+        "--templates",
+        default=None,
+        help="a knowledge_base.verify_templates report (JSON): the templates' KB_META",
+    )
     parser.add_argument("--dry-run", action="store_true")
     args = parser.parse_args(argv)
     plans: dict[str, tuple[list[str], dict[str, Any]]] = {}
@@ -135,7 +165,9 @@ def main(argv: list[str] | None = None) -> int:
         if not (args.verdicts and args.times and args.source):
             parser.error("--verdicts, --times and --source go together")
         verdicts = load_verdicts(args.verdicts)
-        rows = [json.loads(line) for line in Path(args.times).read_text().splitlines() if line.strip()]
+        rows = [
+            json.loads(line) for line in Path(args.times).read_text().splitlines() if line.strip()
+        ]
         plans.update(plan(verdicts, task_scores(rows), args.source))
     if args.templates:
         report = json.loads(Path(args.templates).read_text())
@@ -155,7 +187,9 @@ def main(argv: list[str] | None = None) -> int:
             changed += 1
             if not args.dry_run:
                 path.write_text(new)
-        print(f"{name}: verified_on {devices}; {sum(1 for k in attainment if k not in ('source', 'not_verified'))} variant(s) with attainment")
+        print(
+            f"{name}: verified_on {devices}; {sum(1 for k in attainment if k not in ('source', 'not_verified'))} variant(s) with attainment"
+        )
     print(f"{changed} kernel file(s) {'would change' if args.dry_run else 'changed'}")
     return 0
 

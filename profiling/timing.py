@@ -182,7 +182,11 @@ def time_cuda(
     device_index = _current_device()
     stream = _current_stream(device_index)
     n_flush = flush_bytes(device_index) if flush else 0
-    flush_buffer = _zero_(_empty(n_flush // 4, dtype=_float32, device=f"cuda:{device_index}")) if flush else None
+    flush_buffer = (
+        _zero_(_empty(n_flush // 4, dtype=_float32, device=f"cuda:{device_index}"))
+        if flush
+        else None
+    )
 
     fn()  # compile, autotune, allocate: never timed
     _sync()
@@ -205,9 +209,7 @@ def time_cuda(
     samples = _timed_calls(fn, n_reps, stream, flush_buffer, device_wide)
 
     method = "cuda events around each call; " + (
-        f"{n_flush // _MIB} MiB read before each call to flush L2; "
-        if flush
-        else "no L2 flush; "
+        f"{n_flush // _MIB} MiB read before each call to flush L2; " if flush else "no L2 flush; "
     )
     method += (
         "end event recorded after a device-wide synchronize; "

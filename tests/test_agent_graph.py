@@ -295,7 +295,9 @@ def test_offline_benchmark_mode_writes_a_kernel_from_the_reference(tmp_path: Pat
     assert result.best_kernel is not None, result.reason
     code = result.best_kernel.read_text()
     assert "agents/codegen.py" in code and "@triton.jit" in code
-    events = [json.loads(line) for line in (result.run_dir / "events.jsonl").read_text().splitlines()]
+    events = [
+        json.loads(line) for line in (result.run_dir / "events.jsonl").read_text().splitlines()
+    ]
     (note,) = [e for e in events if e.get("event") == "codegen"]
     assert note["note"].startswith("generated from the reference (row")
 

@@ -117,11 +117,25 @@ def test_a_kill_between_a_steps_writes_and_its_checkpoint_is_resumed(tmp_path: P
     # drop the last two checkpoints (after the finish node, and after the step before it): the
     # latest left is the one that step ran from, and its writes are still stored
     with sqlite3.connect(first.run_dir / "checkpoint.sqlite") as db:
-        newest = [row[0] for row in db.execute("SELECT checkpoint_id FROM checkpoints ORDER BY checkpoint_id DESC LIMIT 3")]
-        assert db.execute("SELECT count(*) FROM writes WHERE checkpoint_id = ?", (newest[2],)).fetchone()[0] > 0
-        db.executemany("DELETE FROM checkpoints WHERE checkpoint_id = ?", [(c,) for c in newest[:2]])
+        newest = [
+            row[0]
+            for row in db.execute(
+                "SELECT checkpoint_id FROM checkpoints ORDER BY checkpoint_id DESC LIMIT 3"
+            )
+        ]
+        assert (
+            db.execute(
+                "SELECT count(*) FROM writes WHERE checkpoint_id = ?", (newest[2],)
+            ).fetchone()[0]
+            > 0
+        )
+        db.executemany(
+            "DELETE FROM checkpoints WHERE checkpoint_id = ?", [(c,) for c in newest[:2]]
+        )
     resumed = api.resume("cut", runs_dir=tmp_path, quiet=True)
     assert resumed.finished and resumed.best_attempt == 1, resumed.reason
-    events = [json.loads(line) for line in (first.run_dir / "events.jsonl").read_text().splitlines()]
+    events = [
+        json.loads(line) for line in (first.run_dir / "events.jsonl").read_text().splitlines()
+    ]
     (note,) = [e for e in events if e["event"] == "resume"]
     assert note["checkpoint_next"] == []  # the state the old code took for "already finished"

@@ -91,7 +91,17 @@ def test_verdict_ptx_features_reach_result_rows():
     from benchmarks.results import row_from_verdict
     from benchmarks.verdict import Verdict
 
-    v = Verdict(task_id="silu_fp16", device="cuda", passed=True, ptx_features={"wgmma": False, "vector_loads": True})
-    assert row_from_verdict(v, category="activation", method="aka").ptx_features == {"wgmma": False, "vector_loads": True}
+    v = Verdict(
+        task_id="silu_fp16",
+        device="cuda",
+        passed=True,
+        ptx_features={"wgmma": False, "vector_loads": True},
+    )
+    assert row_from_verdict(v, category="activation", method="aka").ptx_features == {
+        "wgmma": False,
+        "vector_loads": True,
+    }
     cpu = Verdict(task_id="silu_fp16", device="cpu", passed=True)
-    assert row_from_verdict(cpu, category="activation", method="aka").ptx_features is None  # "not measured"
+    assert (
+        row_from_verdict(cpu, category="activation", method="aka").ptx_features is None
+    )  # "not measured"

@@ -32,7 +32,10 @@ def test_first_bad_index_and_counts():
 def test_shape_dtype_and_type_must_match_exactly():
     want = torch.zeros(2, 3)
     assert compare_outputs(torch.zeros(3, 2), want, TOL).error_class == ErrorClass.SHAPE_MISMATCH
-    assert compare_outputs(torch.zeros(2, 3, dtype=torch.float64), want, TOL).error_class == ErrorClass.DTYPE_MISMATCH
+    assert (
+        compare_outputs(torch.zeros(2, 3, dtype=torch.float64), want, TOL).error_class
+        == ErrorClass.DTYPE_MISMATCH
+    )
     assert compare_outputs(0.0, want, TOL).error_class == ErrorClass.WRONG_OUTPUT_TYPE
     assert compare_outputs((want, want), want, TOL).error_class == ErrorClass.WRONG_OUTPUT_TYPE
 

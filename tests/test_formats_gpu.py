@@ -13,7 +13,10 @@ from benchmarks.judge import JudgeConfig, evaluate
 from benchmarks.task import get_task
 from benchmarks.verdict import ErrorClass
 
-pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")]
+pytestmark = [
+    pytest.mark.gpu,
+    pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU"),
+]
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 GPU = JudgeConfig(device="cuda", trials=2, timeout_s=300)
 

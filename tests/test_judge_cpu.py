@@ -18,7 +18,9 @@ CPU = JudgeConfig(device="cpu", trials=2, timeout_s=60)
 
 @pytest.mark.parametrize("case", DYNAMIC, ids=lambda c: c.name)
 def test_hostile_candidate_gets_its_verdict(case):
-    config = JudgeConfig(device="cpu", trials=2, timeout_s=20 if case.expect == ErrorClass.TIMEOUT else 60)
+    config = JudgeConfig(
+        device="cpu", trials=2, timeout_s=20 if case.expect == ErrorClass.TIMEOUT else 60
+    )
     verdict = evaluate(get_task(case.task), case.path, config)
     assert verdict.error_class == case.expect, verdict.message
     assert verdict.passed == (case.expect == ErrorClass.NONE)
@@ -43,7 +45,11 @@ def test_next_evaluation_works_after_a_crash_and_a_hang():
     task = get_task("softmax_fp32")
     crash = evaluate(task, TESTS / "hostile" / "segfault.py", CPU)
     assert crash.error_class == ErrorClass.CRASH
-    hang = evaluate(task, TESTS / "hostile" / "infinite_loop.py", JudgeConfig(device="cpu", trials=1, timeout_s=15))
+    hang = evaluate(
+        task,
+        TESTS / "hostile" / "infinite_loop.py",
+        JudgeConfig(device="cpu", trials=1, timeout_s=15),
+    )
     assert hang.error_class == ErrorClass.TIMEOUT and "killed" in hang.message
     ok = evaluate(task, solution_path("softmax"), CPU)
     assert ok.passed and ok.stage_reached == Stage.NO_FALLBACK
@@ -65,7 +71,11 @@ def _first_checkable(task_name: str):
 def test_known_bad_kernel_fails_and_reference_passes(task):
     task = _first_checkable(task.name)
     bad_path = TESTS / "known_bad" / f"{task.name}.py"
-    expect = next(line.split(":", 1)[1].strip() for line in bad_path.read_text().splitlines() if line.startswith("# expect:"))
+    expect = next(
+        line.split(":", 1)[1].strip()
+        for line in bad_path.read_text().splitlines()
+        if line.startswith("# expect:")
+    )
     bad = evaluate(task, bad_path, CPU)
     assert not bad.passed
     assert bad.error_class == ErrorClass(expect), bad.message

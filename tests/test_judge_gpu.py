@@ -11,7 +11,10 @@ from benchmarks.judge import JudgeConfig, evaluate
 from benchmarks.task import get_task, solution_path
 from benchmarks.verdict import ErrorClass, Stage
 
-pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")]
+pytestmark = [
+    pytest.mark.gpu,
+    pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU"),
+]
 TESTS = Path(__file__).resolve().parent
 GPU = JudgeConfig(device="cuda", trials=2, timeout_s=300)
 
@@ -23,7 +26,9 @@ def test_gpu_hostile(case):
     for flag in case.flags:
         assert flag in v.flags
     if "side_stream" in case.flags:
-        assert all(s.timing_method and "device" in s.timing_method for s in v.shapes), [s.timing_method for s in v.shapes]
+        assert all(s.timing_method and "device" in s.timing_method for s in v.shapes), [
+            s.timing_method for s in v.shapes
+        ]
 
 
 def test_reference_softmax_is_timed_with_sane_roofline():
@@ -56,4 +61,8 @@ def test_fp32_convolution_baselines_run_at_fp32():
     assert v.passed, v.message
     for s in v.shapes:
         assert s.roofline_us and s.eager_us and s.compile_us, s.shape
-        assert s.compile_us >= 0.95 * s.roofline_us and s.eager_us >= 0.95 * s.roofline_us, (s.shape, s.compile_us, s.roofline_us)
+        assert s.compile_us >= 0.95 * s.roofline_us and s.eager_us >= 0.95 * s.roofline_us, (
+            s.shape,
+            s.compile_us,
+            s.roofline_us,
+        )

@@ -222,7 +222,14 @@ def test_filters(real_kb: KnowledgeBase):
         ("tier", "cautionary", lambda h: h.tier == "cautionary"),
         ("technique", "split_k", lambda h: "split_k" in h.metadata["techniques"]),
         # the H200 sheet, or a kernel verified on an H200 (KB_META verified_on)
-        ("hardware", "NVIDIA H200", lambda h: h.metadata.get("hardware") == "h200-sxm" or "h200" in str(h.metadata.get("verified_on", "")).lower()),
+        (
+            "hardware",
+            "NVIDIA H200",
+            lambda h: (
+                h.metadata.get("hardware") == "h200-sxm"
+                or "h200" in str(h.metadata.get("verified_on", "")).lower()
+            ),
+        ),
     ]:
         hits = real_kb.search(q, k=5, filters={key: value})
         assert hits, f"filter {key}={value!r} found nothing"

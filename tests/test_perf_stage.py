@@ -34,16 +34,29 @@ def test_fill_perf_computes_speedups_roofline_and_flags(monkeypatch):
         "status": "ok",
         "peaks": _peaks(),
         "launch_floor_us": 3.0,
-        "shapes": {s0.name: {"eager_us": 100.0, "compile_us": 50.0}, s1.name: {"eager_us": 400.0, "compile_us": 300.0}},
+        "shapes": {
+            s0.name: {"eager_us": 100.0, "compile_us": 50.0},
+            s1.name: {"eager_us": 400.0, "compile_us": 300.0},
+        },
     }
     monkeypatch.setitem(perf._BASELINES, (task.id, (s0.name, s1.name), 0), base)
     bytes0 = task.min_bytes(s0.dims)
     roof0_us = bytes0 / 4.0e12 * 1e6  # memory-bound: bytes / measured bandwidth
     cand = {
         "launch_floor_us": 3.0,
-        s0.name: {"candidate_us": 2 * roof0_us, "method": "events", "side_stream": False, "profile": {"triton_ratio": 1.0}},
+        s0.name: {
+            "candidate_us": 2 * roof0_us,
+            "method": "events",
+            "side_stream": False,
+            "profile": {"triton_ratio": 1.0},
+        },
         # faster than the datasheet bandwidth allows: must be flagged
-        s1.name: {"candidate_us": task.min_bytes(s1.dims) / 9.0e12 * 1e6, "method": "device_wide", "side_stream": True, "profile": {"triton_ratio": 0.9}},
+        s1.name: {
+            "candidate_us": task.min_bytes(s1.dims) / 9.0e12 * 1e6,
+            "method": "device_wide",
+            "side_stream": True,
+            "profile": {"triton_ratio": 0.9},
+        },
     }
     v = Verdict(task_id=task.id, device="cuda", passed=True)
     v.shapes = [ShapeResult(shape=s.name, dims=s.dims, dtype=task.dtype) for s in shapes]

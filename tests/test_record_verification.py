@@ -22,10 +22,18 @@ def f():
 
 
 def test_replace_meta_changes_only_the_two_values():
-    out = replace_meta(SOURCE, ["NVIDIA H200"], {"silu_fp16": 0.5, "not_verified": {"silu_fp32": "harness_error"}, "source": "s"})
+    out = replace_meta(
+        SOURCE,
+        ["NVIDIA H200"],
+        {"silu_fp16": 0.5, "not_verified": {"silu_fp32": "harness_error"}, "source": "s"},
+    )
     meta = ast.literal_eval(out.split("KB_META = ", 1)[1].split("\n\n", 1)[0])
     assert meta["verified_on"] == ["NVIDIA H200"]
-    assert meta["attainment"] == {"silu_fp16": 0.5, "not_verified": {"silu_fp32": "harness_error"}, "source": "s"}
+    assert meta["attainment"] == {
+        "silu_fp16": 0.5,
+        "not_verified": {"silu_fp32": "harness_error"},
+        "source": "s",
+    }
     assert meta["tunables"] == {"BLOCK": [1, 2]} and out.endswith("def f():\n    return 1\n")
     assert replace_meta(out, ["NVIDIA H200"], meta["attainment"]) == out  # idempotent
 
@@ -36,7 +44,12 @@ def test_missing_meta_is_an_error():
 
 
 def test_task_score_is_median_over_shapes():
-    rows = [{"task": "a", "attainment": 0.2}, {"task": "a", "attainment": 0.6}, {"task": "a", "attainment": 0.4}, {"task": "b"}]
+    rows = [
+        {"task": "a", "attainment": 0.2},
+        {"task": "a", "attainment": 0.6},
+        {"task": "a", "attainment": 0.4},
+        {"task": "b"},
+    ]
     assert task_scores(rows) == {"a": 0.4}
 
 

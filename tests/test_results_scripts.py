@@ -16,14 +16,40 @@ def test_parallel_sweep_needs_no_perf(capsys):
 
 def test_parallel_sweep_judges_every_task(tmp_path):
     out = tmp_path / "sweep.md"
-    code = solutions_table.main(["--device", "cpu", "--tasks", "silu_fp16,relu_squared_fp32", "--no-perf", "--jobs", "2", "--trials", "1", "--out", str(out)])
+    code = solutions_table.main(
+        [
+            "--device",
+            "cpu",
+            "--tasks",
+            "silu_fp16,relu_squared_fp32",
+            "--no-perf",
+            "--jobs",
+            "2",
+            "--trials",
+            "1",
+            "--out",
+            str(out),
+        ]
+    )
     verdicts = json.loads(out.with_suffix(".json").read_text())
     assert code == 0 and {v["task_id"] for v in verdicts} == {"silu_fp16", "relu_squared_fp32"}
     assert all(v["passed"] for v in verdicts)
     assert "2 judge(s) at once" in out.read_text() and "2 of 2 solutions passed" in out.read_text()
     # --failed-from keeps only what did not pass: nothing here
     again = tmp_path / "again.md"
-    solutions_table.main(["--device", "cpu", "--tasks", "silu_fp16", "--no-perf", "--failed-from", str(out.with_suffix(".json")), "--out", str(again)])
+    solutions_table.main(
+        [
+            "--device",
+            "cpu",
+            "--tasks",
+            "silu_fp16",
+            "--no-perf",
+            "--failed-from",
+            str(out.with_suffix(".json")),
+            "--out",
+            str(again),
+        ]
+    )
     assert json.loads(again.with_suffix(".json").read_text()) == []
 
 
@@ -34,25 +60,71 @@ def test_solution_times_says_not_measured_without_gpu(tmp_path, capsys):
 
 
 def test_solution_times_rerender_adds_verdicts(tmp_path):
-    rows = [{"task": "silu_fp16", "shape": "s", "phase": "decode", "weight": 1.0, "dims": {}, "solution_us": 2.0, "eager_us": 4.0, "roofline_us": 1.0, "attainment": 0.5, "iou": 0.5, "mfu": 0.01}]
+    rows = [
+        {
+            "task": "silu_fp16",
+            "shape": "s",
+            "phase": "decode",
+            "weight": 1.0,
+            "dims": {},
+            "solution_us": 2.0,
+            "eager_us": 4.0,
+            "roofline_us": 1.0,
+            "attainment": 0.5,
+            "iou": 0.5,
+            "mfu": 0.01,
+        }
+    ]
     jsonl = tmp_path / "t.jsonl"
     jsonl.write_text(json.dumps(rows[0]) + "\n")
     header = tmp_path / "t.md"
     header.write_text("# Times\n\n- date: 2026-11-29\n\n| task | old table |\n")
     verdicts = tmp_path / "v.json"
-    verdicts.write_text(json.dumps([{"task_id": "silu_fp16", "passed": False, "error_class": "numerical_mismatch"}]))
+    verdicts.write_text(
+        json.dumps([{"task_id": "silu_fp16", "passed": False, "error_class": "numerical_mismatch"}])
+    )
     out = tmp_path / "out.md"
-    assert solution_times.main(["--from-jsonl", str(jsonl), "--header-from", str(header), "--verdicts", str(verdicts), "--out", str(out)]) == 0
+    assert (
+        solution_times.main(
+            [
+                "--from-jsonl",
+                str(jsonl),
+                "--header-from",
+                str(header),
+                "--verdicts",
+                str(verdicts),
+                "--out",
+                str(out),
+            ]
+        )
+        == 0
+    )
     text = out.read_text()
     assert "- date: 2026-11-29" in text and "judge column added afterwards" in text
-    assert "| silu_fp16 | FAIL numerical_mismatch | s | decode | 2.0 | 4.0 | not measured | 2.00 | not measured |" in text
+    assert (
+        "| silu_fp16 | FAIL numerical_mismatch | s | decode | 2.0 | 4.0 | not measured | 2.00 | not measured |"
+        in text
+    )
     assert "- speedup over torch.compile: not measured (run with --compile)" in text
 
 
 def test_solution_times_merges_calls_in_task_order_and_summarises(tmp_path):
     def row(task, sol, eager, comp, att):
-        return {"task": task, "shape": "s", "phase": "prefill", "weight": 1.0, "dims": {}, "solution_us": sol,
-                "eager_us": eager, "compile_us": comp, "roofline_us": 1.0, "attainment": att, "iou": att, "mfu": 0.0}
+        return {
+            "task": task,
+            "shape": "s",
+            "phase": "prefill",
+            "weight": 1.0,
+            "dims": {},
+            "solution_us": sol,
+            "eager_us": eager,
+            "compile_us": comp,
+            "roofline_us": 1.0,
+            "attainment": att,
+            "iou": att,
+            "mfu": 0.0,
+        }
+
     first, second = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
     # the first file holds a task that comes later in the suite
     first.write_text(json.dumps(row("silu_fp32", 2.0, 8.0, 4.0, 0.5)) + "\n")
@@ -66,9 +138,14 @@ def test_solution_times_merges_calls_in_task_order_and_summarises(tmp_path):
     assert "- median roofline attainment: 0.40" in text
     assert "- geomean speedup over eager: 2.83 (2 shapes)" in text  # sqrt(4 * 2)
     # x compile: 2.0 and 0.5 -> geomean 1.00; the solution is faster on one shape
-    assert "- geomean speedup over torch.compile: 1.00 (2 shapes; the solution is faster on 1, torch.compile on 1)" in text
+    assert (
+        "- geomean speedup over torch.compile: 1.00 (2 shapes; the solution is faster on 1, torch.compile on 1)"
+        in text
+    )
     assert "| silu_fp32 | — | s | prefill | 2.0 | 8.0 | 4.0 | 4.00 | 2.00 |" in text
-    merged = [json.loads(line)["task"] for line in out.with_suffix(".jsonl").read_text().splitlines()]
+    merged = [
+        json.loads(line)["task"] for line in out.with_suffix(".jsonl").read_text().splitlines()
+    ]
     assert merged == ["gelu_erf_fp32", "silu_fp32"]
 
 
@@ -90,8 +167,20 @@ def test_harness_speed_reports_median_max_and_floor(tmp_path):
 
 
 def test_solution_times_notes_a_baseline_faster_than_the_roofline(tmp_path):
-    row = {"task": "silu_fp32", "shape": "s", "phase": "prefill", "weight": 1.0, "dims": {}, "solution_us": 10.0,
-           "eager_us": 12.0, "compile_us": 2.0, "roofline_us": 5.0, "attainment": 0.5, "iou": 0.5, "mfu": 0.0}
+    row = {
+        "task": "silu_fp32",
+        "shape": "s",
+        "phase": "prefill",
+        "weight": 1.0,
+        "dims": {},
+        "solution_us": 10.0,
+        "eager_us": 12.0,
+        "compile_us": 2.0,
+        "roofline_us": 5.0,
+        "attainment": 0.5,
+        "iou": 0.5,
+        "mfu": 0.0,
+    }
     jsonl = tmp_path / "t.jsonl"
     jsonl.write_text(json.dumps(row) + "\n")
     out = tmp_path / "t2.md"

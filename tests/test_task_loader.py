@@ -6,7 +6,9 @@ import pytest
 
 from benchmarks.task import TaskError, get_task, load_all, load_task_file
 
-SOFTMAX = Path(__file__).resolve().parent.parent / "benchmarks" / "tasks" / "normalization" / "softmax.py"
+SOFTMAX = (
+    Path(__file__).resolve().parent.parent / "benchmarks" / "tasks" / "normalization" / "softmax.py"
+)
 
 
 def _variant(tmp_path: Path, old: str, new: str) -> Path:
@@ -36,10 +38,22 @@ def test_softmax_loads_one_task_per_dtype():
         ('DTYPES = ("fp32", "fp16", "bf16")', 'DTYPES = ("fp32", "fp13")', "DTYPES"),
         ('"weight": 0.2,', '"weight": -1,', "SHAPES[0].weight"),
         ('"phase": "decode",', '"phase": "later",', "SHAPES[0].phase"),
-        ('{"name": "tiny", "dims": {"M": 4, "N": 128}}', '{"name": "tiny", "dims": {"M": 4.5, "N": 128}}', "CPU_SHAPES[0].dims.M"),
+        (
+            '{"name": "tiny", "dims": {"M": 4, "N": 128}}',
+            '{"name": "tiny", "dims": {"M": 4.5, "N": 128}}',
+            "CPU_SHAPES[0].dims.M",
+        ),
         ('"bf16": {"atol": 4e-3, "rtol": 2e-2},', "", "TOLERANCE.bf16"),
-        ('"bf16": {"atol": 4e-3, "rtol": 2e-2},', '"bf16": {"atol": 4e-3, "rtol": 2e-2, "terms": 1e-3},', "TOLERANCE.bf16.terms"),
-        ('"bf16": {"atol": 4e-3, "rtol": 2e-2},', '"bf16": {"atol": 4e-3, "rtol": 2e-2, "terms": -1},', "TOLERANCE.bf16.terms"),
+        (
+            '"bf16": {"atol": 4e-3, "rtol": 2e-2},',
+            '"bf16": {"atol": 4e-3, "rtol": 2e-2, "terms": 1e-3},',
+            "TOLERANCE.bf16.terms",
+        ),
+        (
+            '"bf16": {"atol": 4e-3, "rtol": 2e-2},',
+            '"bf16": {"atol": 4e-3, "rtol": 2e-2, "terms": -1},',
+            "TOLERANCE.bf16.terms",
+        ),
         ("def flops(dims, dtype):", "def flops(dims):", "flops"),
     ],
 )

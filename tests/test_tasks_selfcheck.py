@@ -26,11 +26,19 @@ def test_every_task_in_category_passes_self_check(category):
     env = {**os.environ, "TRITON_INTERPRET": "1", "PYTHONPATH": str(ROOT)}
     proc = subprocess.run(
         [sys.executable, "-m", "benchmarks.selfcheck", "--device", "cpu", "--tasks", ids, "--json"],
-        capture_output=True, text=True, env=env, cwd=ROOT, timeout=900,
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=ROOT,
+        timeout=900,
     )
     assert proc.stdout, proc.stderr[-2000:]
     results = json.loads(proc.stdout)
-    failed = {r["task_id"]: {k: v for k, v in r["checks"].items() if v.startswith("FAIL")} for r in results if not r["ok"]}
+    failed = {
+        r["task_id"]: {k: v for k, v in r["checks"].items() if v.startswith("FAIL")}
+        for r in results
+        if not r["ok"]
+    }
     assert not failed, failed
     assert proc.returncode == 0
 

@@ -28,7 +28,11 @@ def test_roundtrip_every_dtype_and_nesting(tmp_path):
     assert isinstance(got["out"], tuple) and len(got["out"]) == len(outs)
     for a, b in zip(got["out"][:4], outs[:4], strict=True):
         assert a.dtype == b.dtype and a.shape == b.shape and torch.equal(a, b)
-    assert torch.equal(got["out"][4][0], outs[4][0]) and got["out"][4][1] == 2.5 and got["out"][4][2] is None
+    assert (
+        torch.equal(got["out"][4][0], outs[4][0])
+        and got["out"][4][1] == 2.5
+        and got["out"][4][2] is None
+    )
     assert torch.equal(got["out"][5], outs[5])
     assert torch.equal(got["repeat"], outs[0] * 2)
     assert not list(tmp_path.iterdir()), "both files are deleted once read"
@@ -108,22 +112,40 @@ def test_softmax_terms_ignore_masked_scores():
 
 def test_full_precision_restores_settings():
     mm = torch.backends.cuda.matmul
-    before = (mm.allow_tf32, torch.backends.cudnn.allow_tf32, mm.allow_fp16_reduced_precision_reduction)
+    before = (
+        mm.allow_tf32,
+        torch.backends.cudnn.allow_tf32,
+        mm.allow_fp16_reduced_precision_reduction,
+    )
     with full_precision():
         assert not mm.allow_tf32 and not torch.backends.cudnn.allow_tf32
-        assert not mm.allow_fp16_reduced_precision_reduction and not mm.allow_bf16_reduced_precision_reduction
-    assert (mm.allow_tf32, torch.backends.cudnn.allow_tf32, mm.allow_fp16_reduced_precision_reduction) == before
+        assert (
+            not mm.allow_fp16_reduced_precision_reduction
+            and not mm.allow_bf16_reduced_precision_reduction
+        )
+    assert (
+        mm.allow_tf32,
+        torch.backends.cudnn.allow_tf32,
+        mm.allow_fp16_reduced_precision_reduction,
+    ) == before
 
 
 def test_launch_counter_reads_ptx_of_compiled_kernels():
     from benchmarks.fallback import TritonLaunchCounter
 
     class Compiled:
-        asm = {"ptx": "// wgmma.mma_async in a comment does not count\n@%p1 ld.global.v4.b32 {%r1, %r2, %r3, %r4}, [%rd1];\n"}
+        asm = {
+            "ptx": "// wgmma.mma_async in a comment does not count\n@%p1 ld.global.v4.b32 {%r1, %r2, %r3, %r4}, [%rd1];\n"
+        }
 
     counter = TritonLaunchCounter()
     counter.record_ptx("k", Compiled())
-    counter.record_ptx("k", type("Other", (), {"asm": {"ptx": "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {};"}})())
+    counter.record_ptx(
+        "k",
+        type(
+            "Other", (), {"asm": {"ptx": "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {};"}}
+        )(),
+    )
     counter.record_ptx("interpreted", object())  # the interpreter's launch returns no PTX
     assert counter.ptx_features["k"]["vector_loads"] and counter.ptx_features["k"]["mma"]
     assert not counter.ptx_features["k"]["wgmma"]
@@ -155,7 +177,10 @@ def test_worker_lost_before_import_is_the_judges_failure(monkeypatch):
     task = get_task("silu_fp16")
     v = evaluate(task, solution_path(task.name), JudgeConfig(device="cpu", trials=1, prewarm=False))
     assert v.error_class == ErrorClass.HARNESS_ERROR and not v.passed
-    assert "before the candidate was imported" in v.message and "not the candidate's fault" in v.message
+    assert (
+        "before the candidate was imported" in v.message
+        and "not the candidate's fault" in v.message
+    )
     assert "worker_lost" in v.flags and "worker_retried" in v.flags
     assert len(started) == 2  # the first attempt and one retry
 

@@ -10,7 +10,15 @@ from benchmarks.child import REPO_ROOT
 def test_spare_worker_exits_when_its_judge_is_not_its_parent(tmp_path):
     # a pid that is not our parent: as if the judge had died while the worker was importing
     proc = subprocess.Popen(
-        [sys.executable, "-m", "benchmarks.worker", "--serve", str(tmp_path), "cpu", str(os.getpid() + 10_000_000)],
+        [
+            sys.executable,
+            "-m",
+            "benchmarks.worker",
+            "--serve",
+            str(tmp_path),
+            "cpu",
+            str(os.getpid() + 10_000_000),
+        ],
         cwd=tmp_path,
         env={**os.environ, "PYTHONPATH": str(REPO_ROOT), "TRITON_INTERPRET": "1"},
     )
