@@ -157,3 +157,53 @@ def test_the_cli_refuses_zero_workers_with_a_message(tmp_path: Path) -> None:
     result = bench_cli(*args, "--out", str(tmp_path / "b"), "--device", "cpu", "--workers", "0")
     assert result.exit_code == 2
     assert "--workers must be >= 1" in result.output
+
+
+def test_ctrl_c_stops_every_worker_and_the_bench_resumes(tmp_path: Path) -> None:
+    """SIGINT to the bench's process group (Ctrl-C, `timeout -s INT`): exit 130, the runs left
+    resumable, and the same command finishes them with one row set per run."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from tests.test_bench_runs import BROKEN, FAST, any_call_script, bench_cli
+
+    out = tmp_path / "bench"
+    llm = any_call_script(tmp_path / "broken.jsonl", BROKEN)
+    args = ["--tasks", "softmax_fp32,softmax_fp16", "--methods", "single-shot,geak"]
+    args += ["--llm", llm, "--budget", "iterations=2", "--set", "agent.candidates=1"]
+    args += ["--out", str(out), "--workers", "2", *FAST]
+    code = "import typer; from agents.cli_bench import bench; typer.run(bench)"
+    env = {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY")}
+    proc = subprocess.Popen(
+        [sys.executable, "-c", code, *args],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+    deadline = time.monotonic() + 240
+    while not list((out / "runs").glob("*.geak.s0/attempts/1/verdict.json")):
+        assert proc.poll() is None, proc.stdout.read().decode() if proc.stdout else ""
+        assert time.monotonic() < deadline, "no run judged a kernel"
+        time.sleep(0.05)
+    os.killpg(proc.pid, signal.SIGINT)
+    output = proc.communicate(timeout=120)[0].decode()
+    assert proc.returncode == 130, output
+    assert "interrupted" in output
+    runs = [d for d in (out / "runs").iterdir() if not d.name.startswith(".")]
+    unfinished = [d for d in runs if not (d / "summary.json").exists()]
+    assert unfinished, "the interrupt came after every run had finished"
+
+    resumed = bench_cli("--resume", "--out", str(out), "--workers", "2")
+    assert resumed.exit_code == 0, resumed.output
+    rows = ResultStore(out).rows()
+    assert {r.run_id for r in rows} == {
+        f"{t}.{m}.s0" for t in ("softmax_fp32", "softmax_fp16") for m in ("single-shot", "geak")
+    }
+    keys = [(r.run_id, r.attempt) for r in rows]
+    assert len(keys) == len(set(keys))  # no run's rows stored twice
+    runs = [d for d in (out / "runs").iterdir() if not d.name.startswith(".")]
+    assert len(runs) == 4 and all((d / "summary.json").exists() for d in runs)
