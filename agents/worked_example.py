@@ -115,6 +115,7 @@ class Session:
     workers: int = 1  # runs at once (one per GPU on CUDA)
     versions: dict[str, Any] = field(default_factory=dict)  # the running machine's packages
     git: dict[str, Any] = field(default_factory=dict)  # its checkout's revision
+    fingerprint: dict[str, Any] = field(default_factory=dict)  # its device (GPU, driver, CUDA)
     wall_s: float = 0.0
     status: str = "running"  # "complete", "deferred", "stopped", "interrupted"
     cells: dict[str, int] = field(default_factory=dict)  # outcome status -> count
@@ -362,6 +363,7 @@ def main(argv: list[str] | None = None) -> int:
         *(argv if argv is not None else sys.argv[1:]),
     ]
     from agents.api import _git, _versions
+    from profiling.fingerprint import device_fingerprint
 
     session = Session(
         datetime.now(UTC).isoformat(timespec="seconds"),
@@ -370,6 +372,7 @@ def main(argv: list[str] | None = None) -> int:
         workers=args.workers,
         versions=_versions(),
         git=_git(),
+        fingerprint=device_fingerprint(device),
     )
     console.print(
         f"[bold]worked example[/]: {len(tasks)} task(s) x {', '.join(plan.methods)} on {device}; "

@@ -15,10 +15,12 @@ SCRIPTED_METHODS_NOTE = (
 )
 
 
-def device_line(device: str) -> str:
+def device_line(device: str, fingerprint: dict[str, Any] | None = None) -> str:
+    """The README's device line: from `fingerprint` (recorded on the machine that ran the
+    example), else from this machine."""
     from profiling.fingerprint import device_fingerprint
 
-    fp = device_fingerprint(device)
+    fp = fingerprint or device_fingerprint(device)
     if device != "cuda":
         return "CPU only: the Triton interpreter checks correctness on small shapes; speed not measured (no GPU)"
     return (
@@ -152,7 +154,7 @@ def write_readme(
         "",
         "## Provenance",
         "",
-        f"- device: {device_line(session['device'])}",
+        f"- device: {device_line(session['device'], session.get('fingerprint'))}",
         f"- this session: started {session['started']}, wall time {session['wall_s']:.0f} s "
         f"(status: {session['status']}); all sessions together: {total_wall:.0f} s"
         + (

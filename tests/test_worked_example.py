@@ -91,6 +91,24 @@ def test_the_worked_example_writes_a_labelled_report_readme_and_pairs_and_resume
     assert readme.count("| ran in session 1 |") == 10
     assert len(worked_example.read_sessions(out)) == 2
     assert (out / "bench" / "results.jsonl").read_bytes() == before
+    # the provenance is the recorded session's, not this machine's
+    recorded = worked_example.read_sessions(out)
+    assert recorded[-1]["fingerprint"]["device"] == "cpu"
+    recorded[-1].update(
+        device="cuda",
+        fingerprint={
+            "gpu_name": "TEST GPU",
+            "sm_count": 7,
+            "driver_version": "1",
+            "cuda_version": "2",
+        },
+        versions={"torch": "9.9.9"},
+    )
+    (out / "sessions.jsonl").write_text("".join(json.dumps(s) + "\n" for s in recorded))
+    assert worked_example.main(["--render", "--out", str(out)]) == 0
+    readme = (out / "README.md").read_text()
+    assert "- device: TEST GPU (7 SMs, driver 1, CUDA 2)" in readme
+    assert "- versions: torch 9.9.9" in readme
     with pytest.raises(SystemExit, match="holds no worked example"):
         worked_example.main(["--render", "--out", str(tmp_path / "none")])
 
