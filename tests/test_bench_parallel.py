@@ -174,7 +174,13 @@ def test_ctrl_c_stops_every_worker_and_the_bench_resumes(tmp_path: Path) -> None
     args = ["--tasks", "softmax_fp32,softmax_fp16", "--methods", "single-shot,geak"]
     args += ["--llm", llm, "--budget", "iterations=2", "--set", "agent.candidates=1"]
     args += ["--out", str(out), "--workers", "2", *FAST]
-    code = "import typer; from agents.cli_bench import bench; typer.run(bench)"
+    # Ctrl-C as a terminal gives it, also where this test runs in the background (a shell
+    # without job control starts background commands with SIGINT ignored, and Python then
+    # installs no KeyboardInterrupt handler)
+    code = (
+        "import signal; signal.signal(signal.SIGINT, signal.default_int_handler); "
+        "import typer; from agents.cli_bench import bench; typer.run(bench)"
+    )
     env = {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY")}
     proc = subprocess.Popen(
         [sys.executable, "-c", code, *args],
