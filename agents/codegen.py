@@ -18,9 +18,16 @@ How:
    - row: per-row/per-column/per-batch tensors, slices of a wide input's last dim, reductions
      over the last dim(s): one program per row (one tile, or a loop of tiles for long rows);
    - total: reductions of the whole tensor (losses, norms): partials per block, then one
-     program reduces them and finishes.
-   Anything else (matmul, convolution, indexing, scans, data movement, reductions over other
-   dims) raises NotSupported with the op or shape that stopped it.
+     program reduces them and finishes;
+   - gemm: one matrix multiply (mm, bmm, addmm) whose operands are inputs, possibly through
+     permutes, no-op views and casts (the launcher replays the permutes and passes strides; the
+     kernel casts at load), then an elementwise epilogue on the product (full, per-row,
+     per-column, per-batch and scalar tensors, as in the row structure): one program per
+     (BLOCK_M, BLOCK_N) tile (and batch), a K loop of masked loads and tl.dot accumulating in
+     fp32 (IEEE products for fp32 operands: the fp32 GEMM tolerances reject TF32).
+   Anything else (two matmuls, a prologue op before a matmul, a reduction after one,
+   convolution, indexing, scans, data movement, reductions over other dims) raises NotSupported
+   with the op or shape that stopped it.
 3. Translate op by op (`agents.codegen_ops`), in fp32, rounding where the reference holds a
    value in fp16/bf16/fp8, and write the module (`agents.codegen_emit`). The result passes the
    judge's static check, or generate raises NotSupported.
@@ -56,7 +63,7 @@ __all__ = ["Generated", "NotSupported", "generate"]
 @dataclass
 class Generated:
     source: str  # a complete candidate module (imports torch, triton, triton.language as tl)
-    structure: str  # "pointwise", "row" or "total" (whole-tensor reductions)
+    structure: str  # "pointwise", "row", "total" (whole-tensor reductions) or "gemm"
     ops: list[str]  # the aten ops translated, in order (for logs)
 
 
@@ -503,6 +510,20 @@ class _Builder:
             raise NotSupported(
                 f"the result of aten.{op_name(mm)} is not the shape of the output (the epilogue "
                 "broadcasts, reshapes or transposes it)"
+            )
+        square = all(math.prod(d[:-1]) == d[-1] for d in self.domains)
+        vector = next(
+            (
+                n
+                for n, k in zip(self.nodes, self.kinds, strict=True)
+                if k and k.name not in ("full", "scalar")
+            ),
+            None,
+        )
+        if square and vector is not None:
+            raise NotSupported(
+                f"the product is square at every traced shape, so {shp.describe(vector)} could be "
+                "per-row or per-column: its shape does not say which"
             )
         names = dict(zip(self.placeholders, self.params, strict=True))
         a, b = self.operands

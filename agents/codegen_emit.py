@@ -15,6 +15,11 @@ per-row value, a scalar, a reduction's result). The kernels written from it:
 - total: whole-tensor reductions in two kernels: each program of the first reduces BLOCK
   elements to one partial per reduction, one program of the second reduces the partials in a
   fixed order (deterministic) and computes the scalar results.
+- gemm: one program per (BLOCK_M, BLOCK_N) tile of a matrix product (grid axis 2: the batch of
+  a bmm); the operands are read through the strides the launcher passes, K in BLOCK_K steps,
+  tl.dot accumulating in fp32; the epilogue statements run on the [BLOCK_M, BLOCK_N] tile with
+  `row` ([BLOCK_M, 1], the output's flat row) and `cols` ([1, BLOCK_N]) in place of the row
+  kernel's scalars, so per-row and per-column loads broadcast over it.
 
 Everything inside a kernel is computed in fp32 (loads convert); a value the reference holds in
 fp16, bf16 or fp8 is rounded to that type where the reference rounds it; stores cast to the
@@ -114,7 +119,7 @@ class Gemm:
 @dataclass
 class Program:
     entry_point: str
-    structure: str  # "pointwise" | "row" | "total"
+    structure: str  # "pointwise" | "row" | "total" | "gemm"
     params: list[str]  # the entry point's positional parameters, in order
     primary: str  # the input whose shape is the problem's shape
     inputs: list[Param]
