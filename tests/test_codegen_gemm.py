@@ -10,6 +10,7 @@ import re
 
 import pytest
 
+from agents import codegen
 from agents.codegen import NotSupported, check_same_ops, generate, trace
 from agents.offline import kb_meta, search_space, set_tunables, tunable_values
 from benchmarks.results import all_tasks
@@ -27,6 +28,7 @@ REFUSED = {
     "int8_dequant_gemm": r"computed by aten\.mul",  # the weight is dequantized in a prologue
     "attn_paged_decode": r"aten\.arange",  # block-table indexing before the multiplies
     "w4a16_gemm": r"aten\.__rshift__",  # int4 unpacking in a prologue
+    "linalg_tril_matmul": r"aten\.arange",  # the triangular mask of an operand, a prologue
 }
 
 # a cheap filter before tracing: the task file mentions a matrix multiply
@@ -42,12 +44,15 @@ def _candidates() -> list[str]:
 
 
 @pytest.mark.parametrize("task_id", _candidates())
-def test_suite_gemm_tasks_generate_and_pass_the_judge(task_id, tmp_path):
+def test_suite_gemm_tasks_generate_and_pass_the_judge(task_id, tmp_path, monkeypatch):
     task = get_task(task_id)
     try:
-        ops = check_same_ops(trace(task))
+        graphs = trace(task)
+        ops = check_same_ops(graphs)
     except NotSupported:
         ops = []
+    else:  # generate reuses these traces (tracing is most of a refusal's time)
+        monkeypatch.setattr(codegen, "trace", lambda t: graphs if t is task else trace(t))
     if not any(op.split(".")[0] in GEMM_OPS for op in ops):
         pytest.skip("the reference does not trace into one op sequence with a matrix multiply")
     if task.name in REFUSED:
