@@ -179,3 +179,21 @@ def test_a_vector_on_a_square_product_is_refused(tmp_path):
     )
     with pytest.raises(NotSupported, match="per-row or per-column"):
         generate(task)
+
+
+@pytest.mark.parametrize("dtype", ["fp32", "fp16"])
+def test_bmm_with_per_row_and_per_batch_epilogue(tmp_path, dtype):
+    """bmm over 2 batches: the grid's third axis; s is one value per row, c one row per batch."""
+    task = _probe(
+        tmp_path,
+        "return torch.bmm(a, b) * s + c",
+        params="a, b, s, c",
+        inputs=(
+            "(randn((2, M, N), dtype, gen), randn((2, N, M + 3), dtype, gen, std=0.05), "
+            "randn((2, M, 1), dtype, gen), randn((2, 1, M + 3), dtype, gen))"
+        ),
+        dtype=dtype,
+    )
+    gen = generate(task)
+    assert gen.structure == "gemm" and "group_1" in gen.source
+    _judge(task, gen.source, tmp_path)
