@@ -18,9 +18,16 @@ How:
    - row: per-row/per-column/per-batch tensors, slices of a wide input's last dim, reductions
      over the last dim(s): one program per row (one tile, or a loop of tiles for long rows);
    - total: reductions of the whole tensor (losses, norms): partials per block, then one
-     program reduces them and finishes.
-   Anything else (matmul, convolution, indexing, scans, data movement, reductions over other
-   dims) raises NotSupported with the op or shape that stopped it.
+     program reduces them and finishes;
+   - gemm: one matrix multiply (mm, bmm, addmm) whose operands are inputs, possibly through
+     permutes, no-op views and casts (the launcher replays the permutes and passes strides; the
+     kernel casts at load), then an elementwise epilogue on the product (full, per-row,
+     per-column, per-batch and scalar tensors, as in the row structure): one program per
+     (BLOCK_M, BLOCK_N) tile (and batch), a K loop of masked loads and tl.dot accumulating in
+     fp32 (IEEE products for fp32 operands: the fp32 GEMM tolerances reject TF32).
+   Anything else (two matmuls, a prologue op before a matmul, a reduction after one,
+   convolution, indexing, scans, data movement, reductions over other dims) raises NotSupported
+   with the op or shape that stopped it.
 3. Translate op by op (`agents.codegen_ops`), in fp32, rounding where the reference holds a
    value in fp16/bf16/fp8, and write the module (`agents.codegen_emit`). The result passes the
    judge's static check, or generate raises NotSupported.
@@ -56,12 +63,13 @@ __all__ = ["Generated", "NotSupported", "generate"]
 @dataclass
 class Generated:
     source: str  # a complete candidate module (imports torch, triton, triton.language as tl)
-    structure: str  # "pointwise", "row" or "total" (whole-tensor reductions)
+    structure: str  # "pointwise", "row", "total" (whole-tensor reductions) or "gemm"
     ops: list[str]  # the aten ops translated, in order (for logs)
 
 
 POINTWISE_DEFAULTS = {"BLOCK": 1024, "num_warps": 4}
 ROW_DEFAULTS = {"num_warps": 4, "MAX_BLOCK_N": 8192}
+GEMM_DEFAULTS = {"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 32, "num_warps": 4, "num_stages": 3}
 
 # ops that only rename, reshape or broadcast a value (no data moves in a flat or per-row view)
 VIEWS = set(
@@ -176,9 +184,22 @@ def check_same_ops(graphs: list[GraphModule]) -> list[str]:
     return seqs[0]
 
 
+GEMMS = {"mm", "bmm", "addmm"}
+
+
 def check_ops_known(ops: list[str]) -> None:
+    matmuls = [
+        op for op in ops if op.split(".")[0] in WHY_NOT and "matrix" in WHY_NOT[op.split(".")[0]]
+    ]
+    if len(matmuls) > 1:
+        raise NotSupported(
+            f"the reference runs {len(matmuls)} matrix multiplies (aten.{', aten.'.join(matmuls)}); "
+            "the gemm structure translates one (mm, bmm or addmm) and an elementwise epilogue"
+        )
     for op in ops:
         name = op.split(".")[0]
+        if name in GEMMS and matmuls == [op]:
+            continue
         if name in WHY_NOT:
             raise NotSupported(
                 f"aten.{op} is {WHY_NOT[name]}: the generator translates elementwise ops and "
@@ -198,6 +219,17 @@ class _Value:
     dtype: torch.dtype  # the reference's dtype for it
 
 
+@dataclass(frozen=True)
+class _Operand:
+    """A matrix multiply operand: input `node`, viewed by `views` (launcher text, e.g.
+    '.permute(1, 0)'), loaded in `dtype` and cast to `dot_dtype` for tl.dot."""
+
+    node: Node
+    views: str
+    dtype: torch.dtype
+    dot_dtype: torch.dtype
+
+
 class _Builder:
     """Walks the graph of the first trace (the others, node for node, vouch for its numbers) and
     builds the program of statements `codegen_emit` writes out."""
@@ -208,7 +240,21 @@ class _Builder:
         self.nodes = self.per_graph[0]
         self.index = {n: i for i, n in enumerate(self.nodes)}
         self.domains = [shp.domain(g) for g in graphs]
-        self.kinds = shp.node_kinds(graphs, self.domains)
+        self.gemm_node = next(
+            (n for n in self.nodes if n.op == "call_function" and shp.packet(n) in GEMMS), None
+        )
+        self.prologue: set[Node] = set()
+        self.operands: list[_Operand] = []
+        if self.gemm_node is not None:
+            self.operands = [self._operand(i) for i in range(2)]
+            for n in self.prologue:
+                if any(u not in self.prologue and u is not self.gemm_node for u in n.users):
+                    raise NotSupported(
+                        f"{shp.describe(n)} feeds the matrix multiply and the epilogue; the gemm "
+                        "structure reads an input either as an operand or in the epilogue"
+                    )
+        skip = {self.index[n] for n in self.prologue}
+        self.kinds = shp.node_kinds(graphs, self.domains, skip)
         self.structure = self._structure()
         self.params = [
             name
@@ -216,6 +262,8 @@ class _Builder:
             if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
         ]
         clash = emit.launcher_clash(self.params)
+        if self.structure == "gemm":
+            clash = clash or next((p for p in self.params if p in emit.GEMM_WORDS), None)
         if clash:
             raise NotSupported(f"parameter {clash!r} has a name the generated launcher uses itself")
         self.placeholders = [n for n in self.nodes if n.op == "placeholder"]
@@ -243,9 +291,75 @@ class _Builder:
         self.reduced: set[str] = set()  # variables that depend on a reduction
         self.counter = 0
         self.taken = {f"{p}_ptr" for p in self.params}
+        if self.structure == "gemm":
+            self.taken |= emit.GEMM_WORDS
+            self._gemm_program()
+
+    # -- gemm: the matrix multiply's operands (inputs through transposes and casts)
+    def _operand(self, i: int) -> _Operand:
+        """Operand i (0: A, 1: B) of the matrix multiply: an input, possibly through permutes,
+        no-op views and casts, which the launcher replays as views (strides) and the kernel as
+        a cast at load. Anything else in front of the multiply is refused."""
+        mm = self.gemm_node
+        name = shp.packet(mm)
+        node = mm.args[i + 1 if name == "addmm" else i]
+        dot_dtype = self.dtype_of(node)
+        chain: list[Node] = []
+        while not (isinstance(node, Node) and node.op == "placeholder"):
+            if not isinstance(node, Node) or node.op != "call_function":
+                raise NotSupported(f"operand {i} of aten.{op_name(mm)} is not a tensor input")
+            op = shp.packet(node)
+            if op == "permute" or op in CONVERSIONS:
+                pass
+            elif op in VIEWS and op not in ("expand", "expand_copy", "slice"):
+                if not self.same_shape(node, node.args[0]):
+                    raise NotSupported(
+                        f"operand {i} of aten.{op_name(mm)} is reshaped (aten.{op_name(node)}); "
+                        "only transposes and casts of an input may feed the matrix multiply"
+                    )
+            else:
+                raise NotSupported(
+                    f"operand {i} of aten.{op_name(mm)} is computed by aten.{op_name(node)}: a "
+                    "prologue other than casts and transposes of an input is not supported"
+                )
+            chain.append(node)
+            node = node.args[0]
+        placeholder = node
+        src_dtype = self.dtype_of(placeholder)
+        for c in chain:
+            if shp.packet(c) in CONVERSIONS and self.dtype_of(c) not in (src_dtype, dot_dtype):
+                raise NotSupported(
+                    f"operand {i} of aten.{op_name(mm)} passes through {self.dtype_of(c)} "
+                    "on its way from the input's dtype to the multiply's"
+                )
+        self.prologue |= set(chain) | {placeholder}
+        views = []
+        for c in reversed(chain):
+            if shp.packet(c) == "permute":
+                dims = [int(d) for d in self.lit(c, 1)]
+                views.append(f".permute({', '.join(map(str, dims))})")
+        ndim = 3 if shp.packet(mm) == "bmm" else 2
+        if node.meta["val"].dim() != ndim:
+            raise NotSupported(f"operand {i} of aten.{op_name(mm)} is not {ndim}-D")
+        if dot_dtype not in (torch.float32, torch.float16, torch.bfloat16) or (
+            not src_dtype.is_floating_point
+        ):
+            raise NotSupported(
+                f"aten.{op_name(mm)} of {src_dtype} inputs in {dot_dtype}: the gemm structure "
+                "multiplies fp32, fp16 and bf16 inputs"
+            )
+        return _Operand(placeholder, "".join(views), src_dtype, dot_dtype)
 
     def _structure(self) -> str:
         reduces = any(shp.is_reduction(n) for n in self.nodes)
+        if self.gemm_node is not None:
+            if reduces:
+                red = next(n for n in self.nodes if shp.is_reduction(n))
+                raise NotSupported(
+                    f"aten.{op_name(red)} reduces in a matrix multiply's epilogue; the gemm "
+                    "structure takes elementwise epilogues only"
+                )
+            return "gemm"
         if reduces and len(self.domains[0]) < 2:
             return "total"
         if reduces or any(k.name not in ("full", "scalar") for k in self.kinds if k):
@@ -387,11 +501,73 @@ class _Builder:
         ]
 
     # -- walking the graph
+    def _gemm_program(self) -> None:
+        mm = self.gemm_node
+        if self.kind(mm).name != "full" or any(
+            d[-1] != nodes[self.index[mm]].meta["val"].shape[-1]
+            for d, nodes in zip(self.domains, self.per_graph, strict=True)
+        ):
+            raise NotSupported(
+                f"the result of aten.{op_name(mm)} is not the shape of the output (the epilogue "
+                "broadcasts, reshapes or transposes it)"
+            )
+        square = all(math.prod(d[:-1]) == d[-1] for d in self.domains)
+        vector = next(
+            (
+                n
+                for n, k in zip(self.nodes, self.kinds, strict=True)
+                if k and k.name not in ("full", "scalar")
+            ),
+            None,
+        )
+        if square and vector is not None:
+            raise NotSupported(
+                f"the product is square at every traced shape, so {shp.describe(vector)} could be "
+                "per-row or per-column: its shape does not say which"
+            )
+        names = dict(zip(self.placeholders, self.params, strict=True))
+        a, b = self.operands
+        self.prog.gemm = emit.Gemm(
+            a=names[a.node],
+            b=names[b.node],
+            a_views=a.views,
+            b_views=b.views,
+            dot_dtype=a.dot_dtype,
+            batched=shp.packet(mm) == "bmm",
+        )
+        self.vars.add("_acc")
+        self.tile_vars.add("_acc")
+
+    def gemm_value(self, node: Node) -> None:
+        """The multiply's result: the fp32 accumulator, rounded where the reference rounds it;
+        addmm adds beta * bias."""
+        dtype = self.dtype_of(node)
+        expr = "_acc"
+        if shp.packet(node) == "addmm":
+            alpha, beta = self.lit(node, "alpha", 1), self.lit(node, "beta", 1)
+            bias = self.value(node.args[0])
+            if bias.dtype != dtype or not dtype.is_floating_point:
+                raise NotSupported(f"aten.{op_name(node)} with a {bias.dtype} bias")
+            acc = expr if alpha == 1 else f"{literal(alpha)} * {expr}"
+            if dtype.itemsize < 4:  # the product is rounded before the bias is added
+                acc = f"({acc}).to({emit.TL_DTYPES[dtype]}).to(tl.float32)"
+            bexpr = bias.expr if beta == 1 else f"{literal(beta)} * {bias.expr}"
+            expr = self.add(f"{bexpr} + {acc}", True, op_name(node))
+        expr = _rounded(expr, dtype)
+        if not _is_var(expr):
+            expr = self.add(expr, True, op_name(node))
+        self.values[node] = _Value(expr, dtype)
+
     def build(self) -> emit.Program:
         for node, name in zip(self.placeholders, self.params, strict=True):
-            self.input(node, name)
+            if node not in self.prologue:
+                self.input(node, name)
         for node in self.nodes:
-            if node.op == "call_function":
+            if node in self.prologue:
+                continue
+            if node is self.gemm_node:
+                self.gemm_value(node)
+            elif node.op == "call_function":
                 self.call(node)
             elif node.op == "output":
                 self.output(node)
@@ -416,6 +592,8 @@ class _Builder:
         self.prog.inputs.append(param)
         if group:
             self.groups.add(kind.lead)
+        if param.kind == "wide" and self.structure == "gemm":
+            raise NotSupported(f"input {name} is neither an operand nor the output's shape")
         if param.kind == "wide":
             self.wide[node] = param
             self.prog.symbols[f"{name}_row_stride"] = f"{name}.stride(-2)"
@@ -604,7 +782,12 @@ class _Builder:
             if not isinstance(out, Node) or out not in self.values:
                 raise NotSupported(f"the reference returns {out!r}, not a tensor it computes")
             kind = self.kind(out).name
-            allowed = {"pointwise": ("full",), "row": ("full", "row"), "total": ("scalar",)}
+            allowed = {
+                "pointwise": ("full",),
+                "row": ("full", "row"),
+                "total": ("scalar",),
+                "gemm": ("full",),
+            }
             if kind not in allowed[self.structure]:
                 raise NotSupported(
                     f"the reference returns a {kind} tensor; in a {self.structure} kernel "
@@ -618,16 +801,20 @@ class _Builder:
 
     def sizes(self) -> None:
         """The launcher's expressions for N (row structure) and the outputs' shapes."""
-        if not self.prog.inputs:
+        if self.prog.gemm is not None:
+            self.prog.primary = self.prog.gemm.a
+        elif not self.prog.inputs:
             raise NotSupported("the reference reads no tensor input")
-        self.prog.primary = self.prog.inputs[0].name
+        else:
+            self.prog.primary = self.prog.inputs[0].name
         if self.structure == "total" and not any(p.kind == "full" for p in self.prog.inputs):
             raise NotSupported("a whole-tensor reduction of no full-size input")
         sizes = self.make_sizes()
         last = None
-        if self.structure == "row":
+        if self.structure in ("row", "gemm"):
             n_values = [d[-1] for d in self.domains]
-            self.prog.width = sizes.dim(n_values)
+            if self.structure == "row":
+                self.prog.width = sizes.dim(n_values)
             last = ("N", n_values)
         for lead in sorted(self.groups):  # rows sharing one value of a batch tensor
             dims = [
@@ -749,6 +936,17 @@ def module_source(task: Task, prog: emit.Program) -> str:
             "Structure: total (reductions of the whole tensor). Each program of the first kernel\n"
             "reduces BLOCK elements (the last block masked) to one partial; one program of the\n"
             "second reduces the partials in a fixed order (deterministic) and finishes."
+        )
+    elif prog.structure == "gemm":
+        kernel = f"_{stem}_gemm_kernel"
+        kernels = [emit.gemm_kernel(prog, kernel)]
+        launcher = emit.gemm_launcher(prog, kernel, GEMM_DEFAULTS)
+        tunables = emit.GEMM_TUNABLES
+        shape_doc = (
+            "Structure: gemm. One program per BLOCK_M x BLOCK_N tile of the product (and per batch\n"
+            "for bmm); K is walked in BLOCK_K steps with masked loads of the strided operands and\n"
+            "tl.dot accumulating in fp32 (IEEE fp32 products for fp32 operands); the epilogue runs\n"
+            "on the accumulator tile, per-row and per-column tensors broadcast over it."
         )
     else:
         one, looped = f"_{stem}_row_kernel", f"_{stem}_looped_kernel"

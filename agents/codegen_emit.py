@@ -15,6 +15,11 @@ per-row value, a scalar, a reduction's result). The kernels written from it:
 - total: whole-tensor reductions in two kernels: each program of the first reduces BLOCK
   elements to one partial per reduction, one program of the second reduces the partials in a
   fixed order (deterministic) and computes the scalar results.
+- gemm: one program per (BLOCK_M, BLOCK_N) tile of a matrix product (grid axis 2: the batch of
+  a bmm); the operands are read through the strides the launcher passes, K in BLOCK_K steps,
+  tl.dot accumulating in fp32; the epilogue statements run on the [BLOCK_M, BLOCK_N] tile with
+  `row` ([BLOCK_M, 1], the output's flat row) and `cols` ([1, BLOCK_N]) in place of the row
+  kernel's scalars, so per-row and per-column loads broadcast over it.
 
 Everything inside a kernel is computed in fp32 (loads convert); a value the reference holds in
 fp16, bf16 or fp8 is rounded to that type where the reference rounds it; stores cast to the
@@ -45,6 +50,15 @@ TL_DTYPES: dict[torch.dtype, str] = {
 
 POINTWISE_TUNABLES = {"BLOCK": [256, 512, 1024, 2048, 4096], "num_warps": [2, 4, 8]}
 ROW_TUNABLES = {"num_warps": [1, 2, 4, 8], "MAX_BLOCK_N": [2048, 4096, 8192, 16384]}
+GEMM_TUNABLES = {
+    "BLOCK_M": [16, 32, 64, 128, 256],
+    "BLOCK_N": [16, 32, 64, 128, 256],
+    "BLOCK_K": [16, 32, 64, 128],
+    "num_warps": [2, 4, 8],
+    "num_stages": [2, 3, 4, 5],
+}
+# names the gemm kernel and launcher use besides the others' (parameters may not take them)
+GEMM_WORDS = set("M K B BLOCK_M BLOCK_K num_stages".split())
 TILE_KINDS = ("full", "col", "batch_col")
 ROW_KINDS = ("row", "scalar", "batch_row")
 
@@ -89,10 +103,23 @@ class Output:
     shape: str  # the launcher's expression for its shape
 
 
+@dataclass(frozen=True)
+class Gemm:
+    """The matrix multiply of a gemm program: parameters a and b viewed by a_views/b_views
+    (launcher text such as '.permute(1, 0)'), multiplied in dot_dtype; bmm when batched."""
+
+    a: str
+    b: str
+    a_views: str
+    b_views: str
+    dot_dtype: torch.dtype
+    batched: bool
+
+
 @dataclass
 class Program:
     entry_point: str
-    structure: str  # "pointwise" | "row" | "total"
+    structure: str  # "pointwise" | "row" | "total" | "gemm"
     params: list[str]  # the entry point's positional parameters, in order
     primary: str  # the input whose shape is the problem's shape
     inputs: list[Param]
@@ -103,6 +130,7 @@ class Program:
     helpers: set[str] = field(default_factory=set)
     tuple_output: bool = False  # the reference returns a tuple (even of one tensor)
     width: str = ""  # row structure: the launcher's expression for N
+    gemm: Gemm | None = None  # gemm structure: the multiply
 
 
 def safe_name(name: str, taken: set[str]) -> str:
@@ -480,6 +508,115 @@ def total_launcher(prog: Program, partial: str, finish: str, tunables: dict[str,
     body += [
         f"{partial}[(P,)]({', '.join(first)}, BLOCK=BLOCK, num_warps=num_warps)",
         f"{finish}[(1,)]({', '.join(second)}, BLOCK_P=1024, num_warps=4)",
+        f"return {_returns(prog)}",
+    ]
+    return f"def {prog.entry_point}({params}):\n" + "".join(f"    {line}\n" for line in body)
+
+
+# -- gemm ----------------------------------------------------------------------------------------
+
+
+def _gemm_load(p: Param) -> str:
+    """An epilogue input over the (BLOCK_M, BLOCK_N) tile: `row` is [BLOCK_M, 1] (the output's
+    flat row), `cols` [1, BLOCK_N]."""
+    other = "0.0" if p.dtype.is_floating_point else "0"
+    where, mask = {
+        "scalar": ("", None),
+        "row": (" + row", "_rmask"),
+        "batch_row": (f" + row // {p.group}", "_rmask"),
+        "col": (" + cols", "_cmask"),
+        "batch_col": (f" + (row // {p.group}) * N + cols", "mask"),
+        "full": (" + base + cols", "mask"),
+    }[p.kind]
+    expr = f"tl.load({p.name}_ptr{where}"
+    expr += ")" if mask is None else f", mask={mask}, other={other})"
+    if p.dtype.is_floating_point:
+        expr += ".to(tl.float32)"
+    return f"{p.var} = {expr}"
+
+
+def _operands(g: Gemm) -> list[str]:
+    """The parameters the multiply reads (one when both operands view the same input: x @ x.T)."""
+    return [g.a] if g.a == g.b else [g.a, g.b]
+
+
+def gemm_kernel(prog: Program, name: str) -> str:
+    g = prog.gemm
+    assert g is not None
+    dot = TL_DTYPES[g.dot_dtype]
+    precision = ', input_precision="ieee"' if g.dot_dtype == torch.float32 else ""
+    body = [
+        "_pid_m = tl.program_id(0)",
+        "_pid_n = tl.program_id(1)",
+        "_pid_b = tl.program_id(2).to(tl.int64)",
+        "_offs_m = _pid_m * BLOCK_M + tl.arange(0, BLOCK_M)",
+        "_offs_n = _pid_n * BLOCK_N + tl.arange(0, BLOCK_N)",
+        "_offs_k = tl.arange(0, BLOCK_K)",
+        "_a_ptrs = (",
+        f"    {g.a}_ptr + _pid_b * _sab + _offs_m[:, None].to(tl.int64) * _sam",
+        "    + _offs_k[None, :].to(tl.int64) * _sak",
+        ")",
+        "_b_ptrs = (",
+        f"    {g.b}_ptr + _pid_b * _sbb + _offs_k[:, None].to(tl.int64) * _sbk",
+        "    + _offs_n[None, :].to(tl.int64) * _sbn",
+        ")",
+        "_acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)",
+        "for _k0 in range(0, K, BLOCK_K):",
+        "    _ks = _k0 + _offs_k",
+        "    _a = tl.load(_a_ptrs, mask=(_offs_m[:, None] < M) & (_ks[None, :] < K), other=0.0)",
+        "    _b = tl.load(_b_ptrs, mask=(_ks[:, None] < K) & (_offs_n[None, :] < N), other=0.0)",
+        f"    _acc = tl.dot(_a.to({dot}), _b.to({dot}), _acc{precision})",
+        "    _a_ptrs += BLOCK_K * _sak",
+        "    _b_ptrs += BLOCK_K * _sbk",
+        "row = _pid_b * M + _offs_m[:, None].to(tl.int64)",
+        "cols = _offs_n[None, :]",
+        "base = row * N",
+        "_rmask = _offs_m[:, None] < M",
+        "_cmask = cols < N",
+        "mask = _rmask & _cmask",
+    ]
+    body += [_gemm_load(p) for p in prog.inputs]
+    body += [_stmt_line(s) for s in prog.stmts]
+    for i, o in enumerate(prog.outputs):
+        body.append(
+            f"tl.store(out{i}_ptr + base + cols, {o.var}.to(out{i}_ptr.dtype.element_ty), mask=mask)"
+        )
+    ptrs = [f"{name}_ptr" for name in _operands(g)] + [f"{p.name}_ptr" for p in prog.inputs]
+    ptrs += [f"out{i}_ptr" for i in range(len(prog.outputs))]
+    sizes = ["M", "N", "K", "_sab", "_sam", "_sak", "_sbb", "_sbk", "_sbn", *prog.symbols]
+    consts = [f"{c}: tl.constexpr" for c in ("BLOCK_M", "BLOCK_N", "BLOCK_K")]
+    return _kernel(name, ptrs + sizes + consts, body)
+
+
+def gemm_launcher(prog: Program, kernel: str, tunables: dict[str, int]) -> str:
+    g = prog.gemm
+    assert g is not None
+    params = ", ".join(prog.params + [f"{k}: int = {v}" for k, v in tunables.items()])
+    body = [f"_opa = {g.a}{g.a_views}", f"_opb = {g.b}{g.b_views}"]
+    if g.batched:
+        body += ["B, M, K = _opa.shape", "N = _opb.shape[2]"]
+        strides = ["_opa.stride(0), _opa.stride(1), _opa.stride(2)"]
+        strides += ["_opb.stride(0), _opb.stride(1), _opb.stride(2)"]
+    else:
+        body += ["M, K = _opa.shape", "N = _opb.shape[1]", "B = 1"]
+        strides = ["0, _opa.stride(0), _opa.stride(1)", "0, _opb.stride(0), _opb.stride(1)"]
+    body += [f"{p.name} = {p.name}.contiguous()" for p in prog.inputs]
+    body += _allocations(prog)
+    body += ["if out0.numel() == 0:", f"    return {_returns(prog)}"]
+    body += [f"{name} = {expr}" for name, expr in prog.symbols.items()]
+    args = (
+        _operands(g) + [p.name for p in prog.inputs] + [f"out{i}" for i in range(len(prog.outputs))]
+    )
+    body += [
+        "grid = (triton.cdiv(M, BLOCK_M), triton.cdiv(N, BLOCK_N), B)",
+        f"{kernel}[grid](",
+        f"    {', '.join(args)},",
+        "    M, N, K,",
+        *(f"    {s}," for s in strides),
+        *(f"    {s}," for s in prog.symbols),
+        "    BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N, BLOCK_K=BLOCK_K,",
+        "    num_warps=num_warps, num_stages=num_stages,",
+        ")",
         f"return {_returns(prog)}",
     ]
     return f"def {prog.entry_point}({params}):\n" + "".join(f"    {line}\n" for line in body)

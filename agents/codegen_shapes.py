@@ -130,15 +130,18 @@ def shape_kinds(shape: tuple[int, ...], d: tuple[int, ...]) -> set[Kind]:
     return kinds
 
 
-def node_kinds(graphs: list[GraphModule], domains: list[tuple[int, ...]]) -> list[Kind | None]:
+def node_kinds(
+    graphs: list[GraphModule], domains: list[tuple[int, ...]], skip: set[int] | None = None
+) -> list[Kind | None]:
     """For each node (by position), the one kind it has at every traced shape; None for
-    non-tensors. Raises NotSupported for a tensor that fits no kind."""
+    non-tensors and the nodes in `skip` (a matrix multiply's operands). Raises NotSupported for
+    a tensor that fits no kind."""
     if len({len(d) for d in domains}) > 1:
         raise NotSupported(f"the problem's number of dims changes with the shape: {domains}")
     per_graph = [list(g.graph.nodes) for g in graphs]
     kinds: list[Kind | None] = []
     for i, node in enumerate(per_graph[0]):
-        if node.op == "output" or not tensor_vals(node):
+        if node.op == "output" or not tensor_vals(node) or i in (skip or ()):
             kinds.append(None)
             continue
         fits: set[Kind] | None = None

@@ -103,7 +103,7 @@ def test_generated_record_lists_the_ops_and_says_where_it_came_from():
 @pytest.mark.parametrize(
     ("task_id", "op"),
     [
-        ("matmul_fp32", "aten.mm"),
+        ("attn_decode_fp32", "aten.bmm"),
         ("embedding_fp16", "aten.index"),
         ("cumsum_fp32", "aten.cumsum"),
         ("row_argmax_fp32", "aten.argmax"),
