@@ -318,7 +318,7 @@ def merge_with_stored(plan: BenchPlan) -> BenchPlan:
 # --------------------------------------------------------------------------------------------
 
 
-def _event(out: Path, kind: str, **fields: Any) -> None:
+def bench_event(out: Path, kind: str, **fields: Any) -> None:
     record = {"t": datetime.now(UTC).isoformat(timespec="seconds"), "event": kind, **fields}
     with (out / EVENTS_FILE).open("a", encoding="utf-8") as f:
         f.write(json.dumps(record, default=str) + "\n")
@@ -358,7 +358,6 @@ def cell_rows(run_dir: Path, cell: Cell) -> list[Any]:
     if rows:
         return rows
     manifest = json.loads((run_dir / "manifest.json").read_text(encoding="utf-8"))
-    summary = json.loads((run_dir / "summary.json").read_text(encoding="utf-8"))
     llm = str(manifest.get("llm") or manifest.get("config", {}).get("llm", ""))
     # the device the run would have judged on (its manifest's fingerprint), not the row default
     fingerprint = manifest.get("fingerprint") or {
@@ -369,7 +368,7 @@ def cell_rows(run_dir: Path, cell: Cell) -> list[Any]:
             cell.task,
             category=category_of(cell.task),
             method=cell.method,
-            reason=f"no kernel judged: {summary.get('finish_reason', 'unknown')}",
+            reason=f"no kernel judged: {finish_reason(run_dir) or 'unknown'}",
             model=llm,
             seed=cell.seed,
             attempt=0,
@@ -451,8 +450,7 @@ def execute_cell(
         return CellOutcome(cell, "stopped", f"{type(exc).__name__}: {exc}", seconds=_since(started))
     if not run_finished(run_dir):
         return CellOutcome(cell, "stopped", "the run did not finish", seconds=_since(started))
-    summary = json.loads((run_dir / "summary.json").read_text(encoding="utf-8"))
-    return CellOutcome(cell, status, str(summary.get("finish_reason", "")), seconds=_since(started))
+    return CellOutcome(cell, status, finish_reason(run_dir), seconds=_since(started))
 
 
 def collect_cell(plan: BenchPlan, outcome: CellOutcome, store: Any) -> CellOutcome:
@@ -460,11 +458,21 @@ def collect_cell(plan: BenchPlan, outcome: CellOutcome, store: Any) -> CellOutco
     if outcome.status in ("stopped", "deferred"):
         return outcome
     rows = cell_rows(plan.out / RUNS / outcome.cell.run_id, outcome.cell)
-    judged = [r for r in rows if r.error_class != "no_kernel"]
-    outcome.attempts = len(judged)
-    outcome.correct = any(r.passed for r in rows)
     outcome.rows_added = store.extend(rows)
+    return _counted(outcome, rows)
+
+
+def _counted(outcome: CellOutcome, rows: list[Any]) -> CellOutcome:
+    """`outcome` with its run's judged attempts counted and whether one was correct."""
+    outcome.attempts = sum(r.error_class != "no_kernel" for r in rows)
+    outcome.correct = any(r.passed for r in rows)
     return outcome
+
+
+def finish_reason(run_dir: Path) -> str:
+    """Why a finished run stopped, from its summary."""
+    summary = json.loads((run_dir / "summary.json").read_text(encoding="utf-8"))
+    return str(summary.get("finish_reason", ""))
 
 
 def stored_outcomes(plan: BenchPlan) -> list[CellOutcome]:
@@ -477,17 +485,8 @@ def stored_outcomes(plan: BenchPlan) -> list[CellOutcome]:
         if not run_finished(run_dir):
             outcomes.append(CellOutcome(cell, "deferred", "not finished in any call so far"))
             continue
-        summary = json.loads((run_dir / "summary.json").read_text(encoding="utf-8"))
-        rows = cell_rows(run_dir, cell)
-        outcomes.append(
-            CellOutcome(
-                cell,
-                "complete",
-                str(summary.get("finish_reason", "")),
-                attempts=sum(r.error_class != "no_kernel" for r in rows),
-                correct=any(r.passed for r in rows),
-            )
-        )
+        outcome = CellOutcome(cell, "complete", finish_reason(run_dir))
+        outcomes.append(_counted(outcome, cell_rows(run_dir, cell)))
     return outcomes
 
 
@@ -533,7 +532,7 @@ def run_bench(
     store = ResultStore(plan.out)
     skipped = skipped_methods(plan)
     cells = [c for c in plan.cells() if c.method not in skipped]
-    _event(
+    bench_event(
         plan.out,
         "bench_start",
         cells=len(cells),
@@ -573,7 +572,7 @@ def run_bench(
                 if on_cell is not None:
                     on_cell(number, len(cells), outcome)
                 continue
-            _event(plan.out, "cell_start", run_id=cell.run_id)
+            bench_event(plan.out, "cell_start", run_id=cell.run_id)
             outcome = run_cell(
                 plan,
                 cell,
@@ -584,7 +583,7 @@ def run_bench(
                 open_kb=open_kb,
             )
             outcomes.append(outcome)
-            _event(plan.out, "cell", run_id=cell.run_id, **_outcome_fields(outcome))
+            bench_event(plan.out, "cell", run_id=cell.run_id, **outcome_fields(outcome))
             if on_cell is not None:
                 on_cell(number, len(cells), outcome)
     store.write_parquet()
@@ -593,7 +592,7 @@ def run_bench(
         for r in store.rows()
         if r.task_id in plan.tasks and r.method in plan.methods and r.seed in plan.seeds
     ]
-    _event(
+    bench_event(
         plan.out,
         "bench_end",
         stopped=sum(o.status == "stopped" for o in outcomes),
@@ -602,7 +601,7 @@ def run_bench(
     return BenchResult(plan, outcomes, summarize(mine), skipped, list(store.warnings))
 
 
-def _outcome_fields(outcome: CellOutcome) -> dict[str, Any]:
+def outcome_fields(outcome: CellOutcome) -> dict[str, Any]:
     data = asdict(outcome)
     data.pop("cell")
     return data

@@ -29,9 +29,10 @@ from agents.bench import (
     BenchPlan,
     Cell,
     CellOutcome,
-    _event,
+    bench_event,
     collect_cell,
     execute_cell,
+    outcome_fields,
     run_finished,
 )
 
@@ -95,9 +96,9 @@ def _worker(
     except KeyboardInterrupt:
         return  # the bench was interrupted: the run is left to resume, the parent says so
     finally:
-        from benchmarks.child import _drain_spares
+        from benchmarks.child import drain_spares
 
-        _drain_spares()  # a spawned process skips atexit: end the judge's spare workers here
+        drain_spares()  # a spawned process skips atexit: end the judge's spare workers here
 
 
 def _plain(outcome: CellOutcome) -> dict[str, Any]:
@@ -160,15 +161,16 @@ def run_parallel(
                     continue
             if kind == "start":
                 cell = Cell(*data)
-                _event(plan.out, "cell_start", run_id=cell.run_id, worker=slot)
+                bench_event(plan.out, "cell_start", run_id=cell.run_id, worker=slot)
                 continue
             cell = Cell(*data["cell"])
             outcome = CellOutcome(cell, data["status"], data["message"], seconds=data["seconds"])
             outcome = collect_cell(plan, outcome, store)
             outcomes[cell] = outcome
             if outcome.status != "deferred":
-                fields = {k: v for k, v in outcome.__dict__.items() if k != "cell"}
-                _event(plan.out, "cell", run_id=cell.run_id, worker=slot, **fields)
+                bench_event(
+                    plan.out, "cell", run_id=cell.run_id, worker=slot, **outcome_fields(outcome)
+                )
             on_outcome(outcome)
     except KeyboardInterrupt:
         for proc in procs:
@@ -185,6 +187,6 @@ def run_parallel(
         why = f"not finished: its bench worker ended ({codes or 'no exit code'})"
         outcome = CellOutcome(cell, "stopped", why)
         outcomes[cell] = outcome
-        _event(plan.out, "cell", run_id=cell.run_id, status="stopped", message=why)
+        bench_event(plan.out, "cell", run_id=cell.run_id, status="stopped", message=why)
         on_outcome(outcome)
     return [outcomes[c] for c in cells]

@@ -297,6 +297,12 @@ def _status(outcomes: list[Any]) -> tuple[str, int]:
     return ("deferred" if "deferred" in statuses else "complete"), 0
 
 
+def _info(kb: Knowledge, script: str, session: dict[str, Any]) -> dict[str, Any]:
+    """What the README says besides the bench: the knowledge base, the script, the session."""
+    stale = sorted(kb.snapshot.stale_kernels) if kb.snapshot is not None else []
+    return {"knowledge": kb.note, "stale_kernels": stale, "script": script, "session": session}
+
+
 def render(args: argparse.Namespace) -> int:
     """`--render`: report, pairs and README again from the example in `args.out`."""
     from agents.bench import stored_outcomes, stored_plan
@@ -308,13 +314,7 @@ def render(args: argparse.Namespace) -> int:
         raise SystemExit(f"--render: {args.out} holds no worked example (bench.json, sessions)")
     known = all_tasks()
     kb = knowledge(args.kb, [known[t] for t in plan.tasks], hidden=plan.benchmark)
-    info = {
-        "knowledge": kb.note,
-        "stale_kernels": sorted(kb.snapshot.stale_kernels) if kb.snapshot is not None else [],
-        "script": SCRIPT,
-        "session": sessions[-1],
-    }
-    files = finalize(args.out, plan, stored_outcomes(plan), info)
+    files = finalize(args.out, plan, stored_outcomes(plan), _info(kb, SCRIPT, sessions[-1]))
     print("wrote " + ", ".join(str(p) for p in files.values()))
     return 0
 
@@ -411,13 +411,7 @@ def main(argv: list[str] | None = None) -> int:
         k: sum(o.status == k for o in outcomes) for k in sorted({o.status for o in outcomes})
     }
     _append_session(out, session)
-    info = {
-        "knowledge": kb.note,
-        "stale_kernels": sorted(kb.snapshot.stale_kernels) if kb.snapshot is not None else [],
-        "script": script.name,
-        "session": session.__dict__,
-    }
-    files = finalize(out, plan, outcomes, info)
+    files = finalize(out, plan, outcomes, _info(kb, script.name, session.__dict__))
     console.print("wrote " + ", ".join(escape(str(p)) for p in files.values()))
     if session.status in ("deferred", "interrupted"):
         console.print(f"[yellow]{session.status}[/]: run the same command again to continue")

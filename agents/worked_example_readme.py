@@ -96,8 +96,9 @@ def _outcome_table(
     for o in outcomes:
         message = o.message.replace("|", "\\|")[:140]
         status, seconds = o.status, o.seconds
-        if (history or {}).get(o.cell.run_id) and o.status == "complete":
-            number, how, seconds = history[o.cell.run_id]
+        earlier = (history or {}).get(o.cell.run_id)
+        if earlier and o.status == "complete":
+            number, how, seconds = earlier
             status = f"{how} in session {number}"
         elif o.status in ("ran", "resumed"):
             status = f"{o.status} in this session"

@@ -228,7 +228,8 @@ def run_job(
 
 
 @atexit.register
-def _drain_spares() -> None:
+def drain_spares() -> None:
+    """End every spare worker (at exit; a spawned process, which skips atexit, calls it)."""
     while _SPARES:
         _, spares = _SPARES.popitem()
         for child in spares:
