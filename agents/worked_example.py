@@ -10,10 +10,11 @@ where, when and how it was made.
 One bench (`agents.bench.run_bench`, the code behind `kernforge bench`), hidden provenance on
 (`--no-benchmark` turns it off, and the README says so):
 
-- `offline`: the offline policy, no model. Its kernels come from knowledge-base retrieval with
-  the task hidden, so on a GPU its rows are real kernels with real verdicts and timings. Hidden,
-  a task's own kernel is never offered, and the neighbours' kernels it gets compute other
-  functions: on the CPU it solved none of the 30 lite tasks at the default budget (2026-11-29).
+- `offline`: the offline policy, no model. Its kernels are written by rules from the task's
+  PyTorch reference (`agents.codegen`) or retrieved from the knowledge base with the task
+  hidden, so on a GPU its rows are real kernels with real verdicts and timings. Hidden, a task's
+  own kernel is never offered. On two H200s (2026-11-29, docs/worked_example/) it solved 14 of
+  the 30 lite tasks, every one with a generated kernel.
 - `aka`, `geak`, `kernelagent`, `single-shot` on the replay provider, with a script written by
   `agents.scripted_replies` (reference kernels, tunable variants and deliberately broken
   variants). Their rows are labelled [scripted] in every table and plot: they show how each
@@ -42,7 +43,9 @@ before the first trial), a task's first correct kernel ~25 s more (eager and tor
 baselines), a process's first judgement ~30 s more (peaks, caches); static refusals cost nothing.
 Counted on the CPU run, a task at the default budget has ~1.6 failing and ~5.3 correct judged
 kernels plus, on a GPU, ~0.7 optimizer rounds (judge + re-measure): about 110 s of H200 time per
-task, so ~6 min for 3 tasks and ~55 min for the whole lite suite (several resumed calls).
+task by that estimate. Measured: the whole lite suite x 5 methods took 1302 s of wall time with
+`--workers 2` on two H200s, in three resumed calls (torch 2.11, triton 3.6, 2026-11-29;
+docs/worked_example/sessions.jsonl), about 87 s of GPU time per task.
 
 The knowledge base: `--kb auto` serves the recorded retrieval of
 `knowledge_base/snapshots/lite.json` (the live knowledge base's answers, recorded with each task
