@@ -7,7 +7,7 @@
     print(result.best_kernel, result.summary["speed"])
 
 `run` merges settings exactly as `kernforge run` does (kernforge.toml < environment < the
-arguments given here); `settings={"dropout.after": 2}` sets any key of agents/settings.py.
+arguments given here); `settings={"dropout.after": 2}` sets any key of agents/core/settings.py.
 """
 
 from __future__ import annotations
@@ -25,14 +25,14 @@ from typing import Any
 
 from rich.console import Console
 
-from agents.config import AgentConfig
-from agents.context import RunContext, default_open_kb
-from agents.llm.base import LLMError, Provider
-from agents.llm.budget import BudgetTracker
-from agents.llm.concurrency import RateLimiter
-from agents.progress import Progress
-from agents.rundir import RunDir, new_run_id
-from agents.settings import Settings, parse_budget, resolve
+from agents.core.config import AgentConfig
+from agents.core.context import RunContext, default_open_kb
+from agents.core.llm.base import LLMError, Provider
+from agents.core.llm.budget import BudgetTracker
+from agents.core.llm.concurrency import RateLimiter
+from agents.core.progress import Progress
+from agents.core.rundir import RunDir, new_run_id
+from agents.core.settings import Settings, parse_budget, resolve
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 MAX_CONCURRENT_CALLS = 4
@@ -71,8 +71,8 @@ def evaluate(
     source: str | None = None,
 ) -> Any:
     """Judge one candidate file (or `source` text) on a task (an id, a task file, or a Task)."""
-    from benchmarks.judge import JudgeConfig
-    from benchmarks.judge import evaluate as judge
+    from benchmarks.harness.judge import JudgeConfig
+    from benchmarks.harness.judge import evaluate as judge
 
     return judge(
         _task(task),
@@ -129,7 +129,7 @@ def start(
     open_kb: Callable[[], Any] | None = None,
 ) -> RunResult:
     """Start a run from a complete config."""
-    from benchmarks.judge import resolve_device
+    from benchmarks.harness.judge import resolve_device
     from profiling.fingerprint import device_fingerprint
 
     task = _task(config.task)
@@ -228,8 +228,8 @@ def resume(
     open_kb: Callable[[], Any] | None = None,
 ) -> RunResult:
     """Continue a run from its checkpoint (after Ctrl-C, kill -9, a crash or an LLM outage)."""
-    from agents.graph import compile_graph, invoke_config
-    from benchmarks.judge import resolve_device
+    from agents.core.graph import compile_graph, invoke_config
+    from benchmarks.harness.judge import resolve_device
 
     run = RunDir.find(run_ref, runs_dir)
     manifest = run.manifest()
@@ -308,7 +308,7 @@ def resume(
 
 
 def _drive(ctx: RunContext, initial: dict[str, Any] | None, app: Any = None) -> RunResult:
-    from agents.graph import compile_graph, invoke_config
+    from agents.core.graph import compile_graph, invoke_config
 
     app = app or compile_graph(ctx)
     try:
@@ -329,7 +329,7 @@ def _drive(ctx: RunContext, initial: dict[str, Any] | None, app: Any = None) -> 
 
 
 def _result(ctx: RunContext, values: dict[str, Any]) -> RunResult:
-    from agents.state import incumbent
+    from agents.core.state import incumbent
 
     best = incumbent(values)
     kernel = ctx.run.path / "best" / "kernel.py"
@@ -363,7 +363,7 @@ def _absolute_replay(spec: str) -> str:
 
 
 def _provider(spec: str, *, served: list[int]) -> Provider | None:
-    from agents.llm.factory import make_provider
+    from agents.core.llm.factory import make_provider
 
     if spec.startswith("replay:"):
         return make_provider(spec, already_served=served)

@@ -74,7 +74,7 @@ def _load(path: Path, name: str, source: str | None = None) -> Any:
         atexit.register(shutil.rmtree, folder, True)
         path = folder / f"{name}.py"
         path.write_text(source)
-    from benchmarks.worker import load_module
+    from benchmarks.harness.worker import load_module
 
     return load_module(path, name)
 
@@ -83,8 +83,8 @@ def _run_solution(task: Any, fn: Any, device: str, shapes: tuple, trials: int = 
     """None when fn matches the reference on every shape/mode/trial, else the first failure."""
     import torch
 
-    from benchmarks.compare import compare_outputs
-    from benchmarks.worker import trial_plan
+    from benchmarks.harness.compare import compare_outputs
+    from benchmarks.harness.worker import trial_plan
 
     gen = torch.Generator(device=device)
     plan = trial_plan(
@@ -105,8 +105,8 @@ def _run_solution(task: Any, fn: Any, device: str, shapes: tuple, trials: int = 
 def check_task(task: Any, device: str) -> TaskCheck:
     import torch
 
+    from benchmarks.harness.judge import cpu_numeric_skip
     from benchmarks.inputs import elem_size
-    from benchmarks.judge import cpu_numeric_skip
     from benchmarks.task import solution_path
 
     t0 = time.perf_counter()

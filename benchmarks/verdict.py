@@ -164,7 +164,7 @@ class Verdict(BaseModel):
     triton_launches: dict[str, int] = Field(default_factory=dict)
     triton_ratio: float | None = None
     flags: list[str] = Field(default_factory=list)  # e.g. "side_stream", "impossible_time"
-    # hardware features in the PTX of the Triton kernels the candidate launched (benchmarks/ptx.py);
+    # hardware features in the PTX of the Triton kernels the candidate launched (benchmarks/harness/ptx.py);
     # None where no PTX exists (the CPU interpreter) or none was captured: "not measured"
     ptx_features: dict[str, bool] | None = None
     stage_seconds: dict[str, float] = Field(default_factory=dict)

@@ -1,4 +1,4 @@
-"""`kernforge kb ...`: build, search and inspect the knowledge base. Mounted by agents/cli.py.
+"""`kernforge kb ...`: build, search and inspect the knowledge base. Mounted by agents/cli/main.py.
 
     kernforge kb build [--force] [--kb-url URL]
     kernforge kb search "query" [--task ID] [--k N] [--hidden] [--kind kernel] [--json] [--kb-url URL]

@@ -141,7 +141,7 @@ def template_plan(
 
 
 def main(argv: list[str] | None = None) -> int:
-    from benchmarks.solutions_table import load_verdicts
+    from benchmarks.studies.solutions_table import load_verdicts
 
     parser = argparse.ArgumentParser(prog="python -m knowledge_base.record_verification")
     parser.add_argument(

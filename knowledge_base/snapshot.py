@@ -30,7 +30,7 @@ from typing import Any
 from knowledge_base.hits import Hit, _snippet, resolve_task, task_name
 
 KIND = "kernforge retrieval snapshot"
-# the searches the agent's retrieve node makes (agents/nodes/retrieve.py KNOWLEDGE_HITS, KERNEL_HITS)
+# the searches the agent's retrieve node makes (agents/core/nodes/retrieve.py KNOWLEDGE_HITS, KERNEL_HITS)
 SEARCHES: tuple[tuple[int, tuple[str, ...]], ...] = ((5, ("kernel", "doc")), (4, ("kernel",)))
 
 

@@ -13,7 +13,7 @@
 # what finished. What comes back:
 #   pending.log                   everything printed
 #   gputests.log                  part 1: pytest -m gpu
-#   rejudge_0.md/.json, _1, _2    the thirds, as benchmarks.solutions_table writes them
+#   rejudge_0.md/.json, _1, _2    the thirds, as benchmarks.studies.solutions_table writes them
 # The worked example is a call of its own: scripts/device_worked_example.sh.
 set -u
 PART=${1:-1}
@@ -41,7 +41,7 @@ PY
 }
 
 rejudge() {
-  step "rejudge $1" "$2" python3 -m benchmarks.solutions_table --device cuda --no-perf --jobs 4 \
+  step "rejudge $1" "$2" python3 -m benchmarks.studies.solutions_table --device cuda --no-perf --jobs 4 \
     --tasks "$(third "$1")" --out "$OUT/rejudge_$1.md"
 }
 

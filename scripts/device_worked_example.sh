@@ -5,8 +5,8 @@
 #
 # from the repository root, with the wheels of the packages the machine lacks in .whl/ (langgraph,
 # langchain-core, pydantic, openai, anthropic, tenacity, ...; see agents/README.md). Extra
-# arguments go to `python -m agents.worked_example` (e.g. --tasks 8, --iterations 3). Its default,
-# the first 3 lite tasks x 5 methods, is estimated at ~6 min of H200 time (agents/worked_example.py
+# arguments go to `python -m agents.bench.worked_example` (e.g. --tasks 8, --iterations 3). Its default,
+# the first 3 lite tasks x 5 methods, is estimated at ~6 min of H200 time (agents/bench/worked_example.py
 # says how). The whole lite suite (--tasks 0) took 1302 s of wall time with --workers 2 on two
 # H200s (2026-11-29): three calls, each resuming the last.
 #
@@ -44,7 +44,7 @@ elif [ -f .carry/worked_example.tgz ]; then
 fi
 { nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader || echo "no nvidia-smi"; } \
   2>&1 | tee "$OUT/worked_example.log"
-timeout -k 20 -s INT "$LIMIT" python3 -m agents.worked_example --device "$DEVICE" --out "$DIR" \
+timeout -k 20 -s INT "$LIMIT" python3 -m agents.bench.worked_example --device "$DEVICE" --out "$DIR" \
   --deadline $((LIMIT - 150)) "$@" 2>&1 | tee -a "$OUT/worked_example.log"
 rc=${PIPESTATUS[0]}
 tar czf "$OUT/worked_example.tgz" --exclude="$DIR/bench/runs" "$DIR"

@@ -42,7 +42,7 @@ class HostileCase:
 
     @property
     def is_static(self) -> bool:
-        """Whether the static stage (benchmarks.static_check) is expected to reject it."""
+        """Whether the static stage (benchmarks.harness.static_check) is expected to reject it."""
         return FAILS_STAGE.get(self.expect) == Stage.STATIC
 
     def source(self) -> str:

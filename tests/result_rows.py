@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from benchmarks.results import CPU_DEVICE_NAME, ResultRow
+from benchmarks.results.rows import CPU_DEVICE_NAME, ResultRow
 
 H200 = "NVIDIA H200"
 

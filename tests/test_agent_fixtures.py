@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from fixtures.agent.make_scripts import HERE, render, scripts
 
-from agents.llm.replay import load_script
+from agents.core.llm.replay import load_script
 
 
 def test_committed_replay_scripts_match_their_builder() -> None:

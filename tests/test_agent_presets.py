@@ -14,8 +14,8 @@ from typing import Any
 from fixtures.agent.scripted import scripted_measure
 
 from agents import api
-from agents.presets import PRESETS
-from agents.settings import BY_KEY, SETTINGS, resolve
+from agents.core.presets import PRESETS
+from agents.core.settings import BY_KEY, SETTINGS, resolve
 
 ROOT = Path(__file__).resolve().parents[1]
 KERNELS = ROOT / "tests" / "fixtures" / "agent" / "kernels"

@@ -19,7 +19,7 @@ FIXED = (ROOT / "tests" / "fixtures" / "agent" / "kernels" / "softmax_fixed.py")
 
 
 def kernforge(*args: str) -> list[str]:
-    return [sys.executable, "-m", "agents.cli", *args]
+    return [sys.executable, "-m", "agents.cli.main", *args]
 
 
 def test_kill_9_after_the_first_attempt_then_resume_completes(tmp_path: Path) -> None:

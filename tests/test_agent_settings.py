@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from agents.config import AgentConfig
-from agents.settings import SettingsError, parse_budget, resolve
+from agents.core.config import AgentConfig
+from agents.core.settings import SettingsError, parse_budget, resolve
 
 NO_KEYS: dict[str, str] = {}
 
@@ -106,7 +106,7 @@ def test_config_is_built_from_settings_and_round_trips_through_the_manifest(tmp_
 def test_show_config_prints_every_key_with_its_source(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from agents.cli import app
+    from agents.cli.main import app
 
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "cfg"))

@@ -10,13 +10,12 @@ from types import SimpleNamespace
 import jinja2
 import pytest
 
-from agents import offline
-from agents.nodes.dropout import dropout, eligible
-from agents.nodes.optimizer import parse_proposal
-from agents.pairs import classify_fix
-from agents.prompting import history_rows, render, task_contract
-from agents.rundir import RunDir
-from agents.state import (
+from agents.core.nodes.dropout import dropout, eligible
+from agents.core.nodes.optimizer import parse_proposal
+from agents.core.pairs import classify_fix
+from agents.core.prompting import history_rows, render, task_contract
+from agents.core.rundir import RunDir
+from agents.core.state import (
     CHECKPOINT_TYPES,
     Attempt,
     Candidate,
@@ -26,6 +25,7 @@ from agents.state import (
     upsert_attempts,
     visible_history,
 )
+from agents.offline import policy as offline
 
 ROOT = Path(__file__).resolve().parents[1]
 BROKEN = (ROOT / "tests" / "known_bad" / "softmax.py").read_text()
@@ -103,7 +103,7 @@ def test_dropout_never_masks_incumbent_or_latest_and_touches_no_file(tmp_path: P
 
 
 def test_checkpoint_serializer_rebuilds_our_records(tmp_path: Path) -> None:
-    from agents.graph import checkpointer
+    from agents.core.graph import checkpointer
 
     saver = checkpointer(tmp_path / "c.sqlite")
     a = attempt(1).model_copy(
@@ -259,7 +259,7 @@ def test_attempt_folders_are_whole_and_pairs_are_not_duplicated(tmp_path: Path) 
 
 
 def routing_ctx(**overrides: object) -> SimpleNamespace:
-    from agents.config import AgentConfig
+    from agents.core.config import AgentConfig
 
     config = AgentConfig(task="softmax_fp32", **overrides)
     return SimpleNamespace(
@@ -268,7 +268,7 @@ def routing_ctx(**overrides: object) -> SimpleNamespace:
 
 
 def test_routing_after_a_round() -> None:
-    from agents.graph import after_evaluation, after_reflection
+    from agents.core.graph import after_evaluation, after_reflection
 
     ok, bad = attempt(2, parent=1), attempt(3, passed=False, parent=2)
     base = {

@@ -5,7 +5,7 @@ import math
 import pytest
 from result_rows import H200, cpu_row, row
 
-from benchmarks.analysis import (
+from benchmarks.results.analysis import (
     NOT_MEASURED,
     analyze,
     category_method_table,

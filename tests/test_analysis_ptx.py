@@ -1,6 +1,6 @@
 """The PTX scanner on small hand-written PTX snippets."""
 
-from benchmarks.ptx import ptx_feature_counts, ptx_features, ptx_features_of_dir
+from benchmarks.harness.ptx import ptx_feature_counts, ptx_features, ptx_features_of_dir
 
 HOPPER_GEMM = """
 //
@@ -88,7 +88,7 @@ def test_features_of_a_folder_merge_its_kernels(tmp_path):
 
 
 def test_verdict_ptx_features_reach_result_rows():
-    from benchmarks.results import row_from_verdict
+    from benchmarks.results.rows import row_from_verdict
     from benchmarks.verdict import Verdict
 
     v = Verdict(

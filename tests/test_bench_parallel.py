@@ -13,9 +13,9 @@ from typing import Any
 
 import pytest
 
-from agents.bench import BenchError, make_plan, run_bench
-from agents.bench_parallel import gpu_slots, task_groups
-from benchmarks.results import ResultStore, read_parquet
+from agents.bench.parallel import gpu_slots, task_groups
+from agents.bench.run import BenchError, make_plan, run_bench
+from benchmarks.results.rows import ResultStore, read_parquet
 
 ROOT = Path(__file__).resolve().parents[1]
 TORCH = (ROOT / "tests" / "fixtures" / "agent" / "kernels" / "softmax_torch.py").read_text()
@@ -179,7 +179,7 @@ def test_ctrl_c_stops_every_worker_and_the_bench_resumes(tmp_path: Path) -> None
     # installs no KeyboardInterrupt handler)
     code = (
         "import signal; signal.signal(signal.SIGINT, signal.default_int_handler); "
-        "import typer; from agents.cli_bench import bench; typer.run(bench)"
+        "import typer; from agents.cli.bench import bench; typer.run(bench)"
     )
     env = {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY")}
     proc = subprocess.Popen(

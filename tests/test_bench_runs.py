@@ -20,9 +20,9 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from agents.bench import BenchError, make_plan, merge_with_stored, run_bench
-from agents.cli_bench import bench
-from benchmarks.results import RESULTS_JSONL, ResultStore, read_parquet
+from agents.bench.run import BenchError, make_plan, merge_with_stored, run_bench
+from agents.cli.bench import bench
+from benchmarks.results.rows import RESULTS_JSONL, ResultStore, read_parquet
 
 ROOT = Path(__file__).resolve().parents[1]
 TORCH = (ROOT / "tests" / "fixtures" / "agent" / "kernels" / "softmax_torch.py").read_text()
@@ -142,7 +142,7 @@ def test_a_killed_bench_continues_where_it_stopped(tmp_path: Path) -> None:
     llm = any_call_script(tmp_path / "broken.jsonl", BROKEN)
     args = ["--tasks", "softmax_fp32", "--methods", "single-shot,geak", "--llm", llm]
     args += ["--budget", "iterations=2", "--set", "agent.candidates=1", "--out", str(out), *FAST]
-    code = "import typer; from agents.cli_bench import bench; typer.run(bench)"
+    code = "import typer; from agents.cli.bench import bench; typer.run(bench)"
     env = {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY")}
     proc = subprocess.Popen(
         [sys.executable, "-c", code, *args],
@@ -205,7 +205,7 @@ def test_no_run_starts_after_the_deadline_and_the_rest_are_deferred(tmp_path: Pa
 def test_a_run_that_judged_nothing_keeps_its_device(tmp_path: Path) -> None:
     """A no-kernel row names the device the run was set up on (its manifest's fingerprint), not
     the CPU interpreter by default: an H200 bench once reported such rows as CPU rows."""
-    from agents.bench import Cell, cell_rows
+    from agents.bench.run import Cell, cell_rows
 
     run = tmp_path / "softmax_fp32.offline.s0"
     (run / "attempts").mkdir(parents=True)

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from agents.codegen import Generated, NotSupported, generate
-from agents.codegen_shapes import Kind, Sizes, join, shape_kinds
-from agents.offline import kb_meta, search_space, set_tunables, tunable_values
-from benchmarks.judge import JudgeConfig, evaluate
+from agents.offline.codegen.generate import Generated, NotSupported, generate
+from agents.offline.codegen.shapes import Kind, Sizes, join, shape_kinds
+from agents.offline.policy import kb_meta, search_space, set_tunables, tunable_values
+from benchmarks.harness.judge import JudgeConfig, evaluate
 from benchmarks.task import Task, get_task, load_task_file
 
 CPU = JudgeConfig(device="cpu", trials=1, timeout_s=120)
@@ -96,7 +96,10 @@ def test_generated_record_lists_the_ops_and_says_where_it_came_from():
         "div.Tensor",
         "_to_copy.default",
     ]
-    assert "generated from the task's PyTorch reference by agents/codegen.py" in gen.source
+    assert (
+        "generated from the task's PyTorch reference by agents/offline/codegen/generate.py"
+        in gen.source
+    )
     assert "def silu(x, BLOCK: int = 1024, num_warps: int = 4):" in gen.source
 
 

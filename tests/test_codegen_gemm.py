@@ -10,12 +10,12 @@ import ast
 import re
 
 import pytest
+from agents.offline.policy.codegen import generate as codegen
 
-from agents import codegen
-from agents.codegen import NotSupported, check_same_ops, generate, trace
-from agents.offline import kb_meta, search_space, set_tunables, tunable_values
-from benchmarks.results import all_tasks
-from benchmarks.static_check import check_task_candidate
+from agents.offline.codegen.generate import NotSupported, check_same_ops, generate, trace
+from agents.offline.policy import kb_meta, search_space, set_tunables, tunable_values
+from benchmarks.harness.static_check import check_task_candidate
+from benchmarks.results.rows import all_tasks
 from benchmarks.task import get_task
 from tests.test_codegen import _judge, _probe
 

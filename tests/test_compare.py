@@ -4,7 +4,7 @@ import math
 
 import torch
 
-from benchmarks.compare import bitwise_equal, compare_outputs
+from benchmarks.harness.compare import bitwise_equal, compare_outputs
 from benchmarks.task import Tolerance
 from benchmarks.verdict import ErrorClass
 

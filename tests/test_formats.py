@@ -11,8 +11,8 @@ from typer.testing import CliRunner
 
 from benchmarks.formats import detect_format, folder_tasks
 from benchmarks.formats.common import COST_NOTE
-from benchmarks.judge import JudgeConfig, evaluate
-from benchmarks.static_check import check_source
+from benchmarks.harness.judge import JudgeConfig, evaluate
+from benchmarks.harness.static_check import check_source
 from benchmarks.suites import suite_tasks
 from benchmarks.task import TaskError, get_task, load_task_file
 from benchmarks.verdict import ErrorClass
@@ -120,7 +120,7 @@ def test_kernelbench_inputs_are_seeded_outliers_amplify_and_global_rng_is_left_a
 
 
 def test_modelnew_is_built_with_the_models_weights():
-    from benchmarks.worker import load_module
+    from benchmarks.harness.worker import load_module
 
     task = get_task(str(KB / "linear_bias.py"))
     dims = task.cpu_shapes[0].dims
@@ -393,7 +393,7 @@ def test_a_folder_is_a_suite():
 
 
 def test_cli_lists_a_folder_and_shows_an_imported_task():
-    from agents.cli import app
+    from agents.cli.main import app
 
     listed = CliRunner().invoke(app, ["tasks", "list", "--suite", str(KB)], env={"COLUMNS": "200"})
     assert listed.exit_code == 0, listed.output
@@ -410,7 +410,7 @@ def test_cli_lists_a_folder_and_shows_an_imported_task():
 
 
 def test_cli_reports_a_malformed_file_without_a_traceback(tmp_path):
-    from agents.cli import app
+    from agents.cli.main import app
 
     (tmp_path / "good.py").write_text(KB_OK)
     (tmp_path / "bad.py").write_text(KB_OK.replace("def get_init_inputs", "def get_init"))
@@ -436,7 +436,7 @@ def test_cli_reports_a_malformed_file_without_a_traceback(tmp_path):
 
 
 def test_cli_eval_on_a_file_path_exits_by_the_verdict():
-    from agents.cli import app
+    from agents.cli.main import app
 
     good = CliRunner().invoke(
         app,
@@ -475,7 +475,7 @@ def test_cli_eval_on_a_file_path_exits_by_the_verdict():
 
 
 def test_bench_refuses_a_folder_suite_with_a_clear_message(tmp_path):
-    from agents.bench import BenchError, make_plan
+    from agents.bench.run import BenchError, make_plan
 
     with pytest.raises(BenchError, match="not benched yet"):
         make_plan(tmp_path / "out", suite=str(KB), llm="offline")

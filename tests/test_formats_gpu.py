@@ -9,7 +9,7 @@ import torch
 from hostile_manifest import load_hostile
 
 from benchmarks.formats.common import COST_NOTE
-from benchmarks.judge import JudgeConfig, evaluate
+from benchmarks.harness.judge import JudgeConfig, evaluate
 from benchmarks.task import get_task
 from benchmarks.verdict import ErrorClass
 

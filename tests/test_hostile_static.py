@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from hostile_manifest import HOSTILE_DIR, HostileCase, load_hostile, parse_header
 
-from benchmarks.static_check import check_task_candidate
+from benchmarks.harness.static_check import check_task_candidate
 from benchmarks.task import get_task
 from benchmarks.verdict import ErrorClass, Stage
 

@@ -8,8 +8,9 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from agents.cli_import import import_cmd
-from benchmarks.importers import (
+from agents.cli.import_cmd import import_cmd
+from benchmarks.harness.judge import JudgeConfig
+from benchmarks.results.importers import (
     adapt_entry_point,
     detect_format,
     extract_code,
@@ -18,8 +19,7 @@ from benchmarks.importers import (
     read_kernelagent,
     resolve_task,
 )
-from benchmarks.judge import JudgeConfig
-from benchmarks.results import ResultStore, all_tasks
+from benchmarks.results.rows import ResultStore, all_tasks
 from benchmarks.task import solution_path
 
 TESTS = Path(__file__).resolve().parent
@@ -41,7 +41,7 @@ def test_folder_of_kernels_named_by_task(tmp_path):
     (src / "not_a_task.py").write_text(GOOD)
     (src / "notes.txt").write_text("hello")
     store = ResultStore(tmp_path / "out")
-    from benchmarks.importers import read_folder
+    from benchmarks.results.importers import read_folder
 
     report = import_kernels(
         read_folder(src), store, dtype="fp32", judge_config=CPU, model="someone:gpt"

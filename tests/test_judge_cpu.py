@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from hostile_manifest import load_hostile
 
-from benchmarks.judge import JudgeConfig, evaluate
+from benchmarks.harness.judge import JudgeConfig, evaluate
 from benchmarks.task import get_task, load_all, solution_path
 from benchmarks.verdict import ErrorClass, Stage
 
@@ -35,7 +35,7 @@ def test_static_hostile_never_reaches_a_child(case, monkeypatch):
     def no_child(*args, **kwargs):
         raise AssertionError("a statically rejected candidate must not be executed")
 
-    monkeypatch.setattr("benchmarks.judge.acquire", no_child)
+    monkeypatch.setattr("benchmarks.harness.judge.acquire", no_child)
     verdict = evaluate(get_task(case.task), case.path, CPU)
     assert verdict.error_class == case.expect
     assert verdict.stage_reached is None
@@ -93,7 +93,7 @@ def test_verdict_round_trips_through_json():
 
 
 def test_cpu_skips_bf16_numerics_only_where_the_interpreter_is_wrong():
-    from benchmarks.judge import BF16_DOT_SKIP, BF16_MATH_SKIP, cpu_numeric_skip
+    from benchmarks.harness.judge import BF16_DOT_SKIP, BF16_MATH_SKIP, cpu_numeric_skip
 
     upcasting = "y = tl.load(p).to(tl.float32) * 2"
     assert cpu_numeric_skip("cpu", "bf16", "acc = tl.dot(a, b)" + upcasting) == BF16_DOT_SKIP
@@ -104,7 +104,7 @@ def test_cpu_skips_bf16_numerics_only_where_the_interpreter_is_wrong():
 
 
 def test_fp8_casts_are_soft_skipped_only_on_cpu():
-    from benchmarks.judge import FP8_CAST_SKIP, cpu_fp8_soft_skip
+    from benchmarks.harness.judge import FP8_CAST_SKIP, cpu_fp8_soft_skip
 
     src = "q = (x * s).to(tl.float8e4nv)"
     assert cpu_fp8_soft_skip("cpu", src) == FP8_CAST_SKIP

@@ -7,7 +7,7 @@ import pytest
 import torch
 from hostile_manifest import load_hostile
 
-from benchmarks.judge import JudgeConfig, evaluate
+from benchmarks.harness.judge import JudgeConfig, evaluate
 from benchmarks.task import get_task, solution_path
 from benchmarks.verdict import ErrorClass, Stage
 

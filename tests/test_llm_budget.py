@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from agents.llm import Budget, BudgetExceeded, BudgetTracker, Completion, Usage
-from agents.llm.pricing import PRICES_TAKEN_ON, cost_usd, price_for
+from agents.core.llm import Budget, BudgetExceeded, BudgetTracker, Completion, Usage
+from agents.core.llm.pricing import PRICES_TAKEN_ON, cost_usd, price_for
 
 
 class FakeClock:

@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from agents.llm import RateLimiter
+from agents.core.llm import RateLimiter
 
 
 def _run_threads(n: int, target: object) -> None:

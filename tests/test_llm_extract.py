@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from agents.llm import LLMError, NoCodeError, extract_code, require_code
+from agents.core.llm import LLMError, NoCodeError, extract_code, require_code
 
 KERNEL = """import triton
 import triton.language as tl

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from agents.llm import default_spec, make_provider
-from agents.llm.anthropic_provider import AnthropicProvider
-from agents.llm.factory import DEFAULT_ANTHROPIC_MODEL, DEFAULT_OPENAI_MODEL
-from agents.llm.openai_provider import OpenAIProvider
+from agents.core.llm import default_spec, make_provider
+from agents.core.llm.anthropic_provider import AnthropicProvider
+from agents.core.llm.factory import DEFAULT_ANTHROPIC_MODEL, DEFAULT_OPENAI_MODEL
+from agents.core.llm.openai_provider import OpenAIProvider
 
 KEYS = {"OPENAI_API_KEY": "sk-x", "ANTHROPIC_API_KEY": "ak-x"}
 

@@ -22,7 +22,7 @@ from llm_servers import (
     openai_reply,
 )
 
-from agents.llm import (
+from agents.core.llm import (
     LLMFatalError,
     LLMRetryableError,
     Message,
@@ -30,9 +30,9 @@ from agents.llm import (
     RetryPolicy,
     make_provider,
 )
-from agents.llm.anthropic_provider import AnthropicProvider
-from agents.llm.openai_provider import OpenAIProvider
-from agents.llm.retry import parse_retry_after
+from agents.core.llm.anthropic_provider import AnthropicProvider
+from agents.core.llm.openai_provider import OpenAIProvider
+from agents.core.llm.retry import parse_retry_after
 
 FAST = RetryPolicy(attempts=3, base_s=0.01, max_s=0.02, retry_after_cap_s=5.0)
 HELLO = [Message(role="user", content="write a kernel")]

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from agents.llm import LLMFatalError, Message, make_provider
-from agents.llm.replay import ReplayProvider
+from agents.core.llm import LLMFatalError, Message, make_provider
+from agents.core.llm.replay import ReplayProvider
 
 
 def _user(text: str) -> list[Message]:

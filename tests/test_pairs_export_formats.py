@@ -7,8 +7,8 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from agents.cli_pairs import pairs_app
-from benchmarks.pairs_export import collect_pairs, export_pairs, normalise_code, pair_hash
+from agents.cli.pairs import pairs_app
+from benchmarks.results.pairs_export import collect_pairs, export_pairs, normalise_code, pair_hash
 
 BROKEN = "import triton\n\n\ndef softmax(x):\n    # no max subtraction\n    return x.exp() / x.exp().sum(-1, keepdim=True)\n"
 FIXED = "import triton\n\n\ndef softmax(x):\n    m = x.max(-1, keepdim=True).values\n    return (x - m).exp() / (x - m).exp().sum(-1, keepdim=True)\n"

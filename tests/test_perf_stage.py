@@ -2,8 +2,8 @@
 
 import math
 
-from benchmarks import perf
-from benchmarks.judge import JudgeConfig
+from benchmarks.harness import perf
+from benchmarks.harness.judge import JudgeConfig
 from benchmarks.task import get_task
 from benchmarks.verdict import ShapeResult, Verdict
 from profiling.hardware import match_sheet
@@ -75,7 +75,7 @@ def test_fill_perf_computes_speedups_roofline_and_flags(monkeypatch):
 
 
 def test_a_candidate_that_skips_kernels_while_timed_loses_its_time():
-    from benchmarks.perf import launch_mismatch
+    from benchmarks.harness.perf import launch_mismatch
 
     assert launch_mismatch(2, 200, 100) is None
     assert launch_mismatch(2, 201, 100) is None  # a lazy extra launch is fine

@@ -2,7 +2,7 @@
 
 import math
 
-from benchmarks.remeasure import interleaved, summarize
+from benchmarks.harness.remeasure import interleaved, summarize
 from benchmarks.task import get_task
 
 

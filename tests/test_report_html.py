@@ -10,9 +10,9 @@ from chromium_cdp import CHROMIUM, render_page
 from result_rows import H200, cpu_row, row
 from typer.testing import CliRunner
 
-from agents.cli_report import report_cmd
-from benchmarks.report import write_report
-from benchmarks.results import ResultStore
+from agents.cli.report import report_cmd
+from benchmarks.results.report import write_report
+from benchmarks.results.rows import ResultStore
 
 WEIGHTS = {"t1": 2.0, "t2": 1.0}
 

@@ -3,7 +3,7 @@ solution-times table (GPU only; re-rendering works anywhere)."""
 
 import json
 
-from benchmarks import solution_times, solutions_table
+from benchmarks.studies import solution_times, solutions_table
 
 
 def test_parallel_sweep_needs_no_perf(capsys):
@@ -157,7 +157,7 @@ def test_precompile_warms_every_task_and_reports_failures():
 
 
 def test_harness_speed_reports_median_max_and_floor(tmp_path):
-    from benchmarks import harness_speed
+    from benchmarks.studies import harness_speed
 
     out = tmp_path / "speed.md"
     assert harness_speed.main(["--device", "cpu", "--repeats", "1", "--out", str(out)]) == 0

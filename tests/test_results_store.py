@@ -4,7 +4,7 @@ import json
 
 from result_rows import cpu_row, row
 
-from benchmarks.results import (
+from benchmarks.results.rows import (
     ResultRow,
     ResultStore,
     collect_rows,
@@ -62,7 +62,7 @@ def test_empty_store_still_writes_a_parquet_file(tmp_path):
 def test_without_pyarrow_the_jsonl_file_stays_the_record_and_a_warning_says_so(
     tmp_path, monkeypatch
 ):
-    from benchmarks import results
+    from benchmarks.results import rows as results
 
     def missing():
         raise results.MissingPyarrow("writing or reading Parquet needs pyarrow")

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from benchmarks.static_check import (
+from benchmarks.harness.static_check import (
     GLOBAL_FORBIDDEN,
     TENSOR_METHODS_ALLOWED,
     StaticResult,

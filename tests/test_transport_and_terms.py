@@ -6,11 +6,11 @@ import json
 import pytest
 import torch
 
-from benchmarks.compare import compare_outputs
-from benchmarks.precision import full_precision
+from benchmarks.harness.compare import compare_outputs
+from benchmarks.harness.precision import full_precision
+from benchmarks.harness.transport import Opaque, TransportError, read_trial, write_trial
 from benchmarks.task import Tolerance
 from benchmarks.tolerances import softmax_terms, sum_abs_terms
-from benchmarks.transport import Opaque, TransportError, read_trial, write_trial
 
 
 def test_roundtrip_every_dtype_and_nesting(tmp_path):
@@ -131,7 +131,7 @@ def test_full_precision_restores_settings():
 
 
 def test_launch_counter_reads_ptx_of_compiled_kernels():
-    from benchmarks.fallback import TritonLaunchCounter
+    from benchmarks.harness.fallback import TritonLaunchCounter
 
     class Compiled:
         asm = {
@@ -158,8 +158,8 @@ def test_worker_lost_before_import_is_the_judges_failure(monkeypatch):
     import subprocess
     import sys
 
-    from benchmarks import child as child_mod
-    from benchmarks.judge import JudgeConfig, evaluate
+    from benchmarks.harness import child as child_mod
+    from benchmarks.harness.judge import JudgeConfig, evaluate
     from benchmarks.task import get_task, solution_path
     from benchmarks.verdict import ErrorClass
 
@@ -167,7 +167,9 @@ def test_worker_lost_before_import_is_the_judges_failure(monkeypatch):
     started = []
 
     def dying_popen(cmd, *args, **kwargs):
-        if "benchmarks.worker" not in cmd:  # other tools the judge runs (device fingerprint)
+        if (
+            "benchmarks.harness.worker" not in cmd
+        ):  # other tools the judge runs (device fingerprint)
             return real_popen(cmd, *args, **kwargs)
         started.append(cmd)
         return real_popen([sys.executable, "-c", "import sys; sys.exit(3)"], *args, **kwargs)

@@ -1,4 +1,4 @@
-"""The worked example (agents/worked_example.py) end to end on the CPU: two lite tasks, every
+"""The worked example (agents/bench/worked_example.py) end to end on the CPU: two lite tasks, every
 method, the smallest budget. The offline policy's rows are real (CPU interpreter, speed not
 measured); the model-driven presets run on the scripted replay and say so everywhere."""
 
@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from agents import worked_example
-from agents.scripted_replies import script_entries, story_of
-from benchmarks.results import ResultStore
+from agents.bench import worked_example
+from agents.bench.scripted_replies import script_entries, story_of
+from benchmarks.results.rows import ResultStore
 from benchmarks.suites import suite_tasks
 from knowledge_base.snapshot import SnapshotKB
 
@@ -51,7 +51,7 @@ def test_the_worked_example_writes_a_labelled_report_readme_and_pairs_and_resume
     readme = (out / "README.md").read_text()
     assert "CPU only" in readme and "speed not measured (no GPU)" in readme
     assert "torch " in readme and "triton " in readme
-    assert f"`python -m agents.worked_example {' '.join(args)}`" in readme
+    assert f"`python -m agents.bench.worked_example {' '.join(args)}`" in readme
     assert "SCRIPTED replies, not a model" in readme and "retrieval snapshot lite.json" in readme
 
     markdown = (out / "report.md").read_text()

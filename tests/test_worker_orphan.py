@@ -4,7 +4,7 @@ import os
 import subprocess
 import sys
 
-from benchmarks.child import REPO_ROOT
+from benchmarks.harness.child import REPO_ROOT
 
 
 def test_spare_worker_exits_when_its_judge_is_not_its_parent(tmp_path):
@@ -13,7 +13,7 @@ def test_spare_worker_exits_when_its_judge_is_not_its_parent(tmp_path):
         [
             sys.executable,
             "-m",
-            "benchmarks.worker",
+            "benchmarks.harness.worker",
             "--serve",
             str(tmp_path),
             "cpu",

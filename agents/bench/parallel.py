@@ -1,0 +1,192 @@
+"""The bench's cells on several workers at once: one process per GPU, or N processes on the CPU.
+
+    kernforge bench --suite lite --methods offline --llm offline --workers 2   # two GPUs
+
+A worker is a fresh (spawned) Python process. On CUDA each is pinned to its own GPU before torch
+starts (CUDA_VISIBLE_DEVICES: the i-th GPU this process may see), so no two workers time kernels
+on one GPU; asking for more workers than GPUs is an error, never a silent share. Workers take
+whole tasks (all of a task's methods and seeds, in plan order), so a task's baselines are timed
+once per worker's cache and a partial bench still compares methods task by task.
+
+Workers only run the agent; this process is the bench's one writer: it reads each finished run's
+rows (`agents.bench.run.collect_cell`) into the result store as the run ends, and writes the "cell"
+events. A worker that dies leaves its cells "stopped" with the exit code; running the same
+command again resumes them from their checkpoints, like any bench.
+"""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import os
+import queue
+import time
+from collections.abc import Callable
+from typing import Any
+
+from agents.bench.run import (
+    RUNS,
+    BenchError,
+    BenchPlan,
+    Cell,
+    CellOutcome,
+    bench_event,
+    collect_cell,
+    execute_cell,
+    outcome_fields,
+    run_finished,
+)
+
+POLL_S = 1.0
+
+
+def gpu_slots(count: int) -> list[str]:
+    """The CUDA_VISIBLE_DEVICES value of each of `count` workers: the GPUs this process may
+    see, one each. More workers than GPUs is a BenchError (shared GPUs would skew timings)."""
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+    if visible is not None:
+        ids = [v.strip() for v in visible.split(",") if v.strip()]
+    else:
+        import torch
+
+        ids = [str(i) for i in range(torch.cuda.device_count())]
+    if count > len(ids):
+        raise BenchError(
+            f"--workers {count}: this machine shows {len(ids)} GPU(s); one worker per GPU at "
+            "most, since two workers timing kernels on one GPU would skew each other's numbers"
+        )
+    return ids[:count]
+
+
+def task_groups(cells: list[Cell]) -> list[list[Cell]]:
+    """The cells grouped by task, in plan order."""
+    groups: dict[str, list[Cell]] = {}
+    for cell in cells:
+        groups.setdefault(cell.task, []).append(cell)
+    return list(groups.values())
+
+
+def _worker(
+    slot: str | None,
+    plan_json: dict[str, Any],
+    jobs: Any,
+    results: Any,
+    deadline_wall: float | None,
+    scripted_measure: Callable[..., Any] | None,
+    open_kb: Callable[[], Any] | None,
+) -> None:
+    """One worker: take a task's cells at a time until the queue is empty."""
+    if slot is not None:
+        os.environ["CUDA_VISIBLE_DEVICES"] = slot
+    plan = BenchPlan.from_json(plan_json)
+    try:
+        while (group := jobs.get()) is not None:
+            for task, method, seed in group:
+                cell = Cell(task, method, seed)
+                done = run_finished(plan.out / RUNS / cell.run_id)
+                if deadline_wall is not None and time.time() >= deadline_wall and not done:
+                    outcome = CellOutcome(
+                        cell, "deferred", "not started: the bench's deadline had passed"
+                    )
+                else:
+                    results.put(("start", slot, (task, method, seed)))
+                    outcome = execute_cell(
+                        plan, cell, scripted_measure=scripted_measure, open_kb=open_kb
+                    )
+                results.put(("outcome", slot, _plain(outcome)))
+    except KeyboardInterrupt:
+        return  # the bench was interrupted: the run is left to resume, the parent says so
+    finally:
+        from benchmarks.harness.child import drain_spares
+
+        drain_spares()  # a spawned process skips atexit: end the judge's spare workers here
+
+
+def _plain(outcome: CellOutcome) -> dict[str, Any]:
+    c = outcome.cell
+    return {
+        "cell": (c.task, c.method, c.seed),
+        "status": outcome.status,
+        "message": outcome.message,
+        "seconds": outcome.seconds,
+    }
+
+
+def run_parallel(
+    plan: BenchPlan,
+    cells: list[Cell],
+    store: Any,
+    workers: int,
+    *,
+    on_outcome: Callable[[CellOutcome], None],
+    deadline: float | None = None,
+    scripted_measure: Callable[..., Any] | None = None,
+    open_kb: Callable[[], Any] | None = None,
+) -> list[CellOutcome]:
+    """Run `cells` on `workers` processes (one per GPU on CUDA) and store each finished run's
+    rows as it ends. `deadline` is a `time.monotonic()` value, as in `run_bench`. The seams
+    must be picklable (module-level functions or objects): each worker gets a copy."""
+    from benchmarks.harness.judge import resolve_device
+
+    device = resolve_device(plan.device)
+    slots: list[str | None] = list(gpu_slots(workers)) if device == "cuda" else [None] * workers
+    ctx = mp.get_context("spawn")
+    jobs, results = ctx.Queue(), ctx.Queue()
+    for group in task_groups(cells):
+        jobs.put([(c.task, c.method, c.seed) for c in group])
+    for _ in slots:
+        jobs.put(None)  # one "no more work" per worker
+    deadline_wall = None if deadline is None else time.time() + (deadline - time.monotonic())
+    procs = [
+        ctx.Process(
+            target=_worker,
+            args=(slot, plan.to_json(), jobs, results, deadline_wall, scripted_measure, open_kb),
+            name=f"bench-worker-{slot if slot is not None else i}",
+        )
+        for i, slot in enumerate(slots)
+    ]
+    for proc in procs:
+        proc.start()
+    outcomes: dict[Cell, CellOutcome] = {}
+    try:
+        while True:
+            try:
+                kind, slot, data = results.get(timeout=POLL_S)
+            except queue.Empty:
+                if all(not p.is_alive() for p in procs):
+                    try:  # the last messages may still be in the pipe
+                        kind, slot, data = results.get(timeout=POLL_S)
+                    except queue.Empty:
+                        break
+                else:
+                    continue
+            if kind == "start":
+                cell = Cell(*data)
+                bench_event(plan.out, "cell_start", run_id=cell.run_id, worker=slot)
+                continue
+            cell = Cell(*data["cell"])
+            outcome = CellOutcome(cell, data["status"], data["message"], seconds=data["seconds"])
+            outcome = collect_cell(plan, outcome, store)
+            outcomes[cell] = outcome
+            if outcome.status != "deferred":
+                bench_event(
+                    plan.out, "cell", run_id=cell.run_id, worker=slot, **outcome_fields(outcome)
+                )
+            on_outcome(outcome)
+    except KeyboardInterrupt:
+        for proc in procs:
+            proc.join(timeout=30)  # they got the signal too: let them leave their runs resumable
+        raise
+    finally:
+        for proc in procs:
+            if proc.is_alive():
+                proc.terminate()
+            proc.join(timeout=10)
+    lost = [c for c in cells if c not in outcomes]
+    codes = ", ".join(f"{p.name} exit {p.exitcode}" for p in procs if p.exitcode)
+    for cell in lost:
+        why = f"not finished: its bench worker ended ({codes or 'no exit code'})"
+        outcome = CellOutcome(cell, "stopped", why)
+        outcomes[cell] = outcome
+        bench_event(plan.out, "cell", run_id=cell.run_id, status="stopped", message=why)
+        on_outcome(outcome)
+    return [outcomes[c] for c in cells]

@@ -1,0 +1,234 @@
+"""`kernforge bench`: methods compared on a suite, same model and same budget (agents/bench/run.py).
+
+Mount with `app.command("bench")(bench)`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import typer
+from rich import box
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+if TYPE_CHECKING:
+    from agents.bench.run import BenchResult, CellOutcome
+
+console = Console()
+err_console = Console(stderr=True)
+
+STATUS_STYLE = {
+    "ran": "green",
+    "resumed": "cyan",
+    "complete": "dim",
+    "stopped": "bold red",
+    "deferred": "yellow",
+}
+
+
+def _die(message: str, code: int = 2) -> None:
+    err_console.print(f"[bold red]error:[/] {escape(message)}")
+    raise typer.Exit(code)
+
+
+# stage pass-rate columns: agents.bench.run.MethodSummary.pass_rates title -> column
+STAGE_COLUMNS = {
+    "runs (call)": "call",
+    "correct (standard inputs)": "correct",
+    "correct (outlier inputs)": "outliers",
+    "no PyTorch fallback": "no fallback",
+}
+
+
+def _speed(value: float | str) -> str:
+    return f"{value:.2f}x" if isinstance(value, float) else "-"
+
+
+def bench(
+    suite: str = typer.Option(None, "--suite", help="full, lite, quant or serving (default lite)"),
+    methods: str = typer.Option(
+        None,
+        "--methods",
+        help="comma-separated presets: aka, geak, kernelagent, single-shot, offline "
+        "(default: the four model-driven ones, or offline without a model)",
+    ),
+    llm: str = typer.Option(
+        None,
+        "--llm",
+        help="the one model every method uses: offline | openai:MODEL | anthropic:MODEL | "
+        "openai-compatible:URL#MODEL | replay:FILE (default: a provider whose key is set, else offline)",
+    ),
+    seeds: int = typer.Option(
+        None, "--seeds", help="runs per (task, method): seeds 0..N-1 (default 1)"
+    ),
+    budget: str = typer.Option(
+        None,
+        "--budget",
+        help="per run, the same for every method: iterations=N,tokens=N,cost=USD,wall=S,gpu=S",
+    ),
+    device: str = typer.Option(
+        None, "--device", help="cuda, cpu (Triton interpreter) or auto (default)"
+    ),
+    out: Path = typer.Option(None, "--out", help="bench folder (default runs/bench-<suite>)"),
+    tasks: str = typer.Option(
+        None, "--tasks", help="comma-separated task ids, instead of the suite's"
+    ),
+    set_: list[str] = typer.Option(
+        None, "--set", help="KEY=VALUE for every run, e.g. --set judge.trials=3 (repeatable)"
+    ),
+    benchmark: bool = typer.Option(
+        None,
+        "--benchmark/--no-benchmark",
+        help="hidden provenance: no method sees the task's own solution (default on)",
+    ),
+    resume: bool = typer.Option(
+        False, "--resume", help="continue the bench in --out with the plan saved in its bench.json"
+    ),
+    verbose: bool = typer.Option(False, "--verbose", help="show each run's progress"),
+    workers: int = typer.Option(
+        1,
+        "--workers",
+        help="runs at once, each in its own process: on CUDA one per GPU (at most the GPUs "
+        "this machine shows), whole tasks each",
+    ),
+) -> None:
+    """Run every method on every task (and seed) as agent runs; one result row per attempt.
+
+    Re-running the same command continues a bench that was stopped. Exits 0 when every run
+    finished (whatever its kernels' verdicts), 1 when a run stopped on an error, 2 on a usage
+    error, 130 on Ctrl-C."""
+    from agents.bench.run import BenchError, make_plan, run_bench, skipped_methods, stored_plan
+
+    settings: dict[str, str] = {}
+    for item in set_ or []:
+        key, eq, value = item.partition("=")
+        if not eq:
+            _die(f"--set {item!r}: expected KEY=VALUE")
+        settings[key.strip()] = value
+    folder = out or Path("runs") / f"bench-{suite or 'lite'}"
+    try:
+        stored = stored_plan(folder) if resume else None
+        if resume and stored is None:
+            _die(f"--resume: {folder} holds no bench.json; give the --out of the bench to continue")
+        if stored is not None:  # flags given now override; the fairness check comes after
+            if suite is None and tasks is None:
+                tasks = ",".join(stored.tasks)
+            methods = methods or ",".join(stored.methods)
+            llm = llm or stored.llm
+            seeds = seeds if seeds is not None else len(stored.seeds)
+            if budget is None:
+                budget = ",".join(
+                    f"{k.removeprefix('budget.')}={v}" for k, v in stored.budget.items()
+                )
+            settings = settings or dict(stored.settings)
+            device = device or stored.device
+            benchmark = stored.benchmark if benchmark is None else benchmark
+        plan = make_plan(
+            folder,
+            suite=suite or "lite",
+            tasks=tasks,
+            methods=methods,
+            seeds=seeds if seeds is not None else 1,
+            llm=llm,
+            budget=budget,
+            settings=settings,
+            device=device or "auto",
+            benchmark=True if benchmark is None else benchmark,
+        )
+    except BenchError as exc:
+        _die(str(exc))
+    what = f"suite {plan.suite}" if plan.suite else ", ".join(plan.tasks[:3])
+    what += f" ({len(plan.tasks)} tasks)" if plan.suite or len(plan.tasks) > 3 else ""
+    limits = ", ".join(f"{k.removeprefix('budget.')}={v}" for k, v in plan.budget.items())
+    console.print(
+        f"[bold]kernforge bench[/]: {escape(what)} x {', '.join(plan.methods)} x "
+        f"{len(plan.seeds)} seed(s); model {escape(plan.llm)}; budget per run "
+        f"{limits or 'the defaults'}; results in {escape(str(plan.out))}"
+    )
+    for reason in skipped_methods(plan).values():
+        console.print(f"[yellow]skipped[/] {escape(reason)}")
+
+    def show(number: int, total: int, outcome: CellOutcome) -> None:
+        cell = outcome.cell
+        style = STATUS_STYLE.get(outcome.status, "default")
+        verdict = (
+            "correct"
+            if outcome.correct
+            else ("no correct kernel" if outcome.status != "stopped" else "")
+        )
+        console.print(
+            f"{escape(f'[{number}/{total}]')} {cell.task} · {cell.method} · seed {cell.seed}: "
+            f"[{style}]{outcome.status}[/] {outcome.attempts} attempt(s) {verdict} "
+            f"({outcome.seconds:.0f} s) [dim]{escape(outcome.message[:120])}[/]"
+        )
+
+    try:
+        result = run_bench(plan, console=console, verbose=verbose, on_cell=show, workers=workers)
+    except BenchError as exc:
+        _die(str(exc))
+    except KeyboardInterrupt:
+        console.print(
+            f"[yellow]interrupted[/]: finished runs and their rows are kept; continue with "
+            f"`kernforge bench --resume --out {escape(str(plan.out))}` (or the same command)"
+        )
+        raise typer.Exit(130) from None
+    for warning in result.warnings:
+        console.print(f"[yellow]warning[/] {escape(warning)}")
+    _print_summary(result)
+    if result.stopped:
+        console.print(
+            f"[bold red]{len(result.stopped)} run(s) stopped on an error[/]; fix the cause and run "
+            "the same command again to continue them"
+        )
+        raise typer.Exit(1)
+
+
+def _print_summary(result: BenchResult) -> None:
+    if not result.summary:
+        console.print("no result rows for this plan")
+        return
+    stages = [t for t in STAGE_COLUMNS if t in result.summary[0].pass_rates]
+    timed = any(
+        isinstance(v, float) for m in result.summary for v in (m.geomean_eager, m.geomean_compile)
+    )
+    table = Table(
+        title="per method: tasks and runs with a correct kernel; stage pass rates over runs",
+        header_style="bold",
+        box=box.SIMPLE_HEAD,
+        pad_edge=False,
+    )
+    table.add_column("method", no_wrap=True)
+    for col in ("tasks", "runs", *(STAGE_COLUMNS[t] for t in stages)):
+        table.add_column(col, justify="right", min_width=len(col))
+    if timed:  # geomean speedups over the correct runs; a method without any shows "-"
+        table.add_column("x eager", justify="right")
+        table.add_column("x compile", justify="right")
+    reasons: dict[str, set[str]] = {}
+    for m in result.summary:
+        for value in (m.geomean_eager, m.geomean_compile):
+            if isinstance(value, str):
+                reasons.setdefault(value, set()).add(m.label)
+        speeds = [_speed(m.geomean_eager), _speed(m.geomean_compile)] if timed else []
+        table.add_row(
+            escape(m.label),
+            f"{m.tasks_correct}/{m.tasks}",
+            f"{m.runs_correct}/{m.runs}",
+            *(f"{m.pass_rates[t]:.0%}" for t in stages),
+            *speeds,
+        )
+    console.print(table)
+    for reason, methods in sorted(reasons.items()):
+        console.print(f"[dim]speed {escape(reason)}: {escape(', '.join(sorted(methods)))}[/]")
+    if any(m.label.endswith("[scripted]") for m in result.summary):
+        console.print(
+            "[magenta]methods marked \\[scripted] ran on the replay provider: scripted replies, "
+            "not a model[/]"
+        )
+    console.print(
+        f"rows: {escape(str(result.plan.out / 'results.jsonl'))}, "
+        f"{escape(str(result.plan.out / 'results.parquet'))}; report: "
+        f"kernforge report {escape(str(result.plan.out))}"
+    )

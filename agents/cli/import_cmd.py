@@ -1,0 +1,99 @@
+"""`kernforge import`: judge kernels produced elsewhere (a folder, GEAK JSONL, KernelAgent sessions).
+
+Mount with `app.command("import")(import_cmd)`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+
+console = Console()
+err_console = Console(stderr=True)
+
+
+def import_cmd(
+    source: Path = typer.Argument(
+        ...,
+        help="a folder of <task_id>.py files, GEAK .jsonl/.json output (file or folder), "
+        "or a folder of KernelAgent sessions",
+    ),
+    out: Path = typer.Option(
+        ..., "--out", help="results folder: results.jsonl + results.parquet (resumable)"
+    ),
+    fmt: str = typer.Option("auto", "--format", help="folder | geak | kernelagent | auto"),
+    method: str = typer.Option(
+        None, "--method", help="method name on the rows (default: external, geak or kernelagent)"
+    ),
+    model: str = typer.Option(
+        "", "--model", help="the model that wrote the kernels (provenance only)"
+    ),
+    dtype: str = typer.Option(
+        None, "--dtype", help="for kernels named by task name: softmax + fp16 -> softmax_fp16"
+    ),
+    task: str = typer.Option(
+        None, "--task", help="kernelagent: the task id of a single session folder"
+    ),
+    device: str = typer.Option("auto", "--device", help="cuda, cpu (Triton interpreter) or auto"),
+    trials: int = typer.Option(5, "--trials", help="correctness trials per input mode"),
+    seed: int = typer.Option(0, "--seed", help="the judge's base seed for inputs"),
+    timeout: float = typer.Option(
+        300.0, "--timeout", help="seconds before a candidate process is killed"
+    ),
+) -> None:
+    """Judge kernels made by another system and store one result row per kernel.
+
+    Unknown task names and unusable lines are reported with their file and line, and skipped.
+    Exits 0 when the import ran (whatever the kernels' verdicts), 2 on a usage error."""
+    from benchmarks.harness.judge import JudgeConfig, resolve_device
+    from benchmarks.results.importers import import_kernels, read_source
+    from benchmarks.results.rows import ResultStore
+
+    try:
+        resolve_device(device)
+        plan = read_source(source, fmt, task)
+    except (ValueError, FileNotFoundError, RuntimeError) as exc:
+        err_console.print(f"[bold red]error:[/] {escape(str(exc))}")
+        raise typer.Exit(2) from None
+    store = ResultStore(out)
+    console.print(
+        f"[bold]kernforge import[/] {escape(str(source))} ({plan.format}): {len(plan.kernels)} kernel(s) found; "
+        f"results in {escape(str(out))}"
+    )
+
+    def show(row) -> None:  # noqa: ANN001 - benchmarks.results.rows.ResultRow
+        status = "[green]PASS[/]" if row.passed else f"[red]FAIL[/] ({row.error_class})"
+        console.print(
+            f"  {row.task_id} seed {row.seed} attempt {row.attempt}: {status}  {escape(row.origin)}"
+        )
+
+    config = JudgeConfig(device=device, trials=trials, seed=seed, timeout_s=timeout)
+    try:
+        report = import_kernels(
+            plan, store, method=method, model=model, dtype=dtype, judge_config=config, on_row=show
+        )
+    except KeyboardInterrupt:
+        console.print(
+            "[yellow]interrupted[/]: rows judged so far are stored; run the same command again to continue"
+        )
+        raise typer.Exit(130) from None
+    for warning in store.warnings:
+        console.print(f"[yellow]warning[/] {escape(warning)}")
+    for item in report.unknown:
+        console.print(f"[yellow]unknown task[/] {escape(str(item))}")
+    for item in report.skipped:
+        console.print(f"[yellow]skipped[/] {escape(str(item))}")
+    speed = (
+        "speed not measured (no GPU)"
+        if not any(r.perf_measured for r in report.added)
+        else "speed measured"
+    )
+    console.print(
+        f"\n{len(report.added)} judged ({report.passed} correct; {speed}), {len(report.already)} already stored, "
+        f"{len(report.unknown)} unknown task name(s), {len(report.skipped)} unusable item(s). "
+        f"Rows: {escape(str(store.jsonl))}"
+        + (f", {escape(str(store.parquet))}" if store.parquet.is_file() else "")
+    )

@@ -1,0 +1,411 @@
+"""The `kernforge` command line. Each command is a thin layer over a public Python API."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=True,
+    help="kernforge: agentic Triton kernel optimizer and honest benchmark.",
+)
+tasks_app = typer.Typer(no_args_is_help=True, help="List, show and self-check benchmark tasks.")
+app.add_typer(tasks_app, name="tasks")
+console = Console()
+err_console = Console(stderr=True)
+
+DEFAULT_DEMO_TASK = "softmax_fp32"
+
+
+def _die(message: str, code: int = 2) -> None:
+    err_console.print(f"[bold red]error:[/] {message}")
+    raise typer.Exit(code)
+
+
+def _load_task(ref: str):  # noqa: ANN202 - returns benchmarks.task.Task
+    from benchmarks.task import TaskError, get_task
+
+    try:
+        return get_task(ref)
+    except TaskError as exc:
+        _die(str(exc))
+    except KeyError as exc:
+        _die(str(exc.args[0]))
+
+
+@tasks_app.command("list")
+def tasks_list(
+    category: str = typer.Option(None, help="only this category"),
+    suite: str = typer.Option(
+        None,
+        help="full, lite, quant, serving, or a folder of task files (KernelBench / TritonBench / native)",
+    ),
+) -> None:
+    """One line per task: id, category, shapes."""
+    from benchmarks.suites import suite_tasks
+    from benchmarks.task import TaskError, load_all
+
+    try:
+        tasks = {t.id: t for t in suite_tasks(suite)} if suite else load_all()
+    except TaskError as exc:
+        _die(str(exc))
+    except KeyError as exc:
+        _die(str(exc.args[0]))
+    table = Table(show_header=True, header_style="bold")
+    for col in ("id", "category", "dtype", "GPU shapes", "CPU shapes"):
+        table.add_column(col)
+    shown = 0
+    for task in tasks.values():
+        if category and task.category != category:
+            continue
+        shown += 1
+        table.add_row(
+            task.id, task.category, task.dtype, str(len(task.shapes)), str(len(task.cpu_shapes))
+        )
+    console.print(table)
+    console.print(f"{shown} tasks")
+
+
+@tasks_app.command("show")
+def tasks_show(task_id: str) -> None:
+    """Everything a task declares."""
+    task = _load_task(task_id)
+    console.print(f"[bold]{task.id}[/]  ({task.category}, {task.dtype})  {task.path}")
+    console.print(task.description)
+    params = ", ".join(task.signature().parameters)
+    console.print(f"\nentry point: [bold]{task.entry_point}({params})[/]")
+    tol = task.tolerance
+    if tol.is_quant:
+        console.print(
+            f"tolerance: cosine ≥ {tol.cosine}, relative L1 ≤ {tol.rel_l1}, RMSE ≤ {tol.rmse}  ({tol.why})"
+        )
+    else:
+        console.print(f"tolerance: atol {tol.atol}, rtol {tol.rtol}")
+    console.print(f"modes: {', '.join(task.modes)}")
+    console.print(f"forbidden (besides the global list): {', '.join(task.forbidden) or '—'}")
+    table = Table(show_header=True, header_style="bold")
+    for col in ("shape", "dims", "phase", "weight", "GFLOP", "MB moved", "source"):
+        table.add_column(col)
+    for s in task.shapes:
+        table.add_row(
+            s.name,
+            str(s.dims),
+            s.phase,
+            f"{s.weight:g}",
+            f"{task.flops(s.dims) / 1e9:.3g}",
+            f"{task.min_bytes(s.dims) / 1e6:.3g}",
+            s.source,
+        )
+    for s in task.cpu_shapes:
+        table.add_row(
+            s.name,
+            str(s.dims),
+            "cpu",
+            "—",
+            f"{task.flops(s.dims) / 1e9:.3g}",
+            f"{task.min_bytes(s.dims) / 1e6:.3g}",
+            "CPU interpreter shape",
+        )
+    console.print(table)
+
+
+@tasks_app.command("check")
+def tasks_check(
+    suite: str = typer.Option(None, help="full, lite, quant or serving"),
+    device: str = typer.Option("cpu", help="cpu (interpreter, CPU shapes) or cuda (GPU shapes)"),
+    tasks: str = typer.Option("", help="comma-separated task ids"),
+    as_json: bool = typer.Option(False, "--json"),
+) -> None:
+    """Self-check tasks: the reference runs, inputs are seeded, formulas are sane, outlier mode
+    changes inputs, the reference solution passes and a perturbed copy fails."""
+    import subprocess
+    import sys
+
+    args = [sys.executable, "-m", "benchmarks.selfcheck", "--device", device]
+    if suite:
+        args += ["--suite", suite]
+    if tasks:
+        args += ["--tasks", tasks]
+    if as_json:
+        args.append("--json")
+    env = dict(os.environ)
+    if device == "cpu":
+        env["TRITON_INTERPRET"] = "1"  # must be set before triton is imported
+    raise typer.Exit(subprocess.call(args, env=env))
+
+
+@app.command("eval")
+def eval_cmd(
+    task: str = typer.Option(
+        ...,
+        "--task",
+        help="task id (see `kernforge tasks list`) or a task file: native, KernelBench or TritonBench (docs/formats.md)",
+    ),
+    candidate: Path = typer.Option(
+        ...,
+        "--candidate",
+        help="Python file defining the entry point (ModelNew for KernelBench) with Triton kernels",
+    ),
+    device: str = typer.Option("auto", help="cuda, cpu (Triton interpreter) or auto"),
+    trials: int = typer.Option(5, help="correctness trials per input mode"),
+    seed: int = typer.Option(0, help="base seed; every trial derives its own"),
+    timeout: float = typer.Option(300.0, help="seconds before the candidate process is killed"),
+    no_perf: bool = typer.Option(False, "--no-perf", help="skip timing"),
+    as_json: bool = typer.Option(False, "--json", help="print the full verdict record as JSON"),
+) -> None:
+    """Judge one candidate kernel. Exits 1 when it fails."""
+    from benchmarks.harness.judge import JudgeConfig, evaluate
+
+    t = _load_task(task)
+    if not candidate.is_file():
+        _die(f"candidate file {candidate} does not exist")
+    try:
+        verdict = evaluate(
+            t,
+            candidate,
+            JudgeConfig(
+                device=device, trials=trials, seed=seed, timeout_s=timeout, perf=not no_perf
+            ),
+        )
+    except (RuntimeError, ValueError) as exc:
+        _die(str(exc))
+    if as_json:
+        print(verdict.model_dump_json(indent=2))
+    else:
+        from agents.cli.verdict_view import print_verdict
+
+        print_verdict(verdict, console)
+    raise typer.Exit(0 if verdict.passed else 1)
+
+
+@app.command("doctor")
+def doctor(as_json: bool = typer.Option(False, "--json")) -> None:
+    """What this machine has: GPU and driver, torch/triton versions, ncu, sandbox, API keys."""
+    from agents.cli.doctor import collect
+
+    info = collect()
+    if as_json:
+        print(json.dumps(info, indent=2, default=str))
+        return
+    table = Table(show_header=False)
+    table.add_column("item", style="bold")
+    table.add_column("value")
+    for key, value in info.items():
+        table.add_row(key, str(value))
+    console.print(table)
+
+
+@app.command("run")
+def run_cmd(
+    task: str = typer.Option(
+        None, "--task", help="task id (see `kernforge tasks list`) or a task file"
+    ),
+    resume: str = typer.Option(
+        None, "--resume", help="continue the run with this id (or directory) from its checkpoint"
+    ),
+    llm: str = typer.Option(
+        None,
+        "--llm",
+        help="offline | openai:MODEL | anthropic:MODEL | openai-compatible:URL#MODEL | replay:FILE",
+    ),
+    method: str = typer.Option(
+        None,
+        "--method",
+        help="method preset: aka, geak, kernelagent, single-shot or offline (docs/methods.md)",
+    ),
+    budget: str = typer.Option(
+        None, "--budget", help="iterations=N,tokens=N,cost=USD,wall=S,gpu=S"
+    ),
+    iterations: int = typer.Option(None, "--iterations", help="budget: evaluator rounds"),
+    tokens: int = typer.Option(None, "--tokens", help="budget: LLM tokens"),
+    cost: float = typer.Option(None, "--cost", help="budget: estimated LLM cost in USD"),
+    wall: float = typer.Option(None, "--wall", help="budget: wall-clock seconds"),
+    gpu_seconds: float = typer.Option(None, "--gpu-seconds", help="budget: GPU seconds"),
+    device: str = typer.Option(None, "--device", help="cuda, cpu (Triton interpreter) or auto"),
+    runs_dir: str = typer.Option(
+        None, "--runs-dir", help="where run directories live (default runs/)"
+    ),
+    seed: int = typer.Option(
+        None, "--seed", help="seed for the judge's inputs and the agent's random choices"
+    ),
+    candidates: int = typer.Option(
+        None, "--candidates", help="kernels proposed in parallel per round"
+    ),
+    benchmark: bool = typer.Option(
+        None,
+        "--benchmark/--no-benchmark",
+        help="hidden provenance: never show the task's own solution",
+    ),
+    kb: str = typer.Option(None, "--kb", help="knowledge base: auto, on or off"),
+    run_id: str = typer.Option(
+        None, "--run-id", help="name the run directory (default: time-task-random)"
+    ),
+    set_: list[str] = typer.Option(
+        None, "--set", help="KEY=VALUE for any setting, e.g. --set dropout.after=2 (repeatable)"
+    ),
+    show_config: bool = typer.Option(
+        False,
+        "--show-config",
+        help="print the merged settings and where each comes from, then exit",
+    ),
+    quiet: bool = typer.Option(
+        False, "--quiet", help="no progress output (events.jsonl is still written)"
+    ),
+) -> None:
+    """Run the agent on a task: write, judge, repair and optimise Triton kernels.
+
+    Exits 0 when a correct kernel was found, 1 when none was, 2 on a usage error, 130 on Ctrl-C."""
+    from agents import api
+    from agents.core.settings import SettingsError, parse_budget, resolve
+
+    flags: dict = {
+        "llm": llm,
+        "method": method,
+        "device": device,
+        "runs_dir": runs_dir,
+        "seed": seed,
+        "agent.candidates": candidates,
+        "benchmark": benchmark,
+        "kb": kb,
+        "budget.iterations": iterations,
+        "budget.tokens": tokens,
+        "budget.cost": cost,
+        "budget.wall": wall,
+        "budget.gpu": gpu_seconds,
+    }
+    try:
+        if budget:
+            flags.update({k: v for k, v in parse_budget(budget).items() if flags.get(k) is None})
+        for item in set_ or []:
+            key, eq, value = item.partition("=")
+            if not eq:
+                raise SettingsError(f"--set {item!r}: expected KEY=VALUE")
+            flags[key.strip()] = value
+        merged = resolve(flags)
+    except SettingsError as exc:
+        _die(str(exc))
+    if show_config:
+        _print_settings(merged)
+        return
+    if not resume and not task:
+        _die("give --task <id | task file>, or --resume <run-id> (see `kernforge tasks list`)")
+    if not resume:
+        _load_task(task)
+    from agents.core.config import AgentConfig
+    from agents.core.llm.base import LLMError
+
+    try:
+        if resume:
+            result = api.resume(resume, runs_dir=merged["runs_dir"], console=console, quiet=quiet)
+        else:
+            config = AgentConfig.from_settings(task, merged, run_id=run_id)
+            result = api.start(config, merged, console=console, quiet=quiet)
+    except KeyboardInterrupt:
+        raise typer.Exit(130) from None
+    except api.RunError as exc:
+        _die(str(exc), code=1)
+    except (LLMError, ValueError, FileNotFoundError, FileExistsError, RuntimeError) as exc:
+        _die(str(exc))
+    raise typer.Exit(0 if result.best_kernel is not None else 1)
+
+
+def _print_settings(merged) -> None:  # noqa: ANN001 - agents.core.settings.Settings
+    from agents.core.settings import project_config_path, user_config_path
+
+    table = Table(
+        show_header=True,
+        header_style="bold",
+        title="kernforge settings (lowest to highest: default, preset, user file, project file, environment, flag)",
+    )
+    for col in ("key", "value", "source"):
+        table.add_column(col)
+    for key, value, source in merged.rows():
+        table.add_row(key, value, source)
+    console.print(table)
+    for label, path in (("user file", user_config_path()), ("project file", project_config_path())):
+        console.print(f"{label}: {path} ({'found' if path.is_file() else 'absent'})")
+
+
+@app.command("demo")
+def demo(task: str = typer.Option(DEFAULT_DEMO_TASK, help="task to run the demo on")) -> None:
+    """The main job on its default: the agent with the offline policy on a task, device auto.
+
+    Set-up first: the knowledge base is built once (embedding takes a while the first time) and
+    reused after. Then the run: without a GPU it checks correctness through the Triton CPU
+    interpreter and stops at the first correct kernel (speed cannot be measured there); with one
+    it also searches the kernel's tunables."""
+    import time
+
+    from agents import api
+
+    _load_task(task)
+    started = time.monotonic()
+    console.print(
+        "[bold]kernforge demo[/], set-up: the knowledge base (built on first use, then reused)"
+    )
+    try:
+        from knowledge_base.retrieve import default_kb
+
+        default_kb().ensure_built()
+        console.print(f"knowledge base ready ({time.monotonic() - started:.0f} s)")
+    except Exception as exc:  # noqa: BLE001 - chromadb/embedding failures vary; the run copes without it
+        console.print(
+            f"[yellow]knowledge base unavailable ({type(exc).__name__}: {exc}); the run goes on without it[/]"
+        )
+    console.print(
+        f"[bold]kernforge demo[/], the run: `kernforge run --task {task} --llm offline --method offline --device auto`"
+    )
+    run_started = time.monotonic()
+    try:
+        result = api.run(task, llm="offline", method="offline", device="auto", console=console)
+    except KeyboardInterrupt:
+        raise typer.Exit(130) from None
+    except (ValueError, RuntimeError) as exc:
+        _die(str(exc))
+    console.print(
+        f"\nthe run took {time.monotonic() - run_started:.0f} s (set-up {run_started - started:.0f} s)"
+    )
+    if result.best_kernel is not None:
+        console.print(f"[bold]The best kernel is at[/] {result.best_kernel}")
+    raise typer.Exit(0 if result.best_kernel is not None else 1)
+
+
+def _mount_results_commands() -> None:
+    """import / report / pairs: thin command modules whose heavy imports happen when they run."""
+    from agents.cli.bench import bench
+    from agents.cli.import_cmd import import_cmd
+    from agents.cli.pairs import pairs_app
+    from agents.cli.report import report_cmd
+
+    app.command("bench")(bench)
+    app.command("import")(import_cmd)
+    app.command("report")(report_cmd)
+    app.add_typer(pairs_app, name="pairs")
+
+
+_mount_results_commands()
+
+
+def _mount_optional() -> None:
+    """Sub-apps from packages that may be absent in a minimal install (e.g. the GPU machine)."""
+    try:
+        from knowledge_base.cli import kb_app
+    except ImportError:
+        return
+    app.add_typer(kb_app, name="kb", help="Build and search the knowledge base.")
+
+
+def main() -> None:
+    os.environ.setdefault("PYTHONUNBUFFERED", "1")
+    _mount_optional()
+    app()
+
+
+if __name__ == "__main__":
+    main()

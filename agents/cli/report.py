@@ -1,0 +1,55 @@
+"""`kernforge report`: an HTML page and a Markdown summary of a bench, an import or runs.
+
+Mount with `app.command("report")(report_cmd)`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+
+console = Console()
+err_console = Console(stderr=True)
+
+
+def report_cmd(
+    paths: list[Path] = typer.Argument(
+        ...,
+        help="bench or import folders (results.jsonl), run directories, folders of runs, "
+        "or results .jsonl/.parquet files; several devices' results may be combined",
+    ),
+    out: Path = typer.Option(
+        None,
+        "--out",
+        help="where report.html, report.md and plots/ go (default: <first path>/report)",
+    ),
+    title: str = typer.Option("kernforge report", "--title", help="the page's title"),
+) -> None:
+    """Write a self-contained HTML report (plots inline, no network) and a Markdown summary."""
+    from benchmarks.results.report import write_report
+    from benchmarks.results.rows import collect_rows
+
+    try:
+        rows, sources = collect_rows(paths)
+    except (FileNotFoundError, ValueError) as exc:
+        err_console.print(f"[bold red]error:[/] {escape(str(exc))}")
+        raise typer.Exit(2) from None
+    if not rows:
+        err_console.print(
+            f"[bold red]error:[/] no result rows in {', '.join(escape(str(p)) for p in paths)}"
+        )
+        raise typer.Exit(2)
+    first = paths[0]
+    out = out or ((first.parent if first.is_file() else first) / "report")
+    files = write_report(rows, out, sources, title)
+    scripted = sum(r.scripted for r in rows)
+    console.print(
+        f"[bold]kernforge report[/]: {len(rows)} rows from {len(sources)} source(s)"
+        + (f", {scripted} scripted (labelled)" if scripted else "")
+    )
+    console.print(
+        f"  {escape(str(files.html))}\n  {escape(str(files.markdown))}\n  {len(files.plots)} plot(s) in {escape(str(out / 'plots'))}"
+    )

@@ -1,0 +1,86 @@
+"""What every node may use besides the state: the task, the config, the model, the budget, the
+run directory, progress output. One `RunContext` per process; nodes get it bound by graph.py.
+
+The state is what the checkpoint saves; the context is rebuilt on `--resume` (its budget
+tracker and replay position restored from the state).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from agents.core.config import AgentConfig
+from agents.core.llm.base import Completion, Message, Provider
+from agents.core.llm.budget import BudgetTracker
+from agents.core.llm.replay import ReplayProvider
+from agents.core.progress import Progress
+from agents.core.rundir import RunDir
+
+
+def default_open_kb() -> Any:
+    """The project's knowledge base (built on first search if empty)."""
+    from knowledge_base.retrieve import default_kb
+
+    return default_kb()
+
+
+@dataclass
+class RunContext:
+    config: AgentConfig
+    task: Any  # benchmarks.task.Task
+    device: str  # resolved: "cpu" or "cuda"
+    run: RunDir
+    provider: Provider | None  # None: the offline policy
+    tracker: BudgetTracker
+    progress: Progress
+    open_kb: Callable[[], Any] = field(default=default_open_kb)
+
+    @property
+    def offline(self) -> bool:
+        return self.provider is None
+
+    @property
+    def can_measure(self) -> bool:
+        """Whether a speed difference can be measured here (a GPU, or the scripted test seam)."""
+        return self.device == "cuda" or self.config.scripted_measure is not None
+
+    def event(self, kind: str, **fields: Any) -> dict[str, Any]:
+        return self.run.event(kind, **fields)
+
+    def complete(
+        self, node: str, messages: list[Message], system: str, max_tokens: int = 8192
+    ) -> Completion:
+        """One model call: budget check first (raises BudgetExceeded), then record usage."""
+        if self.provider is None:
+            raise RuntimeError(f"node {node} asked for a model in an offline run (a bug)")
+        self.tracker.check()
+        completion = self.provider.complete(
+            messages, system=system, max_tokens=max_tokens, node=node
+        )
+        self.tracker.record(completion)
+        usage = completion.usage
+        self.event(
+            "llm_call",
+            node=node,
+            provider=completion.provider,
+            model=completion.model,
+            input_tokens=usage.input_tokens,
+            output_tokens=usage.output_tokens,
+            tokens_estimated=usage.estimated,
+            cost_usd=usage.cost_usd,
+            latency_s=round(completion.latency_s, 3),
+            attempts=completion.attempts,
+            truncated=completion.truncated,
+            scripted=completion.scripted,
+        )
+        return completion
+
+    def llm_updates(self) -> dict[str, Any]:
+        """State updates every node that may have called the model returns: spend and replay
+        position, so `--resume` continues counting and replaying where the checkpoint stands."""
+        updates: dict[str, Any] = {"spend": self.tracker.snapshot()}
+        if isinstance(self.provider, ReplayProvider):
+            updates["replay_served"] = sorted(set(self.provider.served))
+        return updates

@@ -1,0 +1,203 @@
+"""profile: what the optimizer is told about the incumbent's speed.
+
+Always: the judge's roofline numbers per shape (time, roofline time, attainment, launch floor).
+On a GPU with `ncu` (and `profile.ncu` on): an Nsight Compute summary of the incumbent on its
+most important shape (SpeedOfLight, memory workload, occupancy, registers/spills, stall
+reasons) condensed by `profiling.ncu.diagnose` into memory-, compute-, latency/occupancy- or
+launch-bound. Where ncu is absent or fails the profile says so and the feedback is timing only;
+without a GPU it says "not measured". Written to attempts/<incumbent>/profile.json.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from agents.core.context import RunContext
+from agents.core.state import AgentState, Attempt, incumbent
+
+NCU_TIMEOUT_S = 300.0
+
+
+def roofline_rows(verdict: dict[str, Any]) -> list[dict[str, Any]]:
+    keys = (
+        "shape",
+        "phase",
+        "weight",
+        "candidate_us",
+        "eager_us",
+        "compile_us",
+        "speedup_eager",
+        "roofline_us",
+        "attainment",
+        "iou",
+        "mfu",
+        "launch_bound",
+    )
+    return [{k: s.get(k) for k in keys} for s in verdict.get("shapes", [])]
+
+
+def timing_text(rows: list[dict[str, Any]], perf_status: str) -> str:
+    timed = [r for r in rows if r.get("candidate_us") is not None]
+    if not timed:
+        return f"timing: {perf_status}"
+    lines = []
+    for r in timed:
+        line = f"- {r['shape']} ({r['phase']}, weight {r['weight']}): {r['candidate_us']:.2f} us"
+        if r.get("eager_us"):
+            line += f", eager {r['eager_us']:.2f} us"
+        if r.get("roofline_us"):
+            line += f", roofline {r['roofline_us']:.2f} us, attainment {r['attainment']:.2f}"
+        if r.get("launch_bound"):
+            line += " (at the launch floor)"
+        lines.append(line)
+    return "\n".join(lines)
+
+
+def timing_diagnosis(rows: list[dict[str, Any]]) -> str:
+    """A diagnosis from timings alone (no counters)."""
+    timed = [r for r in rows if r.get("candidate_us") is not None]
+    if not timed:
+        return "not measured"
+    if all(r.get("launch_bound") for r in timed):
+        return (
+            "launch-bound (timing only): every shape is within 2x of the empty-kernel launch floor"
+        )
+    att = [r["attainment"] for r in timed if r.get("attainment") is not None]
+    if att:
+        worst = min(timed, key=lambda r: r.get("attainment") or 1.0)
+        return f"timing only: attainment {min(att):.2f}-{max(att):.2f} of the roofline; furthest from it: {worst['shape']}"
+    return "timing only: no roofline available"
+
+
+def kernel_regex(code: str) -> str:
+    names = []
+    for node in ast.walk(ast.parse(code)):
+        if isinstance(node, ast.FunctionDef) and any(
+            "jit" in ast.unparse(d) for d in node.decorator_list
+        ):
+            names.append(node.name)
+    return "|".join(names) or ".*"
+
+
+def run_ncu_on(ctx: RunContext, attempt: Attempt) -> dict[str, Any]:
+    """Nsight Compute summary + diagnosis of `attempt` on the heaviest GPU shape."""
+    from profiling.ncu import diagnose, run_ncu, summarize
+
+    shape = max(ctx.task.shapes, key=lambda s: s.weight)
+    code_file = ctx.run.path / attempt.code_path
+    driver = Path(__file__).resolve().parents[1] / "ncu_driver.py"
+    cmd = [
+        sys.executable,
+        str(driver),
+        "--task-file",
+        str(ctx.task.path),
+        "--dtype",
+        ctx.task.dtype,
+        "--candidate",
+        str(code_file),
+        "--shape",
+        shape.name,
+        "--seed",
+        str(ctx.config.seed),
+    ]
+    started = time.monotonic()
+    try:
+        kernels = run_ncu(cmd, kernel_regex(ctx.run.read_code(attempt)), timeout_s=NCU_TIMEOUT_S)
+    finally:
+        ctx.tracker.add_gpu_s(time.monotonic() - started)
+    summary = summarize(kernels[0])
+    return {"shape": shape.name, "summary": summary.to_dict(), "diagnosis": diagnose(summary)}
+
+
+def ncu_text(ncu: dict[str, Any]) -> str:
+    s = ncu["summary"]
+    parts = [f"on {ncu['shape']}"]
+    for key, label in (
+        ("duration_us", "duration {:.2f} us"),
+        ("sm_throughput_pct", "SM {:.0f}%"),
+        ("dram_throughput_pct", "DRAM {:.0f}%"),
+        ("achieved_occupancy_pct", "occupancy {:.0f}%"),
+        ("registers_per_thread", "{:.0f} registers/thread"),
+    ):
+        if s.get(key) is not None:
+            parts.append(label.format(s[key]))
+    if s.get("spills"):
+        parts.append("register spills")
+    if s.get("top_stalls"):
+        parts.append("top stalls " + ", ".join(f"{n} {v:.1f}" for n, v in s["top_stalls"]))
+    return "; ".join(parts)
+
+
+def profile(state: AgentState, ctx: RunContext) -> dict[str, Any]:
+    best = incumbent(state)
+    if best is None:
+        return {}
+    current = state.get("profile")
+    if current and current.get("attempt_id") == best.id:
+        return {}  # this incumbent is profiled already
+    verdict = json.loads(
+        (ctx.run.attempt_dir(best.id) / "verdict.json").read_text(encoding="utf-8")
+    )
+    rows = roofline_rows(verdict)
+    result: dict[str, Any] = {
+        "attempt_id": best.id,
+        "device": ctx.device,
+        "roofline": rows,
+        "timing": timing_text(rows, best.verdict.perf_status),
+        "ncu": None,
+    }
+    if ctx.device != "cuda":
+        result["feedback"] = "not measured"
+        result["diagnosis"] = "not measured (no GPU): the CPU interpreter checks correctness only"
+    elif not ctx.config.ncu:
+        result["feedback"] = "timing only"
+        result["diagnosis"] = f"{timing_diagnosis(rows)} (Nsight Compute off: profile.ncu = false)"
+    else:
+        from profiling.ncu import ncu_available
+
+        if not ncu_available():
+            result["feedback"] = "timing only"
+            result["diagnosis"] = (
+                f"{timing_diagnosis(rows)} (ncu is not installed here: timing-only feedback)"
+            )
+        else:
+            try:
+                ncu = run_ncu_on(ctx, best)
+            except (
+                RuntimeError,
+                OSError,
+                ValueError,
+                IndexError,
+                subprocess.SubprocessError,
+            ) as exc:
+                result["feedback"] = "timing only"
+                result["ncu_error"] = str(exc)[-1500:]
+                result["diagnosis"] = (
+                    f"{timing_diagnosis(rows)} (ncu failed: {str(exc).splitlines()[0][:200]}; timing-only feedback)"
+                )
+            else:
+                result["feedback"] = "ncu"
+                result["ncu_raw"] = ncu
+                result["ncu"] = ncu_text(ncu)
+                result["diagnosis"] = ncu["diagnosis"]
+    path = ctx.run.write_profile(best.id, result)
+    updated = best.model_copy(update={"profile_path": path})
+    ctx.run.update_attempt_record(updated)
+    ctx.event(
+        "profile",
+        attempt=best.id,
+        feedback=result["feedback"],
+        diagnosis=result["diagnosis"],
+        ncu=result["ncu"],
+    )
+    ctx.progress.note(f"profile of attempt {best.id}: {result['diagnosis']}")
+    return {
+        "profile": {k: v for k, v in result.items() if k not in ("roofline", "ncu_raw")},
+        "attempts": [updated],
+    }

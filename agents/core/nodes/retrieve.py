@@ -1,0 +1,98 @@
+"""retrieve: what the agent knows before it writes a line: the device and its ceilings, the
+knowledge base's documents and kernels for this task, and the reference kernels the offline
+policy may start from.
+
+The knowledge base is optional unless `kb = "on"`: with `kb = "auto"` a failure to open, build or
+search it is logged and the run goes on without retrieved knowledge (in normal mode the offline
+policy still has the task's own solution). In benchmark mode every search hides the task, and
+the task's own solution is never read.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from agents.core.context import RunContext
+from agents.core.prompting import device_info
+from agents.core.state import AgentState
+from agents.offline import policy as offline
+
+KNOWLEDGE_HITS = 5
+KERNEL_HITS = 4
+
+
+def _hit_row(hit: Any) -> dict[str, Any]:
+    return {
+        "id": hit.id,
+        "kind": hit.kind,
+        "title": hit.title,
+        "path": hit.path,
+        "tier": hit.tier,
+        "score": round(float(hit.score), 4),
+        "snippet": hit.snippet,
+        "text": hit.text,
+    }
+
+
+def search_kb(ctx: RunContext) -> tuple[list[dict[str, Any]], list[dict[str, Any]], str]:
+    """(knowledge hits, kernel hits, note). Raises only when kb = "on" and the KB fails."""
+    mode = ctx.config.kb
+    if mode == "off":
+        return [], [], "knowledge base off (kb = off)"
+    hidden = ctx.task.id if ctx.config.benchmark else None
+    try:
+        kb = ctx.open_kb()
+        knowledge = kb.search("", k=KNOWLEDGE_HITS, task=ctx.task, hidden_task=hidden)
+        kernels = kb.search("", k=KERNEL_HITS, task=ctx.task, hidden_task=hidden, kinds=("kernel",))
+    except Exception as exc:  # chromadb, embeddings, a missing model: the KB is optional in auto
+        if mode == "on":
+            raise RuntimeError(
+                f"the knowledge base is required (kb = on) but failed: {type(exc).__name__}: {exc}"
+            ) from exc
+        return (
+            [],
+            [],
+            f"knowledge base unavailable ({type(exc).__name__}: {exc}); continuing without it",
+        )
+    hidden_note = f", task {hidden} hidden" if hidden else ""
+    return (
+        [_hit_row(h) for h in knowledge],
+        [_hit_row(h) for h in kernels],
+        f"{len(knowledge)} documents/kernels retrieved{hidden_note}",
+    )
+
+
+def retrieve(state: AgentState, ctx: RunContext) -> dict[str, Any]:
+    device = device_info(ctx.device, ctx.task)
+    ctx.event("device", **device)
+    knowledge, kernel_hits, note = search_kb(ctx)
+    ctx.event(
+        "retrieve",
+        note=note,
+        hits=[{k: h[k] for k in ("id", "kind", "path", "tier", "score")} for h in knowledge],
+        kernel_hits=[h["id"] for h in kernel_hits],
+        benchmark=ctx.config.benchmark,
+    )
+    ctx.progress.note(f"retrieve: {note}")
+    references = offline.reference_kernels(ctx.task, kernel_hits, benchmark=ctx.config.benchmark)
+    if ctx.offline and ctx.config.codegen:
+        references, codegen_note = offline.with_generated(
+            ctx.task, references, benchmark=ctx.config.benchmark
+        )
+        ctx.event("codegen", note=codegen_note)
+        ctx.progress.note(f"offline policy: {codegen_note}")
+        listed = ", ".join(f"{r['id']} ({r['how']})" for r in references) or "none"
+        ctx.event(
+            "references",
+            references=[{k: r[k] for k in ("id", "path", "how", "tunables")} for r in references],
+        )
+        ctx.progress.note(f"offline policy: reference kernels: {listed}")
+    return {
+        "task_id": ctx.task.id,
+        "device_info": device,
+        "retrieved": [
+            {k: v for k, v in h.items() if k != "text" or h["kind"] == "kernel"} for h in knowledge
+        ],
+        "references": references,
+        "knowledge_note": note,
+    }

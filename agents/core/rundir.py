@@ -1,0 +1,236 @@
+"""A run directory: plain files a person (or a script) can read, written so a crash loses nothing.
+
+    runs/<run-id>/
+      manifest.json        config, settings and their sources, versions, device fingerprint, git
+      checkpoint.sqlite    LangGraph checkpoint (what `--resume` continues from)
+      events.jsonl         one JSON object per line: what happened, when, with numbers
+      budget.json          tokens, cost, wall and GPU time spent so far
+      attempts/<n>/        code.py, verdict.json, attempt.json, prompt.md, reply.md, profile.json
+      best/                kernel.py + summary.json (the incumbent; updated when it changes)
+      pairs.jsonl          error -> fix transition pairs (agents/core/pairs.py)
+      model_test/          the model-written test (agent.llm_tests): test_kernel.py, prompt.md, reply.md
+
+Each attempt's folder is written whole into a temporary folder and renamed into place, so an
+attempt folder either is complete or does not exist; every JSON file is replaced atomically;
+events and pairs are appended line by line and flushed to disk.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import shutil
+import threading
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from agents.core.state import Attempt
+
+MANIFEST = "manifest.json"
+CHECKPOINT = "checkpoint.sqlite"
+EVENTS = "events.jsonl"
+PAIRS = "pairs.jsonl"
+BUDGET = "budget.json"
+
+
+def new_run_id(task_id: str) -> str:
+    stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
+    return f"{stamp}-{task_id}-{secrets.token_hex(2)}"
+
+
+def write_json_atomic(path: Path, data: Any) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(data, indent=2, default=str) + "\n", encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def _append_line(path: Path, record: dict[str, Any]) -> None:
+    with path.open("a", encoding="utf-8") as f:
+        f.write(json.dumps(record, default=str) + "\n")
+        f.flush()
+        os.fsync(f.fileno())
+
+
+class RunDir:
+    """The files of one run."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = Path(path)
+        self._lock = threading.Lock()
+        self._t0 = time.monotonic()
+
+    # -- locating -------------------------------------------------------------------------
+    @classmethod
+    def create(cls, runs_dir: str | Path, run_id: str) -> RunDir:
+        path = Path(runs_dir) / run_id
+        if path.exists() and any(path.iterdir()):
+            raise FileExistsError(
+                f"run directory {path} already exists; resume it with `kernforge run --resume {run_id}` "
+                "or choose another --run-id"
+            )
+        (path / "attempts").mkdir(parents=True, exist_ok=True)
+        return cls(path)
+
+    @classmethod
+    def find(cls, ref: str | Path, runs_dir: str | Path) -> RunDir:
+        """A run by id (under `runs_dir`) or by path; a clear error when there is none."""
+        for candidate in (Path(ref), Path(runs_dir) / str(ref)):
+            if (candidate / MANIFEST).is_file():
+                return cls(candidate)
+        raise FileNotFoundError(
+            f"no run {ref!r}: neither {ref} nor {Path(runs_dir) / str(ref)} holds a {MANIFEST} "
+            "(list runs with `ls runs/`, or pass --runs-dir)"
+        )
+
+    @property
+    def run_id(self) -> str:
+        return self.path.name
+
+    @property
+    def checkpoint(self) -> Path:
+        return self.path / CHECKPOINT
+
+    def rel(self, path: Path) -> str:
+        return str(path.relative_to(self.path))
+
+    # -- manifest, budget -----------------------------------------------------------------
+    def write_manifest(self, manifest: dict[str, Any]) -> None:
+        write_json_atomic(self.path / MANIFEST, manifest)
+
+    def manifest(self) -> dict[str, Any]:
+        return json.loads((self.path / MANIFEST).read_text(encoding="utf-8"))
+
+    def write_budget(self, snapshot: dict[str, Any]) -> None:
+        write_json_atomic(self.path / BUDGET, snapshot)
+
+    # -- events -----------------------------------------------------------------------------
+    def event(self, kind: str, **fields: Any) -> dict[str, Any]:
+        record = {
+            "t": datetime.now(UTC).isoformat(timespec="milliseconds"),
+            "elapsed_s": round(time.monotonic() - self._t0, 3),
+            "event": kind,
+            **fields,
+        }
+        with self._lock:
+            _append_line(self.path / EVENTS, record)
+        return record
+
+    def events(self) -> list[dict[str, Any]]:
+        path = self.path / EVENTS
+        if not path.is_file():
+            return []
+        return [
+            json.loads(line)
+            for line in path.read_text(encoding="utf-8").splitlines()
+            if line.strip()
+        ]
+
+    # -- attempts ---------------------------------------------------------------------------
+    def attempt_dir(self, attempt_id: int) -> Path:
+        return self.path / "attempts" / str(attempt_id)
+
+    def attempt_ids_on_disk(self) -> list[int]:
+        root = self.path / "attempts"
+        if not root.is_dir():
+            return []
+        return sorted(int(p.name) for p in root.iterdir() if p.is_dir() and p.name.isdigit())
+
+    def read_attempt(self, attempt_id: int) -> Attempt | None:
+        path = self.attempt_dir(attempt_id) / "attempt.json"
+        if not path.is_file():
+            return None
+        return Attempt.model_validate_json(path.read_text(encoding="utf-8"))
+
+    def find_attempt(self, key: str) -> Attempt | None:
+        """The attempt already on disk for a candidate key (work done before a crash), if any."""
+        for attempt_id in self.attempt_ids_on_disk():
+            attempt = self.read_attempt(attempt_id)
+            if attempt is not None and attempt.key == key:
+                return attempt
+        return None
+
+    def write_attempt(
+        self, attempt: Attempt, code: str, verdict_json: str, prompt: str, reply: str
+    ) -> None:
+        """Write an attempt's folder in one piece (temporary folder, then rename)."""
+        final = self.attempt_dir(attempt.id)
+        tmp = final.with_name(f".{attempt.id}.{os.getpid()}.tmp")
+        shutil.rmtree(tmp, ignore_errors=True)
+        tmp.mkdir(parents=True)
+        (tmp / "code.py").write_text(code, encoding="utf-8")
+        (tmp / "verdict.json").write_text(verdict_json + "\n", encoding="utf-8")
+        if prompt:
+            (tmp / "prompt.md").write_text(prompt, encoding="utf-8")
+        if reply:
+            (tmp / "reply.md").write_text(reply, encoding="utf-8")
+        (tmp / "attempt.json").write_text(
+            attempt.model_dump_json(indent=2) + "\n", encoding="utf-8"
+        )
+        for f in tmp.iterdir():
+            with f.open("rb") as handle:
+                os.fsync(handle.fileno())
+        if final.exists():  # a half-known folder from a killed process: keep it aside, never delete
+            final.rename(final.with_name(f".{attempt.id}.replaced.{int(time.time())}"))
+        os.replace(tmp, final)
+
+    def update_attempt_record(self, attempt: Attempt) -> None:
+        """Rewrite attempt.json (acceptance, masking, profile path); code and verdict stay untouched."""
+        write_json_atomic(
+            self.attempt_dir(attempt.id) / "attempt.json", attempt.model_dump(mode="json")
+        )
+
+    def write_profile(self, attempt_id: int, profile: dict[str, Any]) -> str:
+        path = self.attempt_dir(attempt_id) / "profile.json"
+        write_json_atomic(path, profile)
+        return self.rel(path)
+
+    def read_code(self, attempt: Attempt) -> str:
+        return (self.path / attempt.code_path).read_text(encoding="utf-8")
+
+    def write_model_test(self, code: str, prompt: str, reply: str) -> str:
+        """Save the model-written test (agent.llm_tests); returns its path in the run."""
+        from agents.core.model_tests import TEST_FILE
+
+        folder = self.path / "model_test"
+        folder.mkdir(exist_ok=True)
+        for name, text in (("prompt.md", prompt), ("reply.md", reply), (TEST_FILE, code)):
+            tmp = folder / f".{name}.tmp"
+            tmp.write_text(text, encoding="utf-8")
+            os.replace(tmp, folder / name)
+        return self.rel(folder / TEST_FILE)
+
+    # -- best, pairs ------------------------------------------------------------------------
+    def write_best(self, code: str, summary: dict[str, Any]) -> Path:
+        best = self.path / "best"
+        best.mkdir(exist_ok=True)
+        tmp = best / ".kernel.py.tmp"
+        tmp.write_text(code, encoding="utf-8")
+        os.replace(tmp, best / "kernel.py")
+        write_json_atomic(best / "summary.json", summary)
+        return best / "kernel.py"
+
+    def pairs(self) -> list[dict[str, Any]]:
+        path = self.path / PAIRS
+        if not path.is_file():
+            return []
+        return [
+            json.loads(line)
+            for line in path.read_text(encoding="utf-8").splitlines()
+            if line.strip()
+        ]
+
+    def append_pair(self, record: dict[str, Any]) -> bool:
+        """Append an error->fix pair unless the same (failing, fixing) pair is already there."""
+        with self._lock:
+            for existing in self.pairs():
+                if (existing["failing"]["id"], existing["fixing"]["id"]) == (
+                    record["failing"]["id"],
+                    record["fixing"]["id"],
+                ):
+                    return False
+            _append_line(self.path / PAIRS, record)
+        return True

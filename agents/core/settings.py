@@ -1,0 +1,393 @@
+"""Settings: every knob of a run, where its value came from, and how the layers merge.
+
+Layers, lowest first (a later layer overrides an earlier one):
+
+    1. built-in default                 (the `default` column of SETTINGS)
+    2. method preset                    (agents/core/presets.py, chosen by `method`)
+    3. user file                        $XDG_CONFIG_HOME/kernforge/kernforge.toml
+                                        (default ~/.config/kernforge/kernforge.toml)
+    4. project file                     ./kernforge.toml
+    5. environment                      KERNFORGE_<KEY>, dots as underscores:
+                                        budget.iterations -> KERNFORGE_BUDGET_ITERATIONS
+    6. command-line flags
+
+A kernforge.toml uses tables for dotted keys:
+
+    llm = "openai:gpt-5.5"
+    method = "aka"
+    [budget]
+    iterations = 12
+    cost = 2.0
+    [dropout]
+    after = 3
+
+`kernforge run --show-config` prints the merged result with each value's source. Unknown keys and
+values of the wrong type are errors that name the file (or variable) and the key.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from agents.core.presets import PRESETS, preset
+
+ENV_PREFIX = "KERNFORGE_"
+
+
+class SettingsError(ValueError):
+    """A setting that cannot be used, naming where it came from."""
+
+
+@dataclass(frozen=True)
+class Setting:
+    key: str
+    kind: str  # "str", "int", "float", "bool"; "int?" / "float?" accept none
+    default: Any
+    help: str
+    choices: tuple[str, ...] = ()
+
+    @property
+    def env(self) -> str:
+        return ENV_PREFIX + self.key.upper().replace(".", "_")
+
+
+SETTINGS: tuple[Setting, ...] = (
+    Setting(
+        "llm",
+        "str",
+        None,
+        "offline | openai:MODEL | anthropic:MODEL | openai-compatible:URL#MODEL | replay:FILE (default: a provider whose key is set, else offline)",
+    ),
+    Setting(
+        "method",
+        "str",
+        "aka",
+        "method preset (docs/methods.md): " + ", ".join(PRESETS),
+        tuple(PRESETS),
+    ),
+    Setting(
+        "device",
+        "str",
+        "auto",
+        "where candidates run: cuda, cpu (Triton interpreter) or auto",
+        ("auto", "cuda", "cpu"),
+    ),
+    Setting("runs_dir", "str", "runs", "where run directories are created"),
+    Setting("seed", "int", 0, "seed for the judge's inputs and the agent's random choices"),
+    Setting(
+        "benchmark",
+        "bool",
+        False,
+        "hidden provenance: never show the agent the task's own solution or anything derived from it",
+    ),
+    Setting(
+        "kb",
+        "str",
+        "auto",
+        "knowledge base: auto (use it, build it if empty, carry on without it if it fails), on (required), off",
+        ("auto", "on", "off"),
+    ),
+    Setting(
+        "budget.iterations", "int", 8, "evaluator rounds (each judges one batch of candidates)"
+    ),
+    Setting("budget.tokens", "int?", None, "LLM tokens, input plus output"),
+    Setting("budget.cost", "float?", None, "estimated LLM cost in USD"),
+    Setting(
+        "budget.wall", "float?", None, "wall-clock seconds for the whole run (resumes included)"
+    ),
+    Setting(
+        "budget.gpu", "float?", None, "GPU seconds (judge, re-measurement and profiling on a GPU)"
+    ),
+    Setting("agent.candidates", "int", 2, "kernels proposed in parallel per generator round"),
+    Setting("agent.reflect", "bool", True, "diagnose failures with the reflector before repairing"),
+    Setting(
+        "agent.lineage",
+        "str",
+        "shared",
+        "whose failure each parallel slot repairs: shared (the round's first failure) or "
+        "per_slot (its own previous kernel: independent parallel chains)",
+        ("shared", "per_slot"),
+    ),
+    Setting(
+        "agent.max_repairs",
+        "int",
+        3,
+        "repairs of one approach (a fresh kernel or an optimizer proposal) before it is abandoned; "
+        "without a correct kernel the run then gives up (or restarts, see agent.restart)",
+    ),
+    Setting(
+        "agent.restart",
+        "bool",
+        False,
+        "without a correct kernel, follow an abandoned approach with a fresh one instead of "
+        "giving up (the budget bounds the run)",
+    ),
+    Setting(
+        "offline.codegen",
+        "bool",
+        True,
+        "the offline policy also writes a kernel by rules from the task's PyTorch reference "
+        "(agents/offline/codegen/generate.py: pointwise, row-wise and whole-tensor reductions) and tries it first "
+        "in benchmark mode",
+    ),
+    Setting(
+        "agent.first_success",
+        "bool",
+        False,
+        "the first correct kernel ends the run: later candidates of its round are not judged",
+    ),
+    Setting(
+        "agent.optimize",
+        "bool",
+        True,
+        "optimise correct kernels (profile -> optimizer -> measure-revise)",
+    ),
+    Setting(
+        "agent.ancestors",
+        "int",
+        1,
+        "best correct kernels (fastest first) shown to the optimizer; the incumbent is one of them",
+    ),
+    Setting(
+        "agent.llm_tests",
+        "bool",
+        False,
+        "the model writes a test script once; every candidate runs it and its output is "
+        "feedback for repairs (the judge alone decides correctness)",
+    ),
+    Setting(
+        "agent.nocode_retries",
+        "int",
+        2,
+        "times a reply without usable code is fed back before giving up on that call",
+    ),
+    Setting(
+        "agent.history_window", "int", 6, "attempts shown in prompts (the incumbent always is)"
+    ),
+    Setting(
+        "agent.target_attainment",
+        "float",
+        0.9,
+        "finish once the incumbent's median roofline attainment reaches this",
+    ),
+    Setting(
+        "dropout.enabled", "bool", True, "mask a random half of the visible history on stagnation"
+    ),
+    Setting("dropout.after", "int", 3, "rounds without an accepted improvement before dropout (k)"),
+    Setting("dropout.every", "int", 0, "also drop out every m rounds once optimising (0: never)"),
+    Setting("judge.trials", "int", 3, "correctness trials per input mode"),
+    Setting("judge.timeout", "float", 300.0, "seconds before a candidate process is killed"),
+    Setting(
+        "judge.remeasure_rounds",
+        "int",
+        2,
+        "rounds of incumbent/candidate/candidate/incumbent timing",
+    ),
+    Setting(
+        "profile.ncu",
+        "bool",
+        True,
+        "profile the incumbent with Nsight Compute when ncu is present (GPU only)",
+    ),
+)
+BY_KEY: dict[str, Setting] = {s.key: s for s in SETTINGS}
+
+_TRUE = {"1", "true", "yes", "on"}
+_FALSE = {"0", "false", "no", "off"}
+
+
+def convert(setting: Setting, value: Any, where: str) -> Any:
+    """`value` (from TOML, the environment or a flag) as the setting's type."""
+    kind = setting.kind.rstrip("?")
+    optional = setting.kind.endswith("?")
+    if optional and (
+        value is None or (isinstance(value, str) and value.strip().lower() in ("", "none"))
+    ):
+        return None
+    try:
+        if kind == "bool":
+            if isinstance(value, bool):
+                return value
+            text = str(value).strip().lower()
+            if text in _TRUE:
+                return True
+            if text in _FALSE:
+                return False
+            raise ValueError("expected true or false")
+        if kind == "int":
+            if isinstance(value, bool) or (isinstance(value, float) and not value.is_integer()):
+                raise ValueError("expected an integer")
+            return int(value)
+        if kind == "float":
+            if isinstance(value, bool):
+                raise ValueError("expected a number")
+            return float(value)
+        if not isinstance(value, str):
+            raise ValueError("expected a string")
+        value = value.strip()
+    except ValueError as exc:
+        raise SettingsError(f"{where}: {setting.key} = {value!r}: {exc}") from None
+    if setting.choices and value not in setting.choices:
+        raise SettingsError(
+            f"{where}: {setting.key} = {value!r}: expected one of {', '.join(setting.choices)}"
+        )
+    return value
+
+
+def _flatten(table: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in table.items():
+        dotted = f"{prefix}{key}"
+        if isinstance(value, Mapping):
+            out.update(_flatten(value, dotted + "."))
+        else:
+            out[dotted] = value
+    return out
+
+
+def read_toml(path: Path) -> dict[str, Any]:
+    """A kernforge.toml as {dotted key: typed value}; errors name the file and the key."""
+    try:
+        raw = tomllib.loads(path.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as exc:
+        raise SettingsError(f"{path}: not valid TOML: {exc}") from exc
+    out = {}
+    for key, value in _flatten(raw).items():
+        if key not in BY_KEY:
+            raise SettingsError(f"{path}: unknown setting {key!r}; known: {', '.join(BY_KEY)}")
+        out[key] = convert(BY_KEY[key], value, str(path))
+    return out
+
+
+def user_config_path(env: Mapping[str, str] | None = None) -> Path:
+    env = os.environ if env is None else env
+    base = env.get("XDG_CONFIG_HOME") or str(Path(env.get("HOME", "~")).expanduser() / ".config")
+    return Path(base).expanduser() / "kernforge" / "kernforge.toml"
+
+
+def project_config_path(cwd: Path | None = None) -> Path:
+    return (cwd or Path.cwd()) / "kernforge.toml"
+
+
+@dataclass
+class Settings:
+    """Merged values and, for each, the layer it came from."""
+
+    values: dict[str, Any]
+    sources: dict[str, str]
+
+    def __getitem__(self, key: str) -> Any:
+        return self.values[key]
+
+    def rows(self) -> list[tuple[str, str, str]]:
+        """(key, value, source) in SETTINGS order, for printing."""
+        return [(s.key, _show(self.values[s.key]), self.sources[s.key]) for s in SETTINGS]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"values": dict(self.values), "sources": dict(self.sources)}
+
+
+def _show(value: Any) -> str:
+    if value is None:
+        return "none"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def resolve(
+    flags: Mapping[str, Any] | None = None,
+    *,
+    env: Mapping[str, str] | None = None,
+    cwd: Path | None = None,
+    user_file: Path | None = None,
+    project_file: Path | None = None,
+) -> Settings:
+    """Merge every layer. `flags` maps dotted keys to values; None means "not given"."""
+    from agents.core.llm.factory import default_spec
+
+    env = os.environ if env is None else env
+    flags = {k: v for k, v in (flags or {}).items() if v is not None}
+    for key in flags:
+        if key not in BY_KEY:
+            raise SettingsError(f"unknown setting {key!r} given as a flag")
+    user_file = user_file or user_config_path(env)
+    project_file = project_file or project_config_path(cwd)
+
+    layers: list[tuple[str, dict[str, Any]]] = []
+    if user_file.is_file():
+        layers.append((f"user file {user_file}", read_toml(user_file)))
+    if project_file.is_file() and project_file.resolve() != user_file.resolve():
+        layers.append((f"project file {project_file}", read_toml(project_file)))
+    env_layer = {}
+    for setting in SETTINGS:
+        if setting.env in env:
+            env_layer[setting.key] = convert(
+                setting, env[setting.env], f"environment {setting.env}"
+            )
+    typed_flags = {k: convert(BY_KEY[k], v, f"flag --{k}") for k, v in flags.items()}
+
+    values: dict[str, Any] = {s.key: s.default for s in SETTINGS}
+    sources: dict[str, str] = {s.key: "default" for s in SETTINGS}
+    # The method decides the preset, so find it first across the user's layers.
+    method = values["method"]
+    for _, layer in [*layers, ("env", env_layer), ("flags", typed_flags)]:
+        method = layer.get("method", method)
+    try:
+        chosen = preset(method)
+    except ValueError as exc:
+        raise SettingsError(str(exc)) from None
+    ordered = [
+        (f"preset {method}", chosen),
+        *layers,
+        ("environment", env_layer),
+        ("flag", typed_flags),
+    ]
+    for label, layer in ordered:
+        for key, value in layer.items():
+            values[key] = value
+            sources[key] = _label(label, key)
+    if values["llm"] is None:
+        values["llm"] = default_spec(env)
+        sources["llm"] = (
+            "default (no OPENAI_API_KEY or ANTHROPIC_API_KEY set: offline policy)"
+            if values["llm"] == "offline"
+            else "default (an API key is set)"
+        )
+    return Settings(values, sources)
+
+
+def _label(layer: str, key: str) -> str:
+    if layer == "environment":
+        return f"environment {BY_KEY[key].env}"
+    if layer == "flag":
+        return f"flag --{key}"
+    return layer
+
+
+BUDGET_KEYS = {
+    "iterations": "budget.iterations",
+    "tokens": "budget.tokens",
+    "cost": "budget.cost",
+    "wall": "budget.wall",
+    "gpu": "budget.gpu",
+}
+
+
+def parse_budget(text: str) -> dict[str, str]:
+    """`iterations=8,tokens=200000,cost=2,wall=1800,gpu=600` -> {dotted key: value text}."""
+    out: dict[str, str] = {}
+    for part in filter(None, (p.strip() for p in text.split(","))):
+        name, eq, value = part.partition("=")
+        name = name.strip()
+        if not eq or name not in BUDGET_KEYS or not value.strip():
+            raise SettingsError(
+                f"--budget {text!r}: bad item {part!r}; expected NAME=VALUE with NAME one of {', '.join(BUDGET_KEYS)}"
+            )
+        out[BUDGET_KEYS[name]] = value.strip()
+    return out

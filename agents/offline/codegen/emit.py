@@ -1,0 +1,622 @@
+"""Writing a generated kernel: from the small program `agents.offline.codegen.generate` builds to Python source.
+
+The program is straight-line code over named values (`Stmt`), each either a *tile* (a vector of
+BLOCK elements: the output's elements, or a per-column vector) or one value per program (a
+per-row value, a scalar, a reduction's result). The kernels written from it:
+
+- pointwise: flat over the output's elements; each program handles BLOCK of them, the last
+  block masked, int64 offsets.
+- row, one pass: one program per row, the whole row in one tile of BLOCK_N = next_power_of_2(N)
+  columns; reductions run over the tile with the identity in the masked lanes.
+- row, looped: the same program for rows too long for one tile. Each reduction gets its own loop
+  over the row in tiles of BLOCK_N, recomputing the elementwise values it needs from the inputs;
+  a last loop computes and stores the outputs. The launcher picks this kernel when the row does
+  not fit in MAX_BLOCK_N columns.
+- total: whole-tensor reductions in two kernels: each program of the first reduces BLOCK
+  elements to one partial per reduction, one program of the second reduces the partials in a
+  fixed order (deterministic) and computes the scalar results.
+- gemm: one program per (BLOCK_M, BLOCK_N) tile of a matrix product (grid axis 2: the batch of
+  a bmm); the operands are read through the strides the launcher passes, K in BLOCK_K steps,
+  tl.dot accumulating in fp32; the epilogue statements run on the [BLOCK_M, BLOCK_N] tile with
+  `row` ([BLOCK_M, 1], the output's flat row) and `cols` ([1, BLOCK_N]) in place of the row
+  kernel's scalars, so per-row and per-column loads broadcast over it.
+
+Everything inside a kernel is computed in fp32 (loads convert); a value the reference holds in
+fp16, bf16 or fp8 is rounded to that type where the reference rounds it; stores cast to the
+output's dtype.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+import torch
+
+TL_DTYPES: dict[torch.dtype, str] = {
+    torch.float16: "tl.float16",
+    torch.bfloat16: "tl.bfloat16",
+    torch.float32: "tl.float32",
+    torch.float64: "tl.float64",
+    torch.int8: "tl.int8",
+    torch.int16: "tl.int16",
+    torch.int32: "tl.int32",
+    torch.int64: "tl.int64",
+    torch.uint8: "tl.uint8",
+    torch.bool: "tl.int1",
+    torch.float8_e4m3fn: "tl.float8e4nv",
+    torch.float8_e5m2: "tl.float8e5",
+}
+
+POINTWISE_TUNABLES = {"BLOCK": [256, 512, 1024, 2048, 4096], "num_warps": [2, 4, 8]}
+ROW_TUNABLES = {"num_warps": [1, 2, 4, 8], "MAX_BLOCK_N": [2048, 4096, 8192, 16384]}
+GEMM_TUNABLES = {
+    "BLOCK_M": [16, 32, 64, 128, 256],
+    "BLOCK_N": [16, 32, 64, 128, 256],
+    "BLOCK_K": [16, 32, 64, 128],
+    "num_warps": [2, 4, 8],
+    "num_stages": [2, 3, 4, 5],
+}
+# names the gemm kernel and launcher use besides the others' (parameters may not take them)
+GEMM_WORDS = set("M K B BLOCK_M BLOCK_K num_stages".split())
+TILE_KINDS = ("full", "col", "batch_col")
+ROW_KINDS = ("row", "scalar", "batch_row")
+
+# names the kernels and launchers use for themselves
+KERNEL_WORDS = set("pid offs mask row base cols start N n tl float range".split())
+LAUNCHER_WORDS = set("N R n P BLOCK BLOCK_N MAX_BLOCK_N num_warps grid torch triton tl".split())
+_GENERATED = re.compile(r"^(v|acc)\d+$")
+_LAUNCHER_GENERATED = re.compile(
+    r"^(out|part|group_)\d+$|_row_stride$|^(inv|sqrt|rsqrt)_|_dim\d+$|_last$"
+)
+
+
+@dataclass(frozen=True)
+class Param:
+    """A tensor input the kernel reads."""
+
+    name: str  # the entry point's parameter
+    var: str  # the kernel variable holding its loaded value
+    kind: str  # codegen_shapes.Kind.name; "wide" ones are read by slice statements, not loaded
+    dtype: torch.dtype
+    group: str = ""  # batch kinds: the kernel argument counting the rows that share one value
+
+
+@dataclass(frozen=True)
+class Stmt:
+    """`target = expr` in the kernel (for a reduction: target = reduce(expr) over the row)."""
+
+    target: str
+    expr: str
+    tile: bool  # a vector over the tile's columns/elements, else one value per program
+    deps: tuple[str, ...]  # the variables expr reads
+    note: str  # the aten op it translates
+    reduce: str | None = None  # "sum" | "max" | "min"
+    deps_reduced: bool = False  # reads a reduction's result (directly or not)
+
+
+@dataclass(frozen=True)
+class Output:
+    var: str  # the kernel variable stored
+    kind: str  # "full" | "row" | "scalar"
+    dtype: torch.dtype
+    shape: str  # the launcher's expression for its shape
+
+
+@dataclass(frozen=True)
+class Gemm:
+    """The matrix multiply of a gemm program: parameters a and b viewed by a_views/b_views
+    (launcher text such as '.permute(1, 0)'), multiplied in dot_dtype; bmm when batched."""
+
+    a: str
+    b: str
+    a_views: str
+    b_views: str
+    dot_dtype: torch.dtype
+    batched: bool
+
+
+@dataclass
+class Program:
+    entry_point: str
+    structure: str  # "pointwise" | "row" | "total" | "gemm"
+    params: list[str]  # the entry point's positional parameters, in order
+    primary: str  # the input whose shape is the problem's shape
+    inputs: list[Param]
+    stmts: list[Stmt]
+    outputs: list[Output]
+    ops: list[str]
+    symbols: dict[str, str] = field(default_factory=dict)  # kernel arg -> launcher expression
+    helpers: set[str] = field(default_factory=set)
+    tuple_output: bool = False  # the reference returns a tuple (even of one tensor)
+    width: str = ""  # row structure: the launcher's expression for N
+    gemm: Gemm | None = None  # gemm structure: the multiply
+
+
+def safe_name(name: str, taken: set[str]) -> str:
+    """A kernel variable for parameter `name`: the name itself unless the kernel uses it."""
+    if name.startswith("_"):
+        name = "in" + name
+    while name in taken or name in KERNEL_WORDS or _GENERATED.match(name):
+        name = name + "_"
+    return name
+
+
+def launcher_clash(params: list[str]) -> str | None:
+    """A parameter name the launcher would overwrite (it uses N, R, out0, BLOCK... itself)."""
+    for name in params:
+        if name in LAUNCHER_WORDS or _LAUNCHER_GENERATED.search(name):
+            return name
+    return None
+
+
+# -- helpers written into the module when used ---------------------------------------------------
+
+HELPERS: dict[str, str] = {
+    "_expm1": '''
+@triton.jit
+def _expm1(x):
+    """exp(x) - 1 without cancellation near 0: a Taylor polynomial for |x| < 0.25."""
+    p = x * (1.0 + x * (0.5 + x * (1.0 / 6.0 + x * (1.0 / 24.0 + x * (1.0 / 120.0 + x * (1.0 / 720.0 + x * (1.0 / 5040.0)))))))
+    return tl.where(tl.abs(x) < 0.25, p, tl.exp(x) - 1.0)
+''',
+    "_log1p": '''
+@triton.jit
+def _log1p(x):
+    """log(1 + x) without cancellation near 0 (Goldberg: log(u) * x / (u - 1) with u = 1 + x)."""
+    u = 1.0 + x
+    d = tl.where(u == 1.0, 1.0, u - 1.0)
+    return tl.where(u == 1.0, x, tl.where(u == float("inf"), u, tl.log(u) * (x / d)))
+''',
+    "_tanh": '''
+@triton.jit
+def _tanh(x):
+    """tanh(x) = -expm1(-2|x|) / (2 + expm1(-2|x|)) with x's sign: no overflow, exact near 0."""
+    e = _expm1(-2.0 * tl.abs(x))
+    t = -e / (2.0 + e)
+    return tl.where(x < 0, -t, t)
+''',
+    "_round_half_even": '''
+@triton.jit
+def _round_half_even(x):
+    """Round to the nearest integer, ties to even (torch.round)."""
+    f = tl.floor(x)
+    d = x - f
+    odd = f - 2.0 * tl.floor(f * 0.5)
+    return tl.where(d > 0.5, f + 1.0, tl.where(d < 0.5, f, f + odd))
+''',
+}
+HELPER_NEEDS = {"_tanh": ["_expm1"]}
+
+
+def helper_sources(names: set[str]) -> list[str]:
+    wanted = set(names)
+    for name in list(names):
+        wanted.update(HELPER_NEEDS.get(name, []))
+    order = ["_expm1", "_log1p", "_tanh", "_round_half_even"]
+    return [HELPERS[n].strip() + "\n" for n in order if n in wanted]
+
+
+# -- kernel bodies -------------------------------------------------------------------------------
+
+
+def _load(p: Param, structure: str) -> str:
+    other = "0.0" if p.dtype.is_floating_point else "0"
+    if p.kind == "scalar":
+        expr = f"tl.load({p.name}_ptr)"
+    elif p.kind == "row":
+        expr = f"tl.load({p.name}_ptr + row)"
+    elif p.kind == "batch_row":
+        expr = f"tl.load({p.name}_ptr + row // {p.group})"
+    elif p.kind == "col":
+        expr = f"tl.load({p.name}_ptr + cols, mask=mask, other={other})"
+    elif p.kind == "batch_col":
+        expr = f"tl.load({p.name}_ptr + (row // {p.group}) * N + cols, mask=mask, other={other})"
+    elif structure == "pointwise":
+        expr = f"tl.load({p.name}_ptr + offs, mask=mask, other={other})"
+    else:
+        expr = f"tl.load({p.name}_ptr + base + cols, mask=mask, other={other})"
+    if p.dtype.is_floating_point:
+        expr += ".to(tl.float32)"
+    return f"{p.var} = {expr}"
+
+
+IDENTITY = {"sum": "0.0", "max": 'float("-inf")', "min": 'float("inf")'}
+
+
+def _masked(how: str, expr: str) -> str:
+    """`expr` with the reduction's identity in the masked lanes."""
+    return f"tl.where(mask, {expr}, {IDENTITY[how]})"
+
+
+def _accumulator(how: str, k: int, block: str) -> str:
+    return f"acc{k} = tl.full([{block}], {IDENTITY[how]}, tl.float32)"
+
+
+def _combine(how: str, k: int, value: str) -> str:
+    if how == "sum":
+        return f"acc{k} = acc{k} + {value}"
+    return f"acc{k} = tl.{'maximum' if how == 'max' else 'minimum'}(acc{k}, {value})"
+
+
+def _stmt_line(s: Stmt) -> str:
+    if s.reduce is None:
+        return f"{s.target} = {s.expr}  # {s.note}"
+    return f"{s.target} = tl.{s.reduce}({_masked(s.reduce, s.expr)}, axis=0)  # {s.note}"
+
+
+def _store(o: Output, i: int, structure: str) -> str:
+    if o.kind == "row":
+        where = f"out{i}_ptr + row"
+        return f"tl.store({where}, {o.var}.to(out{i}_ptr.dtype.element_ty))"
+    where = f"out{i}_ptr + offs" if structure == "pointwise" else f"out{i}_ptr + base + cols"
+    return f"tl.store({where}, {o.var}.to(out{i}_ptr.dtype.element_ty), mask=mask)"
+
+
+def _signature(prog: Program, sizes: list[str], constexprs: list[str]) -> str:
+    ptrs = [f"{p.name}_ptr" for p in prog.inputs] + [
+        f"out{i}_ptr" for i in range(len(prog.outputs))
+    ]
+    args = ptrs + sizes + list(prog.symbols) + [f"{c}: tl.constexpr" for c in constexprs]
+    return ", ".join(args)
+
+
+def pointwise_kernel(prog: Program, name: str) -> str:
+    body = [
+        "pid = tl.program_id(0)",
+        "offs = pid.to(tl.int64) * BLOCK + tl.arange(0, BLOCK)",
+        "mask = offs < n",
+    ]
+    body += [_load(p, "pointwise") for p in prog.inputs]
+    body += [_stmt_line(s) for s in prog.stmts]
+    body += [_store(o, i, "pointwise") for i, o in enumerate(prog.outputs)]
+    head = f"@triton.jit\ndef {name}({_signature(prog, ['n'], ['BLOCK'])}):\n"
+    return head + "".join(f"    {line}\n" for line in body)
+
+
+def row_kernel(prog: Program, name: str) -> str:
+    """One program per row, the whole row in one tile."""
+    body = [
+        "row = tl.program_id(0).to(tl.int64)",
+        "base = row * N",
+        "cols = tl.arange(0, BLOCK_N)",
+        "mask = cols < N",
+    ]
+    body += [_load(p, "row") for p in prog.inputs if p.kind != "wide"]
+    body += [_stmt_line(s) for s in prog.stmts]
+    body += [_store(o, i, "row") for i, o in enumerate(prog.outputs)]
+    head = f"@triton.jit\ndef {name}({_signature(prog, ['N'], ['BLOCK_N'])}):\n"
+    return head + "".join(f"    {line}\n" for line in body)
+
+
+def _tile_closure(prog: Program, roots: list[str]) -> set[str]:
+    """The tile variables (statements and loads) that `roots` need, recomputed inside a loop."""
+    tile_vars = {s.target for s in prog.stmts if s.tile} | {
+        p.var for p in prog.inputs if p.kind in TILE_KINDS
+    }
+    deps = {s.target: s.deps for s in prog.stmts}
+    need: set[str] = set()
+    stack = [r for r in roots if r in tile_vars]
+    while stack:
+        var = stack.pop()
+        if var in need:
+            continue
+        need.add(var)
+        stack += [d for d in deps.get(var, ()) if d in tile_vars]
+    return need
+
+
+def _loop(prog: Program, need: set[str], done: set[str]) -> list[str]:
+    """The body of one pass over the row: loads and tile statements in `need`, in order."""
+    lines = ["cols = start + tl.arange(0, BLOCK_N)", "mask = cols < N"]
+    lines += [_load(p, "row") for p in prog.inputs if p.var in need]
+    for s in prog.stmts:
+        if s.target in need:
+            missing = [d for d in s.deps if d not in need and d not in done]
+            if missing:
+                raise ValueError(f"{s.target} needs {missing} before they are computed")
+            lines.append(_stmt_line(s))
+    return lines
+
+
+def looped_row_kernel(prog: Program, name: str) -> str:
+    """One program per row, the row in tiles of BLOCK_N: one loop per reduction, one to store."""
+    body = ["row = tl.program_id(0).to(tl.int64)", "base = row * N"]
+    per_row = [p for p in prog.inputs if p.kind in ROW_KINDS]
+    done = {p.var for p in per_row}
+    body += [_load(p, "row") for p in per_row]
+    pending = [s for s in prog.stmts if not s.tile]
+
+    def emit_ready() -> None:
+        for s in list(pending):
+            if s.reduce is None and all(d in done or d in prog.symbols for d in s.deps):
+                body.append(_stmt_line(s))
+                done.add(s.target)
+                pending.remove(s)
+
+    emit_ready()
+    for k, red in enumerate(s for s in prog.stmts if s.reduce is not None):
+        need = _tile_closure(prog, list(red.deps))
+        body += [_accumulator(red.reduce, k, "BLOCK_N"), "for start in range(0, N, BLOCK_N):"]
+        body += ["    " + line for line in _loop(prog, need, done)]
+        body += [
+            "    " + _combine(red.reduce, k, _masked(red.reduce, red.expr)),
+            f"{red.target} = tl.{red.reduce}(acc{k}, axis=0)  # {red.note}",
+        ]
+        done.add(red.target)
+        pending.remove(red)
+        emit_ready()
+    if pending:
+        raise ValueError(f"statements never computed: {[s.target for s in pending]}")
+    tile_outputs = [(i, o) for i, o in enumerate(prog.outputs) if o.kind != "row"]
+    if tile_outputs:
+        need = _tile_closure(prog, [o.var for _, o in tile_outputs])
+        body.append("for start in range(0, N, BLOCK_N):")
+        body += ["    " + line for line in _loop(prog, need, done)]
+        body += ["    " + _store(o, i, "row") for i, o in tile_outputs]
+    body += [_store(o, i, "row") for i, o in enumerate(prog.outputs) if o.kind == "row"]
+    head = f"@triton.jit\ndef {name}({_signature(prog, ['N'], ['BLOCK_N'])}):\n"
+    return head + "".join(f"    {line}\n" for line in body)
+
+
+def _finish(red: Stmt, k: int) -> list[str]:
+    """Reduce a reduction's partials (one per program of the first kernel) in tiles of BLOCK_P."""
+    load = f"tl.load(part{k}_ptr + idx, mask=idx < P, other={IDENTITY[red.reduce]})"
+    return [
+        _accumulator(red.reduce, k, "BLOCK_P"),
+        "for start in range(0, P, BLOCK_P):",
+        "    idx = start + tl.arange(0, BLOCK_P)",
+        "    " + _combine(red.reduce, k, load),
+        f"{red.target} = tl.{red.reduce}(acc{k}, axis=0)  # {red.note}",
+    ]
+
+
+def _kernel(name: str, args: list[str], body: list[str]) -> str:
+    return f"@triton.jit\ndef {name}({', '.join(args)}):\n" + "".join(f"    {ln}\n" for ln in body)
+
+
+def total_kernels(prog: Program, partial: str, finish: str) -> list[str]:
+    """Two kernels for reductions of the whole tensor: each program of the first reduces BLOCK
+    elements to one partial per reduction; one program of the second reduces the partials (in a
+    fixed order: the result is deterministic) and computes what follows from them."""
+    reductions = [s for s in prog.stmts if s.reduce is not None]
+    parts = [f"part{k}_ptr" for k in range(len(reductions))]
+    scalars = [p for p in prog.inputs if p.kind == "scalar"]
+    need = _tile_closure(prog, [d for r in reductions for d in r.deps])
+    body = [
+        "pid = tl.program_id(0)",
+        "offs = pid.to(tl.int64) * BLOCK + tl.arange(0, BLOCK)",
+        "mask = offs < n",
+    ]
+    body += [_load(p, "pointwise") for p in prog.inputs if p.kind == "scalar" or p.var in need]
+    body += [
+        _stmt_line(s)
+        for s in prog.stmts
+        if s.target in need or not (s.tile or s.reduce or s.deps_reduced)
+    ]
+    body += [
+        f"tl.store(part{k}_ptr + pid, tl.{r.reduce}({_masked(r.reduce, r.expr)}, axis=0))"
+        for k, r in enumerate(reductions)
+    ]
+    ptrs = [f"{p.name}_ptr" for p in prog.inputs]
+    first = _kernel(partial, ptrs + parts + ["n", *prog.symbols, "BLOCK: tl.constexpr"], body)
+
+    body = [_load(p, "pointwise") for p in scalars]
+    for k, red in enumerate(reductions):
+        body += _finish(red, k)
+    body += [_stmt_line(s) for s in prog.stmts if not s.tile and s.reduce is None]
+    body += [
+        f"tl.store(out{i}_ptr, {o.var}.to(out{i}_ptr.dtype.element_ty))"
+        for i, o in enumerate(prog.outputs)
+    ]
+    outs = [f"out{i}_ptr" for i in range(len(prog.outputs))]
+    args = [f"{p.name}_ptr" for p in scalars] + parts + outs
+    second = _kernel(finish, args + ["P", "n", *prog.symbols, "BLOCK_P: tl.constexpr"], body)
+    return [first, second]
+
+
+# -- launchers -----------------------------------------------------------------------------------
+
+
+def _allocations(prog: Program) -> list[str]:
+    lines = []
+    dtypes = {p.name: p.dtype for p in prog.inputs}
+    for i, o in enumerate(prog.outputs):
+        same = [name for name, dt in dtypes.items() if dt == o.dtype]
+        dtype = f"{same[0]}.dtype" if same else str(o.dtype)
+        lines.append(
+            f"out{i} = torch.empty({o.shape}, dtype={dtype}, device={prog.primary}.device)"
+        )
+    return lines
+
+
+def _returns(prog: Program) -> str:
+    names = [f"out{i}" for i in range(len(prog.outputs))]
+    if not prog.tuple_output:
+        return names[0]
+    return "(" + ", ".join(names) + ("," if len(names) == 1 else "") + ")"
+
+
+def _launch_args(prog: Program, size: str) -> str:
+    args = [p.name for p in prog.inputs] + [f"out{i}" for i in range(len(prog.outputs))]
+    return ", ".join(args + [size] + list(prog.symbols))
+
+
+def pointwise_launcher(prog: Program, kernel: str, tunables: dict[str, int]) -> str:
+    params = ", ".join(
+        prog.params
+        + [f"BLOCK: int = {tunables['BLOCK']}", f"num_warps: int = {tunables['num_warps']}"]
+    )
+    body = [f"{p.name} = {p.name}.contiguous()" for p in prog.inputs]
+    body += _allocations(prog)
+    body += ["n = out0.numel()", "if n == 0:", f"    return {_returns(prog)}"]
+    body += [f"{name} = {expr}" for name, expr in prog.symbols.items()]
+    body += [
+        "grid = (triton.cdiv(n, BLOCK),)",
+        f"{kernel}[grid]({_launch_args(prog, 'n')}, BLOCK=BLOCK, num_warps=num_warps)",
+        f"return {_returns(prog)}",
+    ]
+    return f"def {prog.entry_point}({params}):\n" + "".join(f"    {line}\n" for line in body)
+
+
+def row_launcher(prog: Program, one_pass: str, looped: str, tunables: dict[str, int]) -> str:
+    params = ", ".join(
+        prog.params
+        + [
+            f"num_warps: int = {tunables['num_warps']}",
+            f"MAX_BLOCK_N: int = {tunables['MAX_BLOCK_N']}",
+        ]
+    )
+    rows = "out0.numel()" if prog.outputs[0].kind == "row" else "out0.numel() // N"
+    body = [f"{p.name} = {p.name}.contiguous()" for p in prog.inputs]
+    body += [f"N = {prog.width}"]
+    body += _allocations(prog)
+    body += ["if N == 0 or out0.numel() == 0:", f"    return {_returns(prog)}", f"R = {rows}"]
+    body += [f"{name} = {expr}" for name, expr in prog.symbols.items()]
+    body += [
+        "BLOCK_N = triton.next_power_of_2(N)",
+        "if BLOCK_N <= MAX_BLOCK_N:",
+        f"    {one_pass}[(R,)]({_launch_args(prog, 'N')}, BLOCK_N=BLOCK_N, num_warps=num_warps)",
+        "else:",
+        f"    {looped}[(R,)]({_launch_args(prog, 'N')}, BLOCK_N=MAX_BLOCK_N, num_warps=num_warps)",
+        f"return {_returns(prog)}",
+    ]
+    return f"def {prog.entry_point}({params}):\n" + "".join(f"    {line}\n" for line in body)
+
+
+def total_launcher(prog: Program, partial: str, finish: str, tunables: dict[str, int]) -> str:
+    params = ", ".join(
+        prog.params
+        + [f"BLOCK: int = {tunables['BLOCK']}", f"num_warps: int = {tunables['num_warps']}"]
+    )
+    full = next(p.name for p in prog.inputs if p.kind == "full")
+    scalars = [p.name for p in prog.inputs if p.kind == "scalar"]
+    n_parts = sum(1 for s in prog.stmts if s.reduce is not None)
+    parts = [f"part{k}" for k in range(n_parts)]
+    outs = [f"out{i}" for i in range(len(prog.outputs))]
+    body = [f"{p.name} = {p.name}.contiguous()" for p in prog.inputs]
+    body += _allocations(prog)
+    body += [f"n = {full}.numel()", "P = max(triton.cdiv(n, BLOCK), 1)"]
+    body += [
+        f"part{k} = torch.empty((P,), dtype=torch.float32, device={prog.primary}.device)"
+        for k in range(n_parts)
+    ]
+    body += [f"{name} = {expr}" for name, expr in prog.symbols.items()]
+    syms = list(prog.symbols)
+    first = [p.name for p in prog.inputs] + parts + ["n", *syms]
+    second = scalars + parts + outs + ["P", "n", *syms]
+    body += [
+        f"{partial}[(P,)]({', '.join(first)}, BLOCK=BLOCK, num_warps=num_warps)",
+        f"{finish}[(1,)]({', '.join(second)}, BLOCK_P=1024, num_warps=4)",
+        f"return {_returns(prog)}",
+    ]
+    return f"def {prog.entry_point}({params}):\n" + "".join(f"    {line}\n" for line in body)
+
+
+# -- gemm ----------------------------------------------------------------------------------------
+
+
+def _gemm_load(p: Param) -> str:
+    """An epilogue input over the (BLOCK_M, BLOCK_N) tile: `row` is [BLOCK_M, 1] (the output's
+    flat row), `cols` [1, BLOCK_N]."""
+    other = "0.0" if p.dtype.is_floating_point else "0"
+    where, mask = {
+        "scalar": ("", None),
+        "row": (" + row", "_rmask"),
+        "batch_row": (f" + row // {p.group}", "_rmask"),
+        "col": (" + cols", "_cmask"),
+        "batch_col": (f" + (row // {p.group}) * N + cols", "mask"),
+        "full": (" + base + cols", "mask"),
+    }[p.kind]
+    expr = f"tl.load({p.name}_ptr{where}"
+    expr += ")" if mask is None else f", mask={mask}, other={other})"
+    if p.dtype.is_floating_point:
+        expr += ".to(tl.float32)"
+    return f"{p.var} = {expr}"
+
+
+def _operands(g: Gemm) -> list[str]:
+    """The parameters the multiply reads (one when both operands view the same input: x @ x.T)."""
+    return [g.a] if g.a == g.b else [g.a, g.b]
+
+
+def gemm_kernel(prog: Program, name: str) -> str:
+    g = prog.gemm
+    assert g is not None
+    dot = TL_DTYPES[g.dot_dtype]
+    precision = ', input_precision="ieee"' if g.dot_dtype == torch.float32 else ""
+    body = [
+        "_pid_m = tl.program_id(0)",
+        "_pid_n = tl.program_id(1)",
+        "_pid_b = tl.program_id(2).to(tl.int64)",
+        "_offs_m = _pid_m * BLOCK_M + tl.arange(0, BLOCK_M)",
+        "_offs_n = _pid_n * BLOCK_N + tl.arange(0, BLOCK_N)",
+        "_offs_k = tl.arange(0, BLOCK_K)",
+        "_a_ptrs = (",
+        f"    {g.a}_ptr + _pid_b * _sab + _offs_m[:, None].to(tl.int64) * _sam",
+        "    + _offs_k[None, :].to(tl.int64) * _sak",
+        ")",
+        "_b_ptrs = (",
+        f"    {g.b}_ptr + _pid_b * _sbb + _offs_k[:, None].to(tl.int64) * _sbk",
+        "    + _offs_n[None, :].to(tl.int64) * _sbn",
+        ")",
+        "_acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)",
+        "for _k0 in range(0, K, BLOCK_K):",
+        "    _ks = _k0 + _offs_k",
+        "    _a = tl.load(_a_ptrs, mask=(_offs_m[:, None] < M) & (_ks[None, :] < K), other=0.0)",
+        "    _b = tl.load(_b_ptrs, mask=(_ks[:, None] < K) & (_offs_n[None, :] < N), other=0.0)",
+        f"    _acc = tl.dot(_a.to({dot}), _b.to({dot}), _acc{precision})",
+        "    _a_ptrs += BLOCK_K * _sak",
+        "    _b_ptrs += BLOCK_K * _sbk",
+        "row = _pid_b * M + _offs_m[:, None].to(tl.int64)",
+        "cols = _offs_n[None, :]",
+        "base = row * N",
+        "_rmask = _offs_m[:, None] < M",
+        "_cmask = cols < N",
+        "mask = _rmask & _cmask",
+    ]
+    body += [_gemm_load(p) for p in prog.inputs]
+    body += [_stmt_line(s) for s in prog.stmts]
+    for i, o in enumerate(prog.outputs):
+        body.append(
+            f"tl.store(out{i}_ptr + base + cols, {o.var}.to(out{i}_ptr.dtype.element_ty), mask=mask)"
+        )
+    ptrs = [f"{name}_ptr" for name in _operands(g)] + [f"{p.name}_ptr" for p in prog.inputs]
+    ptrs += [f"out{i}_ptr" for i in range(len(prog.outputs))]
+    sizes = ["M", "N", "K", "_sab", "_sam", "_sak", "_sbb", "_sbk", "_sbn", *prog.symbols]
+    consts = [f"{c}: tl.constexpr" for c in ("BLOCK_M", "BLOCK_N", "BLOCK_K")]
+    return _kernel(name, ptrs + sizes + consts, body)
+
+
+def gemm_launcher(prog: Program, kernel: str, tunables: dict[str, int]) -> str:
+    g = prog.gemm
+    assert g is not None
+    params = ", ".join(prog.params + [f"{k}: int = {v}" for k, v in tunables.items()])
+    body = [f"_opa = {g.a}{g.a_views}", f"_opb = {g.b}{g.b_views}"]
+    if g.batched:
+        body += ["B, M, K = _opa.shape", "N = _opb.shape[2]"]
+        strides = ["_opa.stride(0), _opa.stride(1), _opa.stride(2)"]
+        strides += ["_opb.stride(0), _opb.stride(1), _opb.stride(2)"]
+    else:
+        body += ["M, K = _opa.shape", "N = _opb.shape[1]", "B = 1"]
+        strides = ["0, _opa.stride(0), _opa.stride(1)", "0, _opb.stride(0), _opb.stride(1)"]
+    body += [f"{p.name} = {p.name}.contiguous()" for p in prog.inputs]
+    body += _allocations(prog)
+    body += ["if out0.numel() == 0:", f"    return {_returns(prog)}"]
+    body += [f"{name} = {expr}" for name, expr in prog.symbols.items()]
+    args = (
+        _operands(g) + [p.name for p in prog.inputs] + [f"out{i}" for i in range(len(prog.outputs))]
+    )
+    body += [
+        "grid = (triton.cdiv(M, BLOCK_M), triton.cdiv(N, BLOCK_N), B)",
+        f"{kernel}[grid](",
+        f"    {', '.join(args)},",
+        "    M, N, K,",
+        *(f"    {s}," for s in strides),
+        *(f"    {s}," for s in prog.symbols),
+        "    BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N, BLOCK_K=BLOCK_K,",
+        "    num_warps=num_warps, num_stages=num_stages,",
+        ")",
+        f"return {_returns(prog)}",
+    ]
+    return f"def {prog.entry_point}({params}):\n" + "".join(f"    {line}\n" for line in body)

@@ -1,0 +1,234 @@
+"""Shapes for `agents.offline.codegen.generate`: what the kernel iterates over, what each tensor is to it, and how
+the launcher computes sizes from its inputs.
+
+The problem's shape D is the largest tensor the reference reduces (its last dim is the row), or
+without reductions its largest output; N = D[-1] is the row length, R = numel(D) / N the number of
+rows. Against D every tensor has a `Kind`, the same at every traced shape:
+
+- full:   numel(D) elements in row-major order (D itself, or a view of it: the kernel reads every
+          full tensor flat, element r * N + c);
+- row:    one value per row (shape D[:-1] or D[:-1] + (1,));
+- col:    one value per column ([N], or [1, ..., 1, N]), broadcast over the rows;
+- scalar: one element;
+- batch:  varying over the first k < len(D) - 1 dims only, along the row or not ([B, 1, N] or
+          [B, 1, 1] in a [B, S, N] problem): consecutive groups of rows share it;
+- wide:   an input with D's rows and another row length ([R, 2N] split in halves, say): read only
+          through slices of its last dim.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+from torch.fx import GraphModule, Node
+
+from agents.offline.codegen.ops import REDUCTIONS, NotSupported
+
+
+@dataclass(frozen=True)
+class Kind:
+    """A tensor against the problem's shape D: it varies over the first `lead` of D's
+    `rank` = len(D) - 1 row dims, and along the row (the last dim) when `col`."""
+
+    lead: int
+    col: bool
+    rank: int
+    wide: bool = False
+
+    @property
+    def name(self) -> str:
+        if self.wide:
+            return "wide"
+        if self.lead == self.rank:
+            return "full" if self.col else ("row" if self.rank else "scalar")
+        if self.lead == 0:
+            return "col" if self.col else "scalar"
+        return "batch_col" if self.col else "batch_row"
+
+    @property
+    def tile(self) -> bool:
+        """Held as a vector over the columns (else one value per row)."""
+        return self.col and not self.wide
+
+
+def tensor_vals(node: Node) -> list[Any]:
+    val = node.meta.get("val")
+    vals = val if isinstance(val, tuple | list) else [val]
+    return [v for v in vals if isinstance(v, torch.Tensor)]
+
+
+def packet(node: Node) -> str:
+    """The aten op's name without overload ('mul' for aten.mul.Tensor)."""
+    p = getattr(node.target, "overloadpacket", None)
+    return p.__name__ if p is not None else str(getattr(node.target, "__name__", node.target))
+
+
+def is_reduction(node: Node) -> bool:
+    return node.op == "call_function" and (packet(node) in REDUCTIONS or packet(node) == "var_mean")
+
+
+def trailing_dims(node: Node) -> int | None:
+    """For a reduction over the trailing dims [k, ndim) of its input, k (0: the whole tensor);
+    else None."""
+    ndim = node.args[0].meta["val"].dim()
+    dims = node.args[1] if len(node.args) > 1 else None
+    dims = [dims] if isinstance(dims, int) else dims
+    if not dims:  # sum(), mean(), sum(x, []): every dim
+        return 0
+    if ndim == 0:
+        return None
+    dims = sorted(d % ndim for d in dims)
+    return dims[0] if dims == list(range(dims[0], ndim)) else None
+
+
+def domain(graph: GraphModule) -> tuple[int, ...]:
+    """The shape the kernel iterates over: the largest tensor reduced, with the reduced trailing
+    dims folded into one (the row), or without reductions the largest output."""
+    nodes = list(graph.graph.nodes)
+    shapes = set()
+    for n in nodes:
+        if is_reduction(n) and isinstance(n.args[0], Node):
+            shape = tuple(n.args[0].meta["val"].shape)
+            k = trailing_dims(n)
+            shapes.add(shape if k is None else shape[:k] + (math.prod(shape[k:]),))
+    reduced = bool(shapes)
+    if not shapes:
+        out = nodes[-1].args[0]
+        outs = [n for n in (out if isinstance(out, tuple | list) else [out]) if isinstance(n, Node)]
+        shapes = {tuple(v.shape) for n in outs for v in tensor_vals(n)}
+    if not shapes:
+        raise NotSupported("the reference returns no tensor")
+    size = max(math.prod(s) for s in shapes)
+    biggest = sorted(s for s in shapes if math.prod(s) == size)
+    if len(biggest) > 1:
+        what = "reduced tensors" if reduced else "outputs"
+        raise NotSupported(f"{what} of different shapes with the same size {biggest}")
+    return biggest[0]
+
+
+def _squeezed(shape: tuple[int, ...]) -> tuple[int, ...]:
+    return tuple(n for n in shape if n != 1)
+
+
+def shape_kinds(shape: tuple[int, ...], d: tuple[int, ...]) -> set[Kind]:
+    """Which kinds a tensor of `shape` can be in a problem of shape `d` (views that add or drop
+    dims of size 1 do not change a kind)."""
+    rank = len(d) - 1
+    kinds = set()
+    if math.prod(shape) == math.prod(d):
+        kinds.add(Kind(rank, True, rank))
+    for lead in range(rank + 1):
+        for col in (False, True):
+            pattern = d[:lead] + (d[-1:] if col else ())
+            if _squeezed(shape) == _squeezed(pattern):
+                kinds.add(Kind(lead, col, rank))
+    if rank >= 1 and len(shape) == len(d) and shape[:-1] == d[:-1] and shape[-1] not in (1, d[-1]):
+        kinds.add(Kind(rank, True, rank, wide=True))
+    return kinds
+
+
+def node_kinds(
+    graphs: list[GraphModule], domains: list[tuple[int, ...]], skip: set[int] | None = None
+) -> list[Kind | None]:
+    """For each node (by position), the one kind it has at every traced shape; None for
+    non-tensors and the nodes in `skip` (a matrix multiply's operands). Raises NotSupported for
+    a tensor that fits no kind."""
+    if len({len(d) for d in domains}) > 1:
+        raise NotSupported(f"the problem's number of dims changes with the shape: {domains}")
+    per_graph = [list(g.graph.nodes) for g in graphs]
+    kinds: list[Kind | None] = []
+    for i, node in enumerate(per_graph[0]):
+        if node.op == "output" or not tensor_vals(node) or i in (skip or ()):
+            kinds.append(None)
+            continue
+        fits: set[Kind] | None = None
+        for nodes, d in zip(per_graph, domains, strict=True):
+            for v in tensor_vals(nodes[i]):
+                here = shape_kinds(tuple(v.shape), d)
+                fits = here if fits is None else fits & here
+        if not fits:
+            shape = tuple(tensor_vals(node)[0].shape)
+            raise NotSupported(
+                f"{describe(node)} has shape {shape} in a problem of shape {domains[0]}: neither "
+                "the full size, one value per row, a vector over the last dim, nor a scalar"
+            )
+        kinds.append(max(fits, key=lambda k: (not k.wide, k.lead, k.col)))
+    return kinds
+
+
+def describe(node: Node) -> str:
+    if node.op == "placeholder":
+        return f"input {node.name.removesuffix('_1')}"
+    return f"the result of aten.{packet(node)}"
+
+
+def join(kinds: list[Kind]) -> Kind:
+    """The kind of an elementwise result of operands of these kinds (broadcasting)."""
+    if any(k.wide for k in kinds):
+        raise NotSupported("a wide input used whole in an elementwise op")
+    return Kind(max(k.lead for k in kinds), any(k.col for k in kinds), kinds[0].rank)
+
+
+# -- sizes the launcher computes -------------------------------------------------------------------
+
+
+class Sizes:
+    """Expressions for sizes in terms of the entry point's tensor parameters, checked at every
+    traced shape. `shapes[t][name]` is parameter `name`'s shape in trace t."""
+
+    def __init__(self, shapes: list[dict[str, tuple[int, ...]]], order: list[str]) -> None:
+        self.shapes = shapes
+        self.order = order  # parameters to try first
+
+    def dim(self, values: list[int]) -> str:
+        """An expression equal to values[t] in every trace t."""
+        for name in self.order:
+            ndim = len(self.shapes[0][name])
+            for j in reversed(range(ndim)):
+                dims = [s[name][j] if len(s[name]) == ndim else -1 for s in self.shapes]
+                ref = f"{name}.shape[{-1 if j == ndim - 1 else j}]"
+                if dims == values:
+                    return ref
+                if all(v > 0 for v in values) and dims[0] % values[0] == 0:
+                    k = dims[0] // values[0]
+                    if k > 1 and all(d == v * k for d, v in zip(dims, values, strict=True)):
+                        return f"{ref} // {k}"
+        for name in self.order:  # trailing dims folded into one row
+            ndim = len(self.shapes[0][name])
+            for j in range(ndim - 1):
+                if all(
+                    len(s[name]) == ndim and math.prod(s[name][j:]) == v
+                    for s, v in zip(self.shapes, values, strict=True)
+                ):
+                    return " * ".join(f"{name}.shape[{i}]" for i in range(j, ndim))
+        if all(v == values[0] for v in values):
+            return str(values[0])
+        raise NotSupported(f"a size ({values} at the traced shapes) is no input's dimension")
+
+    def shape(self, shapes: list[tuple[int, ...]], last: tuple[str, list[int]] | None) -> str:
+        """An expression for a tensor shape that is shapes[t] in trace t. `last`: (name, values)
+        of a size the launcher already holds (N), used for a dimension equal to it."""
+        for name in self.order:
+            if all(s[name] == shp for s, shp in zip(self.shapes, shapes, strict=True)):
+                return f"{name}.shape"
+        ndim = len(shapes[0])
+        if any(len(s) != ndim for s in shapes):
+            raise NotSupported("an output whose number of dims changes with the shape")
+        dims = []
+        for j in range(ndim):
+            values = [s[j] for s in shapes]
+            dims.append(last[0] if last and values == last[1] else self.dim(values))
+        for name in self.order:
+            lead = self.shapes[0][name][:-1]
+            if (
+                ndim >= 2
+                and len(lead) == ndim - 1
+                and all(
+                    s[name][:-1] == shp[:-1] for s, shp in zip(self.shapes, shapes, strict=True)
+                )
+            ):
+                return f"(*{name}.shape[:-1], {dims[-1]})"
+        return "(" + ", ".join(dims) + ("," if ndim == 1 else "") + ")"

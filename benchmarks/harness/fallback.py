@@ -1,0 +1,317 @@
+"""Fallback detection: did the candidate compute with Triton, or did PyTorch do the work?
+
+Two tracers run around one candidate call inside the worker process:
+
+- `AtenRecorder`, a `TorchDispatchMode`, records every aten op that PyTorch dispatches. Ops that
+  allocate, view, copy or describe tensors are fine (a Triton wrapper needs them); anything else
+  is compute done by PyTorch, and the candidate fails as `fallback`, naming the ops.
+- `TritonLaunchCounter` wraps the launch path of every `@triton.jit` function (compiled and
+  interpreted) and counts launches by kernel name. Ops dispatched *inside* a Triton launch (the
+  interpreter copies tensors to and from host memory) are not the candidate's and are ignored.
+
+Both are installed by the worker before the candidate module is imported.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import torch
+from torch.utils._python_dispatch import TorchDispatchMode
+
+# aten ops a Triton wrapper may run: allocation, views and reshapes, copies and casts, metadata.
+# Everything else is compute done by PyTorch.
+ALLOWED_ATEN_OPS: frozenset[str] = frozenset(
+    {
+        # allocation and fills used to initialise buffers
+        "empty",
+        "empty_like",
+        "empty_strided",
+        "empty_permuted",
+        "new_empty",
+        "new_empty_strided",
+        "zeros",
+        "zeros_like",
+        "new_zeros",
+        "ones",
+        "ones_like",
+        "new_ones",
+        "full",
+        "full_like",
+        "new_full",
+        "fill_",
+        "fill",
+        "zero_",
+        "scalar_tensor",
+        "arange",
+        "lift_fresh",
+        "lift_fresh_copy",
+        "resize_",
+        "set_",
+        # views and layout
+        "view",
+        "_unsafe_view",
+        "reshape",
+        "as_strided",
+        "as_strided_",
+        "permute",
+        "transpose",
+        "transpose_",
+        "t",
+        "t_",
+        "expand",
+        "expand_as",
+        "unsqueeze",
+        "unsqueeze_",
+        "squeeze",
+        "squeeze_",
+        "slice",
+        "select",
+        "narrow",
+        "split",
+        "split_with_sizes",
+        "chunk",
+        "unbind",
+        "unfold",
+        "flatten",
+        "unflatten",
+        "movedim",
+        "alias",
+        "detach",
+        "detach_",
+        "view_as",
+        "view_as_real",
+        "view_as_complex",
+        "_reshape_alias",
+        "diagonal",
+        "contiguous",
+        "clone",
+        "_to_copy",
+        "copy_",
+        "to",
+        "_copy_from",
+        "_copy_from_and_resize",
+        "set_requires_grad",
+        # metadata and host syncs
+        "sym_size",
+        "sym_stride",
+        "sym_numel",
+        "sym_storage_offset",
+        "size",
+        "stride",
+        "numel",
+        "dim",
+        "is_contiguous",
+        "is_same_size",
+        "is_nonzero",
+        "_local_scalar_dense",
+        "item",
+        "record_stream",
+        "_has_compatible_shallow_copy_type",
+        "storage_offset",
+    }
+)
+
+
+def op_name(func: Any) -> str:
+    """'aten::softmax.int' -> 'softmax' (the overload packet name without namespace)."""
+    packet = getattr(func, "overloadpacket", None)
+    name = getattr(packet, "__name__", None) or str(func)
+    return name.split("::")[-1].split(".")[0]
+
+
+class _State(threading.local):
+    in_triton_launch: int = 0
+
+
+_state = _State()
+
+
+# Allowed ops that write data (rather than allocate, fill or view). A wrapper may use them on
+# its way in (make an input contiguous, cast it); if the *output* is the storage one of them
+# wrote, PyTorch produced the answer — on a permutation task that is the whole job.
+COPY_WRITERS: frozenset[str] = frozenset(
+    {"clone", "_to_copy", "copy_", "_copy_from", "_copy_from_and_resize", "contiguous", "to"}
+)
+
+
+def storage_key(t: torch.Tensor) -> int:
+    """The address of a tensor's storage: views of one buffer share it."""
+    return int(t.untyped_storage().data_ptr())
+
+
+class AtenRecorder(TorchDispatchMode):
+    """Counts the aten ops dispatched while active, except inside Triton launches, and remembers
+    which storages copy ops wrote."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.ops: Counter[str] = Counter()
+        self.copy_written: dict[int, str] = {}
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):  # noqa: ANN001
+        result = func(*args, **(kwargs or {}))
+        if not _state.in_triton_launch:
+            name = op_name(func)
+            self.ops[name] += 1
+            if name in COPY_WRITERS:
+                targets = (
+                    [args[0]]
+                    if name.endswith("_") and args
+                    else (result if isinstance(result, tuple | list) else [result])
+                )
+                for t in targets:
+                    if isinstance(t, torch.Tensor) and t.numel() > 0:
+                        self.copy_written[storage_key(t)] = name
+        return result
+
+    def compute_ops(self) -> dict[str, int]:
+        return {name: n for name, n in sorted(self.ops.items()) if name not in ALLOWED_ATEN_OPS}
+
+
+class TritonLaunchCounter:
+    """Wraps `run` of Triton's JIT and interpreter function classes to count kernel launches."""
+
+    def __init__(self) -> None:
+        self.launches: Counter[str] = Counter()
+        self._installed: list[tuple[type, Any]] = []
+        self.tracking = False  # record the storages handed to kernels (only while tracing)
+        self.storages: set[int] = set()
+        # per kernel name, the hardware features of its compiled PTX (GPU only: the interpreter
+        # compiles nothing), read from what Triton's launch returns while tracing
+        self.ptx_features: dict[str, dict[str, bool]] = {}
+
+    def install(self) -> None:
+        classes: list[type] = []
+        from triton.runtime.jit import JITFunction
+
+        classes.append(JITFunction)
+        try:
+            from triton.runtime.interpreter import InterpretedFunction
+
+            classes.append(InterpretedFunction)
+        except ImportError:  # pragma: no cover - every triton we support has the interpreter
+            pass
+        for cls in classes:
+            original = cls.run
+            self._installed.append((cls, original))
+            cls.run = self._wrap(original)  # type: ignore[method-assign]
+
+    def uninstall(self) -> None:
+        for cls, original in self._installed:
+            cls.run = original  # type: ignore[method-assign]
+        self._installed.clear()
+
+    def record_ptx(self, name: str, compiled: Any) -> None:
+        """Scan the PTX of a compiled kernel (Triton's CompiledKernel keeps it in `asm["ptx"]`)."""
+        from benchmarks.harness.ptx import merge_features, ptx_features
+
+        asm = getattr(compiled, "asm", None)
+        text = asm.get("ptx") if isinstance(asm, dict) else None
+        if isinstance(text, bytes):
+            text = text.decode(errors="replace")
+        if isinstance(text, str) and text:
+            found = ptx_features(text)
+            self.ptx_features[name] = (
+                merge_features([self.ptx_features[name], found])
+                if name in self.ptx_features
+                else found
+            )
+
+    def _wrap(self, original: Any) -> Any:
+        counter = self
+
+        def run(fn_self: Any, *args: Any, **kwargs: Any) -> Any:
+            if not kwargs.get("warmup", False):
+                inner = getattr(fn_self, "fn", None)
+                counter.launches[getattr(inner, "__name__", repr(fn_self))] += 1
+                if counter.tracking:
+                    for a in (*args, *kwargs.values()):
+                        if isinstance(a, torch.Tensor):
+                            counter.storages.add(storage_key(a))
+            _state.in_triton_launch += 1
+            try:
+                compiled = original(fn_self, *args, **kwargs)
+            finally:
+                _state.in_triton_launch -= 1
+            if counter.tracking and not kwargs.get("warmup", False):
+                counter.record_ptx(
+                    getattr(getattr(fn_self, "fn", None), "__name__", repr(fn_self)), compiled
+                )
+            return compiled
+
+        return run
+
+    def snapshot(self) -> Counter[str]:
+        return Counter(self.launches)
+
+
+@contextmanager
+def trace_call(counter: TritonLaunchCounter) -> Iterator[tuple[AtenRecorder, Counter[str]]]:
+    """Record aten ops and the Triton launches made during the block.
+
+    Yields (recorder, launches); `launches` is filled in when the block exits."""
+    before = counter.snapshot()
+    launches: Counter[str] = Counter()
+    recorder = AtenRecorder()
+    counter.storages = set()
+    counter.tracking = True
+    try:
+        with recorder:
+            yield recorder, launches
+    finally:
+        counter.tracking = False
+    launches.update(counter.snapshot() - before)
+
+
+def output_problems(
+    outputs: list[Any], recorder: AtenRecorder, counter: TritonLaunchCounter
+) -> list[str]:
+    """Outputs a Triton kernel did not produce: written by a PyTorch copy op, or never handed to
+    any Triton kernel during the call."""
+    problems = []
+    for i, out in enumerate(outputs):
+        if not isinstance(out, torch.Tensor) or out.numel() == 0:
+            continue
+        key = storage_key(out)
+        if key in recorder.copy_written:
+            problems.append(
+                f"output {i} is storage written by PyTorch ({recorder.copy_written[key]}), not by a Triton kernel"
+            )
+        elif key not in counter.storages:
+            problems.append(f"output {i} was never passed to a Triton kernel")
+    return problems
+
+
+def verdict_for(
+    compute_ops: dict[str, int], launches: dict[str, int], problems: list[str] | None = None
+) -> str | None:
+    """A failure message, or None when the call computed with Triton alone."""
+    if problems:
+        return "; ".join(problems)
+    if compute_ops:
+        listed = ", ".join(f"{k} x{v}" for k, v in compute_ops.items())
+        return f"PyTorch computed part of the result: aten ops {listed}"
+    if not launches:
+        return "no Triton kernel ran during the call"
+    return None
+
+
+def allowed(name: str) -> bool:
+    return name in ALLOWED_ATEN_OPS
+
+
+__all__ = [
+    "ALLOWED_ATEN_OPS",
+    "AtenRecorder",
+    "TritonLaunchCounter",
+    "allowed",
+    "op_name",
+    "output_problems",
+    "trace_call",
+    "verdict_for",
+]

@@ -1,0 +1,184 @@
+"""The performance and roofline stages, filled in after a candidate passed correctness on a GPU.
+
+Baselines (the task's reference run eagerly and under `torch.compile`) and the device peaks are
+measured by a trusted worker process — never in the candidate's process — once per task and
+shape set per judging process, so a bench compares every method against the same numbers.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any
+
+from benchmarks.harness.child import run_job
+from benchmarks.task import Shape, Task
+from benchmarks.verdict import ShapeResult, Verdict
+from profiling import roofline
+from profiling.peaks import Peaks
+
+_BASELINES: dict[tuple, dict] = {}
+_FINGERPRINTS: dict[str, dict] = {}
+
+# Tasks whose work runs on tensor cores use the matmul peak of their dtype; everything else is
+# bounded by the vector (CUDA-core fp32) rate. A task file may say so with PEAK = "matmul".
+MATMUL_CATEGORIES = ("matmul", "attention", "convolution")
+
+
+def fingerprint(device: str) -> dict:
+    if device not in _FINGERPRINTS:
+        from profiling.fingerprint import device_fingerprint
+
+        _FINGERPRINTS[device] = device_fingerprint(device)
+    return _FINGERPRINTS[device]
+
+
+def run_baseline(
+    task: Task,
+    shapes: list[Shape],
+    seed: int,
+    timeout_s: float = 900.0,
+    work_root: Path | None = None,
+) -> dict:
+    """Eager and torch.compile times for each shape, plus the device peaks (cached per process)."""
+    key = (task.id, tuple(s.name for s in shapes), seed)
+    if key in _BASELINES:
+        return _BASELINES[key]
+    request = {
+        "job": "baseline",
+        "task_path": str(task.path),
+        "dtype": task.dtype,
+        "device": "cuda",
+        "shapes": [{"name": s.name, "dims": s.dims} for s in shapes],
+        "seed": seed,
+    }
+    result = run_job("cuda", request, timeout_s=timeout_s, root=work_root)
+    _BASELINES[key] = result
+    return result
+
+
+def peak_flops_for(task: Task, peaks: Peaks) -> tuple[float | None, float | None, str]:
+    """The compute ceiling for this task: (FLOP/s used for attainment, the datasheet's, label).
+
+    Tensor-core tasks (matmul, attention, convolution, or PEAK = "matmul" in the task file) use
+    the matmul rate of their dtype (ROOFLINE_DTYPE overrides, e.g. "int8" for a W8A8 GEMM); all
+    others the fp32 vector rate, since elementwise work cannot use tensor cores."""
+    kind = task.peak_kind() or ("matmul" if task.category in MATMUL_CATEGORIES else "vector")
+    if kind == "matmul":
+        dtype = getattr(task.module, "ROOFLINE_DTYPE", None) or task.dtype
+        value, source = peaks.flops_for(dtype)
+        return value, peaks.datasheet_flops_per_s.get(dtype), f"{dtype} matmul, {source}"
+    sheet = peaks.datasheet_flops_per_s.get("fp32")
+    if sheet:
+        return sheet, sheet, f"fp32 vector, datasheet ({peaks.datasheet_name})"
+    value, source = peaks.flops_for("fp32")
+    return value, None, f"fp32 (no vector rate on record; matmul {source})"
+
+
+def launch_mismatch(per_call: int | None, during: int | None, calls: int | None) -> str | None:
+    """Why a timing cannot be trusted because fewer kernels ran while it was taken, or None.
+
+    A candidate that notices it is being called again on the same inputs (the timing loop does
+    exactly that) and skips its kernels would otherwise be timed doing nothing."""
+    if per_call is None or during is None or not calls:
+        return None
+    if per_call == 0:
+        return "no Triton kernel ran in the profiled call before timing"
+    if during < per_call * calls:
+        return f"{during} Triton launches in {calls} timed calls, but one call launches {per_call}: the candidate skipped work while it was timed"
+    return None
+
+
+def roofline_fields(
+    flops: float, nbytes: float, measured_us: float, peak_flops: float, bandwidth: float
+) -> dict[str, float]:
+    """roofline_us, attainment, IOU and MFU of one measured time (profiling/roofline.py)."""
+    t_meas = measured_us * 1e-6
+    t_roof = roofline.roofline_time_s(flops, nbytes, peak_flops, bandwidth)
+    return {
+        "roofline_us": t_roof * 1e6,
+        "attainment": roofline.attainment(t_roof, t_meas),
+        "iou": roofline.iou(nbytes, t_meas, bandwidth),
+        "mfu": roofline.mfu(flops, t_meas, peak_flops),
+    }
+
+
+def fill_perf(verdict: Verdict, task: Task, shapes: list[Shape], cand: dict, config: Any) -> None:
+    """Speedups, roofline attainment, IOU, MFU and flags from the candidate's timings."""
+    base = run_baseline(task, shapes, config.seed, work_root=getattr(config, "work_root", None))
+    if base.get("status") != "ok":
+        verdict.perf_status = f"candidate timed, baselines failed: {base.get('message', '')}"
+    peaks = Peaks.from_dict(base["peaks"]) if base.get("peaks") else None
+    bandwidth, bw_source = peaks.bandwidth() if peaks else (None, "not measured")
+    peak_flops, sheet_flops, peak_source = (
+        peak_flops_for(task, peaks) if peaks else (None, None, "not measured")
+    )
+    # "impossible" is judged against the most generous ceiling we know (a hand-written kernel
+    # may beat the calibration's cuBLAS or copy kernel, but not the datasheet)
+    loose_bw = max(
+        filter(None, [bandwidth, peaks.datasheet_bandwidth_bytes_per_s if peaks else None]),
+        default=None,
+    )
+    loose_flops = max(filter(None, [peak_flops, sheet_flops]), default=None)
+    floor = cand.get("launch_floor_us") or base.get("launch_floor_us")
+    by_name = {s.shape: s for s in verdict.shapes}
+    for shape in shapes:
+        sr: ShapeResult = by_name[shape.name]
+        c = cand.get(shape.name) or {}
+        b = (base.get("shapes") or {}).get(shape.name, {})
+        sr.candidate_us = c.get("candidate_us")
+        sr.timing_method = c.get("method")
+        mismatch = launch_mismatch(
+            c.get("launches_per_call"), c.get("launches_while_timed"), c.get("calls_while_timed")
+        )
+        if mismatch:
+            sr.notes.append(f"time not reported: {mismatch}")
+            sr.candidate_us = None
+            if "launch_mismatch" not in verdict.flags:
+                verdict.flags.append("launch_mismatch")
+        sr.triton_ratio = (c.get("profile") or {}).get("triton_ratio")
+        if c.get("side_stream"):
+            sr.notes.append("kernels ran on a side stream: timed with whole-device synchronisation")
+            if "side_stream" not in verdict.flags:
+                verdict.flags.append("side_stream")
+        sr.eager_us, sr.compile_us = b.get("eager_us"), b.get("compile_us")
+        if b.get("compile_error"):
+            sr.notes.append(f"torch.compile failed: {b['compile_error']}")
+        if sr.candidate_us:
+            if sr.eager_us:
+                sr.speedup_eager = sr.eager_us / sr.candidate_us
+            if sr.compile_us:
+                sr.speedup_compile = sr.compile_us / sr.candidate_us
+        sr.flops, sr.bytes = task.flops(shape.dims), task.min_bytes(shape.dims)
+        if sr.candidate_us and bandwidth and peak_flops:
+            t_meas = sr.candidate_us * 1e-6
+            for name, value in roofline_fields(
+                sr.flops, sr.bytes, sr.candidate_us, peak_flops, bandwidth
+            ).items():
+                setattr(sr, name, value)
+            if roofline.is_impossible(
+                t_meas, roofline.roofline_time_s(sr.flops, sr.bytes, loose_flops, loose_bw)
+            ):
+                sr.notes.append(
+                    f"measured {sr.candidate_us:.2f} µs is below the roofline {sr.roofline_us:.2f} µs: a timing bug or a cheat"
+                )
+                if "impossible_time" not in verdict.flags:
+                    verdict.flags.append("impossible_time")
+            if floor:
+                sr.launch_bound = roofline.launch_bound(sr.candidate_us, floor)
+                if sr.launch_bound:
+                    sr.notes.append(
+                        f"at the launch floor ({floor:.1f} µs per launch): read attainment with that in mind"
+                    )
+    ratios = [s.triton_ratio for s in verdict.shapes if s.triton_ratio is not None]
+    verdict.triton_ratio = min(ratios) if ratios else None
+    eager = [s.speedup_eager for s in verdict.shapes if s.speedup_eager]
+    comp = [s.speedup_compile for s in verdict.shapes if s.speedup_compile]
+    verdict.geomean_speedup_eager = roofline.geomean(eager) if eager else None
+    verdict.geomean_speedup_compile = roofline.geomean(comp) if comp else None
+    att = [s.attainment for s in verdict.shapes if s.attainment is not None]
+    verdict.score = roofline.task_score(att) if att else None
+    if base.get("status") == "ok":
+        verdict.perf_status = f"measured; bandwidth {bw_source}; compute ceiling {peak_source}"
+    if verdict.score is not None and math.isnan(verdict.score):
+        verdict.score = None

@@ -1,0 +1,461 @@
+"""Result rows: one record per judged kernel in a bench, an import or an agent run.
+
+The bench, `kernforge import`, the analyses and the report all read and write `ResultRow`, so
+it is defined once, here. A row is keyed by (task_id, method, seed, attempt): `attempt` is the
+attempt's index within its run (0 for a one-shot import), `iteration` the evaluator round it
+belongs to (several attempts may share one).
+
+A `ResultStore` is a folder:
+
+    <dir>/results.jsonl     one row per line, appended and flushed as rows arrive (the record)
+    <dir>/results.parquet   the same rows as a table, rewritten by `write_parquet()`
+
+Nested parts (per-shape numbers, the full verdict, PTX features) are JSON objects in the JSONL
+file and JSON strings in the Parquet file, whose columns must be flat and typed.
+
+Rows whose kernels came from a scripted provider (`--llm replay:...`) or scripted measurements
+have `scripted=True`; everything that shows rows labels them "scripted".
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable
+from datetime import UTC, datetime
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from benchmarks.verdict import STAGE_ORDER, Stage, Verdict
+
+RESULTS_JSONL = "results.jsonl"
+RESULTS_PARQUET = "results.parquet"
+CPU_DEVICE_NAME = "cpu (Triton interpreter)"
+
+Source = Literal["kernforge", "import:folder", "import:geak", "import:kernelagent"]
+RowKey = tuple[str, str, int, int]
+
+# per-shape numbers kept in a row (the rest stays in the verdict)
+SHAPE_FIELDS = (
+    "shape",
+    "dtype",
+    "weight",
+    "phase",
+    "candidate_us",
+    "eager_us",
+    "compile_us",
+    "speedup_eager",
+    "speedup_compile",
+    "attainment",
+    "launch_bound",
+)
+
+
+class ResultRow(BaseModel):
+    """One judged kernel: which task, which method made it, and what the judge said."""
+
+    task_id: str
+    category: str = "unknown"
+    method: str
+    model: str = ""  # e.g. "openai:gpt-4o", "offline", "replay:scripted:file.jsonl"
+    seed: int = 0
+    attempt: int = 0  # index of the attempt within its run (the row key)
+    iteration: int | None = None  # evaluator round (several attempts may share one)
+    parent_attempt: int | None = None  # the attempt this one revised (repair or optimisation)
+    mode: str = ""  # "fresh", "repair", "optimize", "" when unknown
+    run_id: str = ""
+    device: str = CPU_DEVICE_NAME  # device name, e.g. "NVIDIA H200"
+    device_key: str = ""  # the judge's fingerprint key (name + versions)
+    passed: bool = False
+    stage_reached: str | None = None  # last stage passed (benchmarks.verdict.Stage), None: nothing
+    error_class: str = "none"  # benchmarks.verdict.ErrorClass, or "no_kernel" (nothing to judge)
+    message: str = ""
+    perf_measured: bool = False  # some shape was timed on a GPU
+    geomean_speedup_eager: float | None = None
+    geomean_speedup_compile: float | None = None
+    score: float | None = None  # attainment S: median roofline attainment over shapes
+    shapes: list[dict[str, Any]] = Field(default_factory=list)  # SHAPE_FIELDS per shape
+    flags: list[str] = Field(default_factory=list)
+    fallback_ops: list[str] = Field(default_factory=list)
+    ptx_features: dict[str, bool] | None = None  # None: no PTX available ("not measured")
+    scripted: bool = False  # replay provider or scripted measurements: label it everywhere
+    source: Source = "kernforge"
+    origin: str = ""  # where the code came from (file, JSONL line, session folder)
+    code_sha256: str = ""
+    timestamp: str = Field(default_factory=lambda: datetime.now(UTC).isoformat(timespec="seconds"))
+    verdict: dict[str, Any] | None = None  # the full Verdict JSON; None when there was no kernel
+
+    @property
+    def key(self) -> RowKey:
+        return (self.task_id, self.method, self.seed, self.attempt)
+
+    def reached(self, stage: Stage | str) -> bool:
+        """True when the kernel passed `stage` (or a later one)."""
+        if self.stage_reached is None:
+            return False
+        return STAGE_ORDER.index(Stage(self.stage_reached)) >= STAGE_ORDER.index(Stage(stage))
+
+    def label(self) -> str:
+        """The method as shown in tables and plots; scripted rows say so."""
+        return f"{self.method} [scripted]" if self.scripted else self.method
+
+
+def device_name(fingerprint: dict[str, Any]) -> str:
+    """A readable device name from a judge fingerprint."""
+    if fingerprint.get("gpu_name"):
+        return str(fingerprint["gpu_name"])
+    if fingerprint.get("device", "cpu") == "cpu":
+        return CPU_DEVICE_NAME
+    return str(fingerprint.get("device"))
+
+
+def _shape_numbers(verdict: Verdict) -> list[dict[str, Any]]:
+    out = []
+    for s in verdict.shapes:
+        data = s.model_dump(mode="json")
+        out.append({k: data.get(k) for k in SHAPE_FIELDS})
+    return out
+
+
+def row_from_verdict(
+    verdict: Verdict,
+    *,
+    category: str,
+    method: str,
+    model: str = "",
+    seed: int = 0,
+    attempt: int = 0,
+    iteration: int | None = None,
+    parent_attempt: int | None = None,
+    mode: str = "",
+    run_id: str = "",
+    scripted: bool = False,
+    source: Source = "kernforge",
+    origin: str = "",
+    ptx_features: dict[str, bool] | None = None,
+    timestamp: str | None = None,
+) -> ResultRow:
+    """A row from a judge verdict plus who produced the kernel."""
+    fp = verdict.fingerprint or {}
+    fields: dict[str, Any] = dict(
+        task_id=verdict.task_id,
+        category=category,
+        method=method,
+        model=model,
+        seed=seed,
+        attempt=attempt,
+        iteration=iteration,
+        parent_attempt=parent_attempt,
+        mode=mode,
+        run_id=run_id,
+        device=device_name(fp)
+        if fp
+        else (CPU_DEVICE_NAME if verdict.device == "cpu" else verdict.device),
+        device_key=str(fp.get("key", "")),
+        passed=verdict.passed,
+        stage_reached=verdict.stage_reached.value if verdict.stage_reached else None,
+        error_class=verdict.error_class.value,
+        message=verdict.message,
+        perf_measured=any(s.candidate_us is not None for s in verdict.shapes),
+        geomean_speedup_eager=verdict.geomean_speedup_eager,
+        geomean_speedup_compile=verdict.geomean_speedup_compile,
+        score=verdict.score,
+        shapes=_shape_numbers(verdict),
+        flags=list(verdict.flags),
+        fallback_ops=list(verdict.fallback_ops),
+        ptx_features=ptx_features if ptx_features is not None else verdict.ptx_features,
+        scripted=scripted,
+        source=source,
+        origin=origin,
+        code_sha256=verdict.candidate_sha256,
+        verdict=verdict.model_dump(mode="json"),
+    )
+    if timestamp:
+        fields["timestamp"] = timestamp
+    return ResultRow(**fields)
+
+
+def no_kernel_row(
+    task_id: str, *, category: str, method: str, reason: str, **fields: Any
+) -> ResultRow:
+    """A row for a method that produced no kernel for a task: a failure that must still count."""
+    return ResultRow(
+        task_id=task_id,
+        category=category,
+        method=method,
+        passed=False,
+        stage_reached=None,
+        error_class="no_kernel",
+        message=reason,
+        **fields,
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# The store
+# --------------------------------------------------------------------------------------------
+
+
+def _parquet_record(row: ResultRow) -> dict[str, Any]:
+    data = row.model_dump(mode="json")
+    for name in ("shapes", "verdict", "ptx_features", "flags", "fallback_ops"):
+        data[f"{name}_json"] = json.dumps(data.pop(name))
+    return data
+
+
+def _from_parquet_record(data: dict[str, Any]) -> ResultRow:
+    data = dict(data)
+    for name in ("shapes", "verdict", "ptx_features", "flags", "fallback_ops"):
+        raw = data.pop(f"{name}_json", None)
+        if raw is not None:
+            data[name] = json.loads(raw)
+    return ResultRow.model_validate(data)
+
+
+class MissingPyarrow(RuntimeError):
+    """Parquet was asked for where pyarrow is not installed."""
+
+
+def _pyarrow() -> Any:
+    try:
+        import pyarrow
+        import pyarrow.parquet  # noqa: F401
+    except ImportError as exc:
+        raise MissingPyarrow(
+            "writing or reading Parquet needs pyarrow (pip install 'pyarrow>=15')"
+        ) from exc
+    return pyarrow
+
+
+class ResultStore:
+    """Rows of a bench or import in `<dir>/results.jsonl` (+ `results.parquet`); resumable.
+
+    `append` skips a row whose key (task_id, method, seed, attempt) is already stored, so a bench
+    restarted after a crash continues where it stopped."""
+
+    def __init__(self, directory: str | Path) -> None:
+        self.dir = Path(directory)
+        self.dir.mkdir(parents=True, exist_ok=True)
+        self.jsonl = self.dir / RESULTS_JSONL
+        self.parquet = self.dir / RESULTS_PARQUET
+        self.warnings: list[str] = []
+        self._rows: list[ResultRow] = self._read()
+        self._keys: set[RowKey] = {r.key for r in self._rows}
+
+    def _read(self) -> list[ResultRow]:
+        if not self.jsonl.is_file():
+            return []
+        rows = []
+        lines = self.jsonl.read_text(encoding="utf-8").splitlines()
+        for n, line in enumerate(lines, start=1):
+            if not line.strip():
+                continue
+            try:
+                rows.append(ResultRow.model_validate_json(line))
+            except ValueError as exc:
+                # a line cut short by a crash is the only expected damage: it was never complete
+                self.warnings.append(
+                    f"{self.jsonl}:{n}: unreadable row skipped ({str(exc).splitlines()[0]})"
+                )
+        return rows
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    def rows(self) -> list[ResultRow]:
+        return list(self._rows)
+
+    def has(self, task_id: str, method: str, seed: int, attempt: int) -> bool:
+        return (task_id, method, seed, attempt) in self._keys
+
+    def append(self, row: ResultRow) -> bool:
+        """Add a row unless its key is stored already. Returns True when it was added."""
+        if row.key in self._keys:
+            return False
+        with self.jsonl.open("a", encoding="utf-8") as f:
+            f.write(row.model_dump_json() + "\n")
+            f.flush()
+            os.fsync(f.fileno())
+        self._rows.append(row)
+        self._keys.add(row.key)
+        return True
+
+    def extend(self, rows: Iterable[ResultRow]) -> int:
+        """Append rows (skipping stored keys), then rewrite the Parquet file. Returns how many were added."""
+        added = sum(1 for row in rows if self.append(row))
+        self.write_parquet()
+        return added
+
+    def write_parquet(self) -> Path | None:
+        """Rewrite results.parquet from every stored row (atomically). Where pyarrow is not
+        installed (a minimal GPU machine), the JSONL file stays the record: a warning says so and
+        None is returned; `ResultStore(dir).write_parquet()` anywhere with pyarrow writes it later."""
+        try:
+            write_parquet(self._rows, self.parquet)
+        except MissingPyarrow as exc:
+            self.warnings.append(f"{self.parquet} not written: {exc}; {self.jsonl} holds every row")
+            return None
+        return self.parquet
+
+    @classmethod
+    def load(cls, directory: str | Path) -> ResultStore:
+        directory = Path(directory)
+        if not (directory / RESULTS_JSONL).is_file():
+            raise FileNotFoundError(
+                f"{directory} holds no {RESULTS_JSONL} (is it a bench or import folder?)"
+            )
+        return cls(directory)
+
+
+def write_parquet(rows: list[ResultRow], path: Path) -> None:
+    pa = _pyarrow()
+    table = pa.Table.from_pylist([_parquet_record(r) for r in rows]) if rows else _empty_table(pa)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    pa.parquet.write_table(table, tmp)
+    os.replace(tmp, path)
+
+
+def _empty_table(pa: Any) -> Any:
+    return pa.Table.from_pylist([_parquet_record(ResultRow(task_id="", method=""))]).slice(0, 0)
+
+
+def read_parquet(path: str | Path) -> list[ResultRow]:
+    pa = _pyarrow()
+    return [_from_parquet_record(r) for r in pa.parquet.read_table(path).to_pylist()]
+
+
+# --------------------------------------------------------------------------------------------
+# Rows from an agent run directory (plain files; no import of the agent)
+# --------------------------------------------------------------------------------------------
+
+
+@lru_cache(maxsize=1)
+def all_tasks() -> dict[str, Any]:
+    """Every task of this checkout, loaded once per process (task id -> benchmarks.task.Task)."""
+    from benchmarks.task import load_all
+
+    return load_all()
+
+
+def category_of(task_id: str) -> str:
+    """The task's category, or "unknown" for a task id this checkout does not have."""
+    task = all_tasks().get(task_id)
+    return task.category if task is not None else "unknown"
+
+
+def is_scripted_llm(llm: str) -> bool:
+    """True for the replay provider (`replay:...`): its replies are scripted, not a model's."""
+    return llm.strip().lower().startswith("replay")
+
+
+def is_run_dir(path: Path) -> bool:
+    return (path / "manifest.json").is_file() and (path / "attempts").is_dir()
+
+
+def rows_from_run_dir(run_dir: str | Path) -> list[ResultRow]:
+    """One row per attempt of an agent run directory (runs/<run-id>/), read from its files."""
+    from benchmarks.harness.ptx import ptx_features_of_dir
+
+    run_dir = Path(run_dir)
+    manifest = json.loads((run_dir / "manifest.json").read_text(encoding="utf-8"))
+    config = manifest.get("config") or {}
+    task_id = (manifest.get("task") or {}).get("id") or config.get("task", "")
+    llm = str(manifest.get("llm") or config.get("llm") or "")
+    scripted = (
+        is_scripted_llm(llm)
+        or is_scripted_llm(str(config.get("llm", "")))
+        or bool(config.get("scripted_measure"))
+    )
+    common = dict(
+        category=category_of(task_id),
+        method=str(config.get("method", "aka")),
+        model=llm,
+        seed=int(config.get("seed", 0) or 0),
+        run_id=str(manifest.get("run_id", run_dir.name)),
+        scripted=scripted,
+        source="kernforge",
+    )
+    created = manifest.get("created")
+    rows = []
+    attempts = run_dir / "attempts"
+    for folder in sorted(
+        (p for p in attempts.iterdir() if p.is_dir() and p.name.isdigit()),
+        key=lambda p: int(p.name),
+    ):
+        record = (
+            json.loads((folder / "attempt.json").read_text(encoding="utf-8"))
+            if (folder / "attempt.json").is_file()
+            else {}
+        )
+        if not (folder / "verdict.json").is_file():
+            continue
+        verdict = Verdict.model_validate_json((folder / "verdict.json").read_text(encoding="utf-8"))
+        measurement = record.get("measurement") or {}
+        stamp = datetime.fromtimestamp((folder / "verdict.json").stat().st_mtime, UTC).isoformat(
+            timespec="seconds"
+        )
+        rows.append(
+            row_from_verdict(
+                verdict,
+                attempt=int(folder.name),
+                iteration=record.get("iteration"),
+                parent_attempt=record.get("parent_id"),
+                mode=str(record.get("mode", "")),
+                origin=f"{run_dir.name}/attempts/{folder.name}/code.py",
+                ptx_features=ptx_features_of_dir(folder),
+                timestamp=stamp or created,
+                **{**common, "scripted": common["scripted"] or bool(measurement.get("scripted"))},
+            )
+        )
+    return rows
+
+
+def collect_rows(paths: Iterable[str | Path]) -> tuple[list[ResultRow], list[str]]:
+    """Rows from any mix of: a store folder (results.jsonl), a run directory, a results .jsonl or
+    .parquet file, or a folder holding any of those one or two levels down. Returns the rows and
+    one line per source read (for provenance)."""
+    rows: list[ResultRow] = []
+    sources: list[str] = []
+
+    def visit(path: Path, depth: int) -> None:
+        if path.is_file():
+            if path.suffix == ".parquet":
+                got = read_parquet(path)
+            else:
+                store_rows = [
+                    ResultRow.model_validate_json(line)
+                    for line in path.read_text(encoding="utf-8").splitlines()
+                    if line.strip()
+                ]
+                got = store_rows
+            rows.extend(got)
+            sources.append(f"{path} ({len(got)} rows)")
+        elif (path / RESULTS_JSONL).is_file():
+            store = ResultStore(path)
+            rows.extend(store.rows())
+            sources.append(f"{path} ({len(store)} rows)")
+            sources.extend(store.warnings)
+        elif is_run_dir(path):
+            got = rows_from_run_dir(path)
+            rows.extend(got)
+            sources.append(f"{path} (agent run, {len(got)} attempts)")
+        elif path.is_dir() and depth < 2:
+            for child in sorted(path.iterdir()):
+                if child.is_dir():
+                    visit(child, depth + 1)
+
+    for p in paths:
+        p = Path(p)
+        if not p.exists():
+            raise FileNotFoundError(f"{p} does not exist")
+        before = len(sources)
+        visit(p, 0)
+        if len(sources) == before:
+            raise FileNotFoundError(
+                f"{p} holds no results: no {RESULTS_JSONL}, no run directory (manifest.json + attempts/), "
+                "no .jsonl/.parquet results file"
+            )
+    return rows, sources
