@@ -10,8 +10,8 @@ import ast
 import re
 
 import pytest
-from agents.offline.policy.codegen import generate as codegen
 
+from agents.offline.codegen import generate as codegen
 from agents.offline.codegen.generate import NotSupported, check_same_ops, generate, trace
 from agents.offline.policy import kb_meta, search_space, set_tunables, tunable_values
 from benchmarks.harness.static_check import check_task_candidate

@@ -45,6 +45,8 @@ from typing import Any
 import torch
 from torch.fx import GraphModule, Node
 
+from agents.offline.codegen import emit
+from agents.offline.codegen import shapes as shp
 from agents.offline.codegen.ops import (
     ELEMENTWISE,
     REDUCTIONS,
@@ -52,8 +54,6 @@ from agents.offline.codegen.ops import (
     literal,
     var_and_mean,
 )
-from agents.offline.policy.codegen import emit
-from agents.offline.policy.codegen import shapes as shp
 from benchmarks.harness.static_check import check_task_candidate
 from benchmarks.task import Task
 
