@@ -32,7 +32,8 @@ from agents.core.llm.budget import BudgetTracker
 from agents.core.llm.concurrency import RateLimiter
 from agents.core.progress import Progress
 from agents.core.rundir import RunDir, new_run_id
-from agents.core.settings import Settings, parse_budget, resolve
+from agents.core.settings import BY_KEY, Settings, SettingsError, parse_budget, resolve
+from benchmarks.harness.judge_config import JudgeConfig
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 MAX_CONCURRENT_CALLS = 4
@@ -64,14 +65,13 @@ def evaluate(
     candidate: str | Path,
     *,
     device: str = "auto",
-    trials: int = 5,
+    trials: int = JudgeConfig.trials,
     seed: int = 0,
-    timeout_s: float = 300.0,
+    timeout_s: float = JudgeConfig.timeout_s,
     perf: bool = True,
     source: str | None = None,
 ) -> Any:
     """Judge one candidate file (or `source` text) on a task (an id, a task file, or a Task)."""
-    from benchmarks.harness.judge import JudgeConfig
     from benchmarks.harness.judge import evaluate as judge
 
     return judge(
@@ -226,14 +226,25 @@ def resume(
     quiet: bool = False,
     scripted_measure: Callable[..., Any] | None = None,
     open_kb: Callable[[], Any] | None = None,
+    changes: Mapping[str, Any] | None = None,
 ) -> RunResult:
-    """Continue a run from its checkpoint (after Ctrl-C, kill -9, a crash or an LLM outage)."""
+    """Continue a run from its checkpoint (after Ctrl-C, kill -9, a crash or an LLM outage).
+
+    `changes` ({dotted key: value}) are settings given with `--resume`: those that may change
+    (`Setting.on_resume`: the budget, runs_dir) are written into the run's manifest and said in
+    one line each; any other key is a SettingsError, and so is a changed budget for a run that
+    has already finished."""
     from agents.core.graph import compile_graph, invoke_config
     from benchmarks.harness.judge import resolve_device
 
     run = RunDir.find(run_ref, runs_dir)
     manifest = run.manifest()
     config = AgentConfig.from_json(manifest["config"])
+    changes = dict(changes or {})
+    given = sorted(changes)
+    if changes.pop("runs_dir", None) is not None:
+        changes["runs_dir"] = str(run.path.parent.resolve())  # where the run was found
+    changed = config.resume_changes(changes)
     config.scripted_measure = scripted_measure
     task = _task(manifest["task"]["ref"])
     device = manifest["device"]["resolved"]
@@ -257,6 +268,23 @@ def resume(
     values = snapshot.values or {}
     if values.get("spend"):
         ctx.tracker = BudgetTracker.from_snapshot(values["spend"])
+        ctx.tracker.budget = config.budget  # the limits as changed on this resume, if they were
+    if values.get("finished") and not snapshot.next and set(changed) - {"runs_dir"}:
+        raise SettingsError(
+            f"run {run.run_id} had already finished ({values.get('stop_reason')}): "
+            f"{', '.join(sorted(set(changed) - {'runs_dir'}))} cannot extend a finished run; "
+            "start a new run"
+        )
+    if changed:
+        for key, (_, value) in changed.items():
+            manifest["config"][BY_KEY[key].attr] = value
+        manifest.setdefault("resumes", []).append(
+            {
+                "at": datetime.now(UTC).isoformat(timespec="seconds"),
+                "changed": {k: [old, new] for k, (old, new) in changed.items()},
+            }
+        )
+        run.write_manifest(manifest)
     ctx.provider = _provider(config.llm, served=list(values.get("replay_served", [])))
     progress.start(
         run.run_id,
@@ -266,6 +294,13 @@ def resume(
         config.method,
         str(run.path),
     )
+    for key in given:
+        old, new = changed.get(key, (None, getattr(config, BY_KEY[key].attr)))
+        progress.note(
+            f"{key}: {old} -> {new} on resume (saved in the manifest)"
+            if key in changed
+            else f"{key}: {new}, as before"
+        )
     done = {a.id for a in values.get("attempts", [])}
     orphans = [i for i in run.attempt_ids_on_disk() if i not in done]
     run.event(
@@ -273,6 +308,7 @@ def resume(
         checkpoint_next=list(snapshot.next),
         attempts_in_checkpoint=sorted(done),
         attempts_on_disk_only=orphans,
+        changed={k: [old, new] for k, (old, new) in changed.items()},
     )
     if not values:
         progress.note(

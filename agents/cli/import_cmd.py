@@ -11,6 +11,8 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
+from benchmarks.harness.judge_config import JudgeConfig
+
 console = Console()
 err_console = Console(stderr=True)
 
@@ -38,17 +40,19 @@ def import_cmd(
         None, "--task", help="kernelagent: the task id of a single session folder"
     ),
     device: str = typer.Option("auto", "--device", help="cuda, cpu (Triton interpreter) or auto"),
-    trials: int = typer.Option(5, "--trials", help="correctness trials per input mode"),
+    trials: int = typer.Option(
+        JudgeConfig.trials, "--trials", help="correctness trials per input mode"
+    ),
     seed: int = typer.Option(0, "--seed", help="the judge's base seed for inputs"),
     timeout: float = typer.Option(
-        300.0, "--timeout", help="seconds before a candidate process is killed"
+        JudgeConfig.timeout_s, "--timeout", help="seconds before a candidate process is killed"
     ),
 ) -> None:
     """Judge kernels made by another system and store one result row per kernel.
 
     Unknown task names and unusable lines are reported with their file and line, and skipped.
     Exits 0 when the import ran (whatever the kernels' verdicts), 2 on a usage error."""
-    from benchmarks.harness.judge import JudgeConfig, resolve_device
+    from benchmarks.harness.judge import resolve_device
     from benchmarks.results.importers import import_kernels, read_source
     from benchmarks.results.rows import ResultStore
 

@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+import inspect
 import json
 import os
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import typer
 from rich.console import Console
 from rich.table import Table
+
+from agents.core.settings import SETTINGS, Setting
+from benchmarks.harness.judge_config import JudgeConfig
 
 app = typer.Typer(
     add_completion=False,
@@ -153,14 +159,16 @@ def eval_cmd(
         help="Python file defining the entry point (ModelNew for KernelBench) with Triton kernels",
     ),
     device: str = typer.Option("auto", help="cuda, cpu (Triton interpreter) or auto"),
-    trials: int = typer.Option(5, help="correctness trials per input mode"),
+    trials: int = typer.Option(JudgeConfig.trials, help="correctness trials per input mode"),
     seed: int = typer.Option(0, help="base seed; every trial derives its own"),
-    timeout: float = typer.Option(300.0, help="seconds before the candidate process is killed"),
+    timeout: float = typer.Option(
+        JudgeConfig.timeout_s, help="seconds before the candidate process is killed"
+    ),
     no_perf: bool = typer.Option(False, "--no-perf", help="skip timing"),
     as_json: bool = typer.Option(False, "--json", help="print the full verdict record as JSON"),
 ) -> None:
     """Judge one candidate kernel. Exits 1 when it fails."""
-    from benchmarks.harness.judge import JudgeConfig, evaluate
+    from benchmarks.harness.judge import evaluate
 
     t = _load_task(task)
     if not candidate.is_file():
@@ -201,48 +209,50 @@ def doctor(as_json: bool = typer.Option(False, "--json")) -> None:
     console.print(table)
 
 
+def _setting_param(setting: Setting) -> str:
+    """The Python name under which `run_cmd` receives a setting's option."""
+    return "setting_" + setting.key.replace(".", "_")
+
+
+def _with_setting_options(command: Callable[..., None]) -> Callable[..., None]:
+    """Give `command` one option per setting that declares a `flag` in SETTINGS (a bool as
+    --x/--no-x), so adding a row to the table adds its flag. The values reach the command in
+    its **kwargs under `_setting_param` names; None means the flag was not given."""
+    signature = inspect.signature(command)
+    fixed = [p for p in signature.parameters.values() if p.kind is not p.VAR_KEYWORD]
+    options = [
+        inspect.Parameter(
+            _setting_param(s),
+            inspect.Parameter.KEYWORD_ONLY,
+            default=typer.Option(
+                None,
+                f"{s.flag}/--no-{s.flag.removeprefix('--')}" if s.type is bool else s.flag,
+                help=f"{s.help} (setting {s.key})",
+            ),
+            annotation=s.type,
+        )
+        for s in SETTINGS
+        if s.flag
+    ]
+    command.__signature__ = signature.replace(parameters=[*fixed, *options])  # type: ignore[attr-defined]
+    return command
+
+
 @app.command("run")
+@_with_setting_options
 def run_cmd(
     task: str = typer.Option(
         None, "--task", help="task id (see `kernforge tasks list`) or a task file"
     ),
     resume: str = typer.Option(
-        None, "--resume", help="continue the run with this id (or directory) from its checkpoint"
-    ),
-    llm: str = typer.Option(
         None,
-        "--llm",
-        help="offline | openai:MODEL | anthropic:MODEL | openai-compatible:URL#MODEL | replay:FILE",
-    ),
-    method: str = typer.Option(
-        None,
-        "--method",
-        help="method preset: aka, geak, kernelagent, single-shot or offline (docs/methods.md)",
+        "--resume",
+        help="continue the run with this id (or directory) from its checkpoint; budget flags "
+        "and --runs-dir may be given with it, other settings are refused",
     ),
     budget: str = typer.Option(
         None, "--budget", help="iterations=N,tokens=N,cost=USD,wall=S,gpu=S"
     ),
-    iterations: int = typer.Option(None, "--iterations", help="budget: evaluator rounds"),
-    tokens: int = typer.Option(None, "--tokens", help="budget: LLM tokens"),
-    cost: float = typer.Option(None, "--cost", help="budget: estimated LLM cost in USD"),
-    wall: float = typer.Option(None, "--wall", help="budget: wall-clock seconds"),
-    gpu_seconds: float = typer.Option(None, "--gpu-seconds", help="budget: GPU seconds"),
-    device: str = typer.Option(None, "--device", help="cuda, cpu (Triton interpreter) or auto"),
-    runs_dir: str = typer.Option(
-        None, "--runs-dir", help="where run directories live (default runs/)"
-    ),
-    seed: int = typer.Option(
-        None, "--seed", help="seed for the judge's inputs and the agent's random choices"
-    ),
-    candidates: int = typer.Option(
-        None, "--candidates", help="kernels proposed in parallel per round"
-    ),
-    benchmark: bool = typer.Option(
-        None,
-        "--benchmark/--no-benchmark",
-        help="hidden provenance: never show the task's own solution",
-    ),
-    kb: str = typer.Option(None, "--kb", help="knowledge base: auto, on or off"),
     run_id: str = typer.Option(
         None, "--run-id", help="name the run directory (default: time-task-random)"
     ),
@@ -257,52 +267,59 @@ def run_cmd(
     quiet: bool = typer.Option(
         False, "--quiet", help="no progress output (events.jsonl is still written)"
     ),
+    **setting_flags: Any,
 ) -> None:
     """Run the agent on a task: write, judge, repair and optimise Triton kernels.
 
     Exits 0 when a correct kernel was found, 1 when none was, 2 on a usage error, 130 on Ctrl-C."""
     from agents import api
-    from agents.core.settings import SettingsError, parse_budget, resolve
+    from agents.core.settings import SettingsError, parse_budget, resolve, resume_change
 
-    flags: dict = {
-        "llm": llm,
-        "method": method,
-        "device": device,
-        "runs_dir": runs_dir,
-        "seed": seed,
-        "agent.candidates": candidates,
-        "benchmark": benchmark,
-        "kb": kb,
-        "budget.iterations": iterations,
-        "budget.tokens": tokens,
-        "budget.cost": cost,
-        "budget.wall": wall,
-        "budget.gpu": gpu_seconds,
-    }
+    flags: dict[str, Any] = {}
+    given_as: dict[str, str] = {}  # dotted key -> the flag it was given with, for messages
+    for s in SETTINGS:
+        value = setting_flags.get(_setting_param(s))
+        if value is not None:
+            flags[s.key], given_as[s.key] = value, s.flag
     try:
         if budget:
-            flags.update({k: v for k, v in parse_budget(budget).items() if flags.get(k) is None})
+            for key, value in parse_budget(budget).items():
+                if key not in flags:
+                    flags[key], given_as[key] = value, "--budget"
         for item in set_ or []:
             key, eq, value = item.partition("=")
             if not eq:
                 raise SettingsError(f"--set {item!r}: expected KEY=VALUE")
-            flags[key.strip()] = value
+            flags[key.strip()], given_as[key.strip()] = value, f"--set {key.strip()}"
         merged = resolve(flags)
+        changes = (
+            {key: resume_change(key, value, given_as[key]) for key, value in flags.items()}
+            if resume
+            else {}
+        )
     except SettingsError as exc:
         _die(str(exc))
     if show_config:
         _print_settings(merged)
         return
-    if not resume and not task:
+    if resume:
+        for name, value in (("--task", task), ("--run-id", run_id)):
+            if value is not None:
+                _die(
+                    f"{name} cannot be given with --resume: the run keeps the {name[2:]} it started with"
+                )
+    elif not task:
         _die("give --task <id | task file>, or --resume <run-id> (see `kernforge tasks list`)")
-    if not resume:
+    else:
         _load_task(task)
     from agents.core.config import AgentConfig
     from agents.core.llm.base import LLMError
 
     try:
         if resume:
-            result = api.resume(resume, runs_dir=merged["runs_dir"], console=console, quiet=quiet)
+            result = api.resume(
+                resume, runs_dir=merged["runs_dir"], console=console, quiet=quiet, changes=changes
+            )
         else:
             config = AgentConfig.from_settings(task, merged, run_id=run_id)
             result = api.start(config, merged, console=console, quiet=quiet)

@@ -1,118 +1,54 @@
 """The configuration of one run: the merged settings as typed fields the nodes read.
 
-Built from `agents.core.settings.resolve(...)` (kernforge.toml < environment < flags) by
+`AgentConfig` has one field per row of `agents.core.settings.SETTINGS` (named by the row's `attr`,
+with its default), generated from the table, plus three fields that are not settings: `task`,
+`run_id` and the `scripted_measure` test seam. It is built from `resolve(...)` by
 `AgentConfig.from_settings`, saved in the run's manifest, and rebuilt from there on `--resume`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from collections.abc import Callable, Mapping
+from dataclasses import asdict, field, fields, make_dataclass
 from typing import Any
 
 from agents.core.llm.budget import Budget
-from agents.core.settings import Settings
+from agents.core.settings import BY_KEY, SETTINGS, Setting, Settings, resume_change
 
 
-@dataclass
-class AgentConfig:
-    task: str  # task id or task file
-    llm: str = "offline"
-    method: str = "aka"
-    device: str = "auto"
-    runs_dir: str = "runs"
-    seed: int = 0
-    benchmark: bool = False
-    kb: str = "auto"
-    max_iterations: int = 8
-    max_tokens: int | None = None
-    max_cost_usd: float | None = None
-    max_wall_s: float | None = None
-    max_gpu_s: float | None = None
-    candidates: int = 2
-    reflect: bool = True
-    lineage: str = "shared"  # "shared" or "per_slot"
-    max_repairs: int = 3
-    restart: bool = False
-    first_success: bool = False
-    codegen: bool = True  # offline policy: a kernel generated from the reference (agents/offline/codegen/generate.py)
-    optimize: bool = True
-    ancestors: int = 1
-    llm_tests: bool = False
-    nocode_retries: int = 2
-    history_window: int = 6
-    target_attainment: float = 0.9
-    dropout: bool = True
-    dropout_after: int = 3
-    dropout_every: int = 0
-    judge_trials: int = 3
-    judge_timeout_s: float = 300.0
-    remeasure_rounds: int = 2
-    ncu: bool = True
-    run_id: str | None = None
-    # TEST SEAM, never set by settings or the CLI: replaces benchmarks.harness.remeasure.interleaved
-    # with a scripted callable (task, incumbent_source, candidate_source) -> Remeasure, so tests
-    # on a machine without a GPU can drive the optimisation path. Every measurement it makes is
-    # labelled scripted in the attempt records, events and summary.
-    scripted_measure: Callable[..., Any] | None = field(default=None, repr=False, compare=False)
+class _ConfigMethods:
+    """What AgentConfig does besides holding its fields (the fields come from SETTINGS)."""
 
     def __post_init__(self) -> None:
-        if self.candidates < 1:
-            raise ValueError(f"agent.candidates must be >= 1, got {self.candidates}")
-        if self.max_iterations < 1:
-            raise ValueError(f"budget.iterations must be >= 1, got {self.max_iterations}")
-        if self.lineage not in ("shared", "per_slot"):
+        # A config built without settings (tests, scripts) never picks a provider from the
+        # environment: no llm means the offline policy.
+        if self.llm is None:
+            self.llm = "offline"
+        for s in SETTINGS:
+            value = getattr(self, s.attr)
+            if s.minimum is not None and value is not None and value < s.minimum:
+                raise ValueError(f"{s.key} must be >= {s.minimum}, got {value}")
+        if self.lineage not in BY_KEY["agent.lineage"].choices:
             raise ValueError(f"agent.lineage must be shared or per_slot, got {self.lineage!r}")
-        for name in (
-            "max_repairs",
-            "ancestors",
-            "nocode_retries",
-            "history_window",
-            "dropout_after",
-            "dropout_every",
-        ):
-            if getattr(self, name) < 0:
-                raise ValueError(f"{name} must be >= 0, got {getattr(self, name)}")
 
     @classmethod
     def from_settings(cls, task: str, settings: Settings, **extra: Any) -> AgentConfig:
-        v = settings.values
-        return cls(
-            task=task,
-            llm=v["llm"],
-            method=v["method"],
-            device=v["device"],
-            runs_dir=v["runs_dir"],
-            seed=v["seed"],
-            benchmark=v["benchmark"],
-            kb=v["kb"],
-            max_iterations=v["budget.iterations"],
-            max_tokens=v["budget.tokens"],
-            max_cost_usd=v["budget.cost"],
-            max_wall_s=v["budget.wall"],
-            max_gpu_s=v["budget.gpu"],
-            candidates=v["agent.candidates"],
-            reflect=v["agent.reflect"],
-            lineage=v["agent.lineage"],
-            max_repairs=v["agent.max_repairs"],
-            restart=v["agent.restart"],
-            first_success=v["agent.first_success"],
-            codegen=v["offline.codegen"],
-            optimize=v["agent.optimize"],
-            ancestors=v["agent.ancestors"],
-            llm_tests=v["agent.llm_tests"],
-            nocode_retries=v["agent.nocode_retries"],
-            history_window=v["agent.history_window"],
-            target_attainment=v["agent.target_attainment"],
-            dropout=v["dropout.enabled"],
-            dropout_after=v["dropout.after"],
-            dropout_every=v["dropout.every"],
-            judge_trials=v["judge.trials"],
-            judge_timeout_s=v["judge.timeout"],
-            remeasure_rounds=v["judge.remeasure_rounds"],
-            ncu=v["profile.ncu"],
-            **extra,
-        )
+        """The config of a new run on `task` from merged settings; `extra`: run_id, seams."""
+        return cls(task=task, **{s.attr: settings.values[s.key] for s in SETTINGS}, **extra)
+
+    def resume_changes(self, changes: Mapping[str, Any]) -> dict[str, tuple[Any, Any]]:
+        """Apply settings that may change on `--resume` ({dotted key: value}) and return
+        {key: (old, new)} for those that changed. A key that may not change is a SettingsError."""
+        changed: dict[str, tuple[Any, Any]] = {}
+        for key, value in changes.items():
+            new = resume_change(key, value, f"--set {key}")
+            attr = BY_KEY[key].attr
+            old = getattr(self, attr)
+            if new != old:
+                setattr(self, attr, new)
+                changed[key] = (old, new)
+        self.__post_init__()
+        return changed
 
     @property
     def budget(self) -> Budget:
@@ -137,5 +73,36 @@ class AgentConfig:
     def from_json(cls, data: dict[str, Any]) -> AgentConfig:
         data = dict(data)
         data.pop("scripted_measure", None)
-        known = set(cls.__dataclass_fields__)
+        known = {f.name for f in fields(cls)}
         return cls(**{k: v for k, v in data.items() if k in known})
+
+
+def _setting_field(s: Setting) -> tuple[str, Any, Any]:
+    """(name, type, field) of the AgentConfig field for one setting; None allowed where it may be."""
+    kind = s.type | None if s.kind.endswith("?") or s.default is None else s.type
+    return (s.attr, kind, field(default=s.default))
+
+
+AgentConfig = make_dataclass(
+    "AgentConfig",
+    [
+        ("task", str),  # task id or task file
+        *(_setting_field(s) for s in SETTINGS),
+        ("run_id", str | None, field(default=None)),
+        # TEST SEAM, never set by settings or the CLI: replaces benchmarks.harness.remeasure.interleaved
+        # with a scripted callable (task, incumbent_source, candidate_source) -> Remeasure, so tests
+        # on a machine without a GPU can drive the optimisation path. Every measurement it makes is
+        # labelled scripted in the attempt records, events and summary.
+        (
+            "scripted_measure",
+            Callable[..., Any] | None,
+            field(default=None, repr=False, compare=False),
+        ),
+    ],
+    bases=(_ConfigMethods,),
+    namespace={
+        "__module__": __name__,
+        "__doc__": "The typed settings of one run: one field per SETTINGS row (`Setting.attr`), "
+        "plus `task`, `run_id` and the `scripted_measure` test seam.",
+    },
+)

@@ -23,6 +23,12 @@ A kernforge.toml uses tables for dotted keys:
 
 `kernforge run --show-config` prints the merged result with each value's source. Unknown keys and
 values of the wrong type are errors that name the file (or variable) and the key.
+
+SETTINGS below is the only declaration of a setting: the AgentConfig fields (agents/core/config.py),
+the TOML keys, the environment variables, `--show-config` and the `kernforge run` options
+(agents/cli/main.py) are all derived from its rows. `kernforge run --resume ID` accepts the
+settings whose row says `on_resume` (the budget, runs_dir) and writes them into the run's manifest;
+any other setting given with it is refused (`resume_change`).
 """
 
 from __future__ import annotations
@@ -35,6 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from agents.core.presets import PRESETS, preset
+from benchmarks.harness.judge_config import REMEASURE_ROUNDS, JudgeConfig
 
 ENV_PREFIX = "KERNFORGE_"
 
@@ -45,15 +52,34 @@ class SettingsError(ValueError):
 
 @dataclass(frozen=True)
 class Setting:
+    """One knob of a run, declared once. Everything else is derived from this row: the field of
+    `agents.core.config.AgentConfig` (named `attr`, with `default`), the key in kernforge.toml,
+    the environment variable (`env`), the line of `--show-config`, the `kernforge run` option
+    (`flag`, when it has one; every key is also reachable with `--set KEY=VALUE`), and whether
+    `--resume` may change it (`on_resume`)."""
+
     key: str
     kind: str  # "str", "int", "float", "bool"; "int?" / "float?" accept none
     default: Any
     help: str
     choices: tuple[str, ...] = ()
+    attr: str = ""  # AgentConfig attribute; "" means the key without "agent.", dots as underscores
+    flag: str = ""  # `kernforge run` option name, e.g. "--candidates"; "" means --set only
+    on_resume: bool = False  # `kernforge run --resume ID` may change it (written to the manifest)
+    minimum: int | None = None  # smallest value AgentConfig accepts
+
+    def __post_init__(self) -> None:
+        if not self.attr:
+            object.__setattr__(self, "attr", self.key.removeprefix("agent.").replace(".", "_"))
 
     @property
     def env(self) -> str:
         return ENV_PREFIX + self.key.upper().replace(".", "_")
+
+    @property
+    def type(self) -> type:
+        """The Python type of the value (None is also allowed for the "?" kinds)."""
+        return {"str": str, "int": int, "float": float, "bool": bool}[self.kind.rstrip("?")]
 
 
 SETTINGS: tuple[Setting, ...] = (
@@ -62,6 +88,7 @@ SETTINGS: tuple[Setting, ...] = (
         "str",
         None,
         "offline | openai:MODEL | anthropic:MODEL | openai-compatible:URL#MODEL | replay:FILE (default: a provider whose key is set, else offline)",
+        flag="--llm",
     ),
     Setting(
         "method",
@@ -69,6 +96,7 @@ SETTINGS: tuple[Setting, ...] = (
         "aka",
         "method preset (docs/methods.md): " + ", ".join(PRESETS),
         tuple(PRESETS),
+        flag="--method",
     ),
     Setting(
         "device",
@@ -76,14 +104,29 @@ SETTINGS: tuple[Setting, ...] = (
         "auto",
         "where candidates run: cuda, cpu (Triton interpreter) or auto",
         ("auto", "cuda", "cpu"),
+        flag="--device",
     ),
-    Setting("runs_dir", "str", "runs", "where run directories are created"),
-    Setting("seed", "int", 0, "seed for the judge's inputs and the agent's random choices"),
+    Setting(
+        "runs_dir",
+        "str",
+        "runs",
+        "where run directories are created (and, with --resume, looked for)",
+        flag="--runs-dir",
+        on_resume=True,
+    ),
+    Setting(
+        "seed",
+        "int",
+        0,
+        "seed for the judge's inputs and the agent's random choices",
+        flag="--seed",
+    ),
     Setting(
         "benchmark",
         "bool",
         False,
         "hidden provenance: never show the agent the task's own solution or anything derived from it",
+        flag="--benchmark",
     ),
     Setting(
         "kb",
@@ -91,19 +134,62 @@ SETTINGS: tuple[Setting, ...] = (
         "auto",
         "knowledge base: auto (use it, build it if empty, carry on without it if it fails), on (required), off",
         ("auto", "on", "off"),
+        flag="--kb",
     ),
     Setting(
-        "budget.iterations", "int", 8, "evaluator rounds (each judges one batch of candidates)"
+        "budget.iterations",
+        "int",
+        8,
+        "evaluator rounds (each judges one batch of candidates)",
+        attr="max_iterations",
+        flag="--iterations",
+        on_resume=True,
+        minimum=1,
     ),
-    Setting("budget.tokens", "int?", None, "LLM tokens, input plus output"),
-    Setting("budget.cost", "float?", None, "estimated LLM cost in USD"),
     Setting(
-        "budget.wall", "float?", None, "wall-clock seconds for the whole run (resumes included)"
+        "budget.tokens",
+        "int?",
+        None,
+        "LLM tokens, input plus output",
+        attr="max_tokens",
+        flag="--tokens",
+        on_resume=True,
     ),
     Setting(
-        "budget.gpu", "float?", None, "GPU seconds (judge, re-measurement and profiling on a GPU)"
+        "budget.cost",
+        "float?",
+        None,
+        "estimated LLM cost in USD",
+        attr="max_cost_usd",
+        flag="--cost",
+        on_resume=True,
     ),
-    Setting("agent.candidates", "int", 2, "kernels proposed in parallel per generator round"),
+    Setting(
+        "budget.wall",
+        "float?",
+        None,
+        "wall-clock seconds for the whole run (resumes included)",
+        attr="max_wall_s",
+        flag="--wall",
+        on_resume=True,
+    ),
+    Setting(
+        "budget.gpu",
+        "float?",
+        None,
+        "GPU seconds (judge, re-measurement and profiling on a GPU)",
+        attr="max_gpu_s",
+        flag="--gpu-seconds",
+        on_resume=True,
+    ),
+    Setting(
+        "agent.candidates",
+        "int",
+        2,
+        "kernels proposed in parallel per generator round",
+        flag="--candidates",
+        minimum=1,
+    ),
     Setting("agent.reflect", "bool", True, "diagnose failures with the reflector before repairing"),
     Setting(
         "agent.lineage",
@@ -119,6 +205,7 @@ SETTINGS: tuple[Setting, ...] = (
         3,
         "repairs of one approach (a fresh kernel or an optimizer proposal) before it is abandoned; "
         "without a correct kernel the run then gives up (or restarts, see agent.restart)",
+        minimum=0,
     ),
     Setting(
         "agent.restart",
@@ -134,6 +221,7 @@ SETTINGS: tuple[Setting, ...] = (
         "the offline policy also writes a kernel by rules from the task's PyTorch reference "
         "(agents/offline/codegen/generate.py: pointwise, row-wise and whole-tensor reductions) and tries it first "
         "in benchmark mode",
+        attr="codegen",
     ),
     Setting(
         "agent.first_success",
@@ -152,6 +240,7 @@ SETTINGS: tuple[Setting, ...] = (
         "int",
         1,
         "best correct kernels (fastest first) shown to the optimizer; the incumbent is one of them",
+        minimum=0,
     ),
     Setting(
         "agent.llm_tests",
@@ -165,9 +254,14 @@ SETTINGS: tuple[Setting, ...] = (
         "int",
         2,
         "times a reply without usable code is fed back before giving up on that call",
+        minimum=0,
     ),
     Setting(
-        "agent.history_window", "int", 6, "attempts shown in prompts (the incumbent always is)"
+        "agent.history_window",
+        "int",
+        6,
+        "attempts shown in prompts (the incumbent always is)",
+        minimum=0,
     ),
     Setting(
         "agent.target_attainment",
@@ -176,23 +270,49 @@ SETTINGS: tuple[Setting, ...] = (
         "finish once the incumbent's median roofline attainment reaches this",
     ),
     Setting(
-        "dropout.enabled", "bool", True, "mask a random half of the visible history on stagnation"
+        "dropout.enabled",
+        "bool",
+        True,
+        "mask a random half of the visible history on stagnation",
+        attr="dropout",
     ),
-    Setting("dropout.after", "int", 3, "rounds without an accepted improvement before dropout (k)"),
-    Setting("dropout.every", "int", 0, "also drop out every m rounds once optimising (0: never)"),
+    Setting(
+        "dropout.after",
+        "int",
+        3,
+        "rounds without an accepted improvement before dropout (k)",
+        minimum=0,
+    ),
+    Setting(
+        "dropout.every",
+        "int",
+        0,
+        "also drop out every m rounds once optimising (0: never)",
+        minimum=0,
+    ),
+    # The agent judges each candidate with fewer trials than a standalone `kernforge eval`
+    # (JudgeConfig.trials); the timeout and the re-measurement rounds are the judge's own defaults.
     Setting("judge.trials", "int", 3, "correctness trials per input mode"),
-    Setting("judge.timeout", "float", 300.0, "seconds before a candidate process is killed"),
+    Setting(
+        "judge.timeout",
+        "float",
+        JudgeConfig.timeout_s,
+        "seconds before a candidate process is killed",
+        attr="judge_timeout_s",
+    ),
     Setting(
         "judge.remeasure_rounds",
         "int",
-        2,
+        REMEASURE_ROUNDS,
         "rounds of incumbent/candidate/candidate/incumbent timing",
+        attr="remeasure_rounds",
     ),
     Setting(
         "profile.ncu",
         "bool",
         True,
         "profile the incumbent with Nsight Compute when ncu is present (GPU only)",
+        attr="ncu",
     ),
 )
 BY_KEY: dict[str, Setting] = {s.key: s for s in SETTINGS}
@@ -370,12 +490,24 @@ def _label(layer: str, key: str) -> str:
     return layer
 
 
-BUDGET_KEYS = {
-    "iterations": "budget.iterations",
-    "tokens": "budget.tokens",
-    "cost": "budget.cost",
-    "wall": "budget.wall",
-    "gpu": "budget.gpu",
+def resume_change(key: str, value: Any, flag: str) -> Any:
+    """`value` typed for `key` when `kernforge run --resume` may change that setting; otherwise
+    a SettingsError naming `flag` (how the user gave it) and why it cannot change."""
+    setting = BY_KEY.get(key)
+    if setting is None:
+        raise SettingsError(f"unknown setting {key!r} given as {flag}")
+    if not setting.on_resume:
+        resumable = ", ".join(s.key for s in SETTINGS if s.on_resume)
+        raise SettingsError(
+            f"{flag} cannot change on --resume: {key} is fixed when a run starts (its attempts "
+            f"and checkpoint were made with it); only {resumable} may change; start a new run instead"
+        )
+    return convert(setting, value, flag)
+
+
+# `--budget NAME=VALUE` names: budget.iterations -> iterations, ...
+BUDGET_KEYS: dict[str, str] = {
+    s.key.removeprefix("budget."): s.key for s in SETTINGS if s.key.startswith("budget.")
 }
 
 

@@ -24,6 +24,7 @@ import torch
 from benchmarks.harness import perf as perf_stage
 from benchmarks.harness.child import Child, acquire, default_root, signal_name
 from benchmarks.harness.compare import bitwise_equal, compare_outputs
+from benchmarks.harness.judge_config import JudgeConfig
 from benchmarks.harness.precision import full_precision
 from benchmarks.harness.static_check import check_source
 from benchmarks.harness.transport import TransportError, read_trial
@@ -68,20 +69,6 @@ def cpu_numeric_skip(device: str, dtype: str, source: str) -> str | None:
     if "float32" not in source:
         return BF16_MATH_SKIP
     return None
-
-
-@dataclass
-class JudgeConfig:
-    device: str = "auto"  # "cpu" (Triton interpreter), "cuda", or "auto"
-    trials: int = 5  # per mode, fresh seed each
-    seed: int = 0
-    timeout_s: float = 300.0  # for the whole candidate process
-    perf: bool = True  # time it when a GPU is present
-    modes: tuple[str, ...] | None = None  # default: the task's modes
-    shapes: tuple[str, ...] | None = None  # default: all shapes for the device
-    keep_dir: bool = False  # keep the child's folder (for debugging)
-    prewarm: bool = True  # start the next worker process while this one runs
-    work_root: Path | None = None
 
 
 def resolve_device(device: str) -> str:

@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from benchmarks.harness.child import run_job
+from benchmarks.harness.judge_config import REMEASURE_ROUNDS
 from benchmarks.task import Task
 from profiling.roofline import geomean
 
@@ -50,7 +51,7 @@ def interleaved(
     candidate_source: str,
     *,
     device: str = "cuda",
-    rounds: int = 2,
+    rounds: int = REMEASURE_ROUNDS,
     seed: int = 0,
     timeout_s: float = 600.0,
     min_gain: float = 0.01,

@@ -1,0 +1,30 @@
+"""The judge's settings and their defaults, in a module that imports nothing heavy.
+
+`JudgeConfig` is the one place the judge's defaults live: `kernforge eval`, `agents.api.evaluate`,
+`kernforge import` and the agent's settings table (agents/core/settings.py) read them from here,
+so reading a default does not import torch.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+# Rounds of incumbent/candidate/candidate/incumbent timing in benchmarks.harness.remeasure.interleaved.
+REMEASURE_ROUNDS = 2
+
+
+@dataclass
+class JudgeConfig:
+    """How one candidate is judged (benchmarks.harness.judge.evaluate)."""
+
+    device: str = "auto"  # "cpu" (Triton interpreter), "cuda", or "auto"
+    trials: int = 5  # per mode, fresh seed each
+    seed: int = 0
+    timeout_s: float = 300.0  # for the whole candidate process
+    perf: bool = True  # time it when a GPU is present
+    modes: tuple[str, ...] | None = None  # default: the task's modes
+    shapes: tuple[str, ...] | None = None  # default: all shapes for the device
+    keep_dir: bool = False  # keep the child's folder (for debugging)
+    prewarm: bool = True  # start the next worker process while this one runs
+    work_root: Path | None = None
