@@ -189,3 +189,15 @@ def test_the_judges_defaults_live_in_judge_config() -> None:
     defaults = {p.name: p.default for p in _command(app, "eval").params}  # type: ignore[attr-defined]
     assert defaults["trials"] == JudgeConfig.trials
     assert defaults["timeout"] == JudgeConfig.timeout_s
+
+
+def test_reading_the_settings_and_the_cli_does_not_import_torch() -> None:
+    import subprocess
+    import sys
+
+    code = "import sys, agents.cli.main, agents.core.config; print('torch' in sys.modules)"
+    root = Path(__file__).resolve().parents[1]
+    out = subprocess.run(
+        [sys.executable, "-c", code], cwd=root, capture_output=True, text=True, timeout=120
+    )
+    assert out.stdout.strip() == "False", out.stderr
