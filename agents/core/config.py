@@ -6,8 +6,7 @@ Built from `agents.core.settings.resolve(...)` (kernforge.toml < environment < f
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from agents.core.llm.budget import Budget
@@ -50,11 +49,7 @@ class AgentConfig:
     remeasure_rounds: int = 2
     ncu: bool = True
     run_id: str | None = None
-    # TEST SEAM, never set by settings or the CLI: replaces benchmarks.harness.remeasure.interleaved
-    # with a scripted callable (task, incumbent_source, candidate_source) -> Remeasure, so tests
-    # on a machine without a GPU can drive the optimisation path. Every measurement it makes is
-    # labelled scripted in the attempt records, events and summary.
-    scripted_measure: Callable[..., Any] | None = field(default=None, repr=False, compare=False)
+    # the test seams are not config: they travel as agents.core.seams.Seams on the RunContext
 
     def __post_init__(self) -> None:
         if self.candidates < 1:
@@ -128,14 +123,10 @@ class AgentConfig:
         return self.llm.strip() == "offline"
 
     def to_json(self) -> dict[str, Any]:
-        data = asdict(self)
-        data.pop("scripted_measure")
-        data["scripted_measure"] = self.scripted_measure is not None
-        return data
+        return asdict(self)
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> AgentConfig:
-        data = dict(data)
-        data.pop("scripted_measure", None)
+        # keys that are not fields (the manifest's `scripted_measure` label) are left out
         known = set(cls.__dataclass_fields__)
         return cls(**{k: v for k, v in data.items() if k in known})
