@@ -17,7 +17,7 @@ import json
 import platform
 import subprocess
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -26,12 +26,13 @@ from typing import Any
 from rich.console import Console
 
 from agents.core.config import AgentConfig
-from agents.core.context import RunContext, default_open_kb
+from agents.core.context import RunContext
 from agents.core.llm.base import LLMError, Provider
 from agents.core.llm.budget import BudgetTracker
 from agents.core.llm.concurrency import RateLimiter
 from agents.core.progress import Progress
 from agents.core.rundir import RunDir, new_run_id
+from agents.core.seams import Seams
 from agents.core.settings import BY_KEY, Settings, SettingsError, parse_budget, resolve
 from benchmarks.harness.judge_config import JudgeConfig
 
@@ -95,10 +96,9 @@ def run(
     run_id: str | None = None,
     console: Console | None = None,
     quiet: bool = False,
-    scripted_measure: Callable[..., Any] | None = None,
-    open_kb: Callable[[], Any] | None = None,
+    seams: Seams | None = None,
 ) -> RunResult:
-    """Start a run. `scripted_measure` and `open_kb` are test seams (see AgentConfig)."""
+    """Start a run. `seams` are for tests only (agents/core/seams.py)."""
     flags: dict[str, Any] = dict(settings or {})
     flags.update(
         {
@@ -114,10 +114,8 @@ def run(
     elif budget:
         flags.update({f"budget.{k}": v for k, v in budget.items()})
     merged = resolve(flags)
-    config = AgentConfig.from_settings(
-        task, merged, run_id=run_id, scripted_measure=scripted_measure
-    )
-    return start(config, merged, console=console, quiet=quiet, open_kb=open_kb)
+    config = AgentConfig.from_settings(task, merged, run_id=run_id)
+    return start(config, merged, console=console, quiet=quiet, seams=seams)
 
 
 def start(
@@ -126,12 +124,13 @@ def start(
     *,
     console: Console | None = None,
     quiet: bool = False,
-    open_kb: Callable[[], Any] | None = None,
+    seams: Seams | None = None,
 ) -> RunResult:
-    """Start a run from a complete config."""
+    """Start a run from a complete config (`seams`: tests only, agents/core/seams.py)."""
     from benchmarks.harness.judge import resolve_device
     from profiling.fingerprint import device_fingerprint
 
+    seams = seams or Seams()
     task = _task(config.task)
     device = resolve_device(config.device)
     config.llm = _absolute_replay(config.llm)
@@ -146,7 +145,8 @@ def start(
             "task": {"ref": config.task, "id": task.id, "path": str(task.path)},
             "llm": provider.describe() if provider else "offline",
             "device": {"requested": config.device, "resolved": device},
-            "config": config.to_json(),
+            # the label rows.py reads: a scripted seam's runs are marked scripted everywhere
+            "config": {**config.to_json(), "scripted_measure": seams.scripted},
             "settings": settings.to_json() if settings else None,
             "versions": _versions(),
             "fingerprint": device_fingerprint(device),
@@ -163,7 +163,7 @@ def start(
         provider=provider,
         tracker=BudgetTracker(config.budget),
         progress=progress,
-        open_kb=open_kb or default_open_kb,
+        seams=seams,
     )
     progress.start(
         run.run_id,
@@ -188,7 +188,7 @@ def start(
             "no GPU: correctness through the Triton CPU interpreter; speed is not measured",
             style="yellow",
         )
-    if config.scripted_measure is not None:
+    if seams.scripted:
         progress.note("TEST SEAM: re-measurements are scripted, not measured", style="magenta")
     run.event(
         "start",
@@ -197,7 +197,7 @@ def start(
         llm=ctx.provider.describe() if provider else "offline",
         method=config.method,
         offline=provider is None,
-        scripted_measure=config.scripted_measure is not None,
+        scripted_measure=seams.scripted,
     )
     initial = {
         "run_id": run.run_id,
@@ -224,8 +224,7 @@ def resume(
     runs_dir: str | Path = "runs",
     console: Console | None = None,
     quiet: bool = False,
-    scripted_measure: Callable[..., Any] | None = None,
-    open_kb: Callable[[], Any] | None = None,
+    seams: Seams | None = None,
     changes: Mapping[str, Any] | None = None,
 ) -> RunResult:
     """Continue a run from its checkpoint (after Ctrl-C, kill -9, a crash or an LLM outage).
@@ -233,7 +232,7 @@ def resume(
     `changes` ({dotted key: value}) are settings given with `--resume`: those that may change
     (`Setting.on_resume`: the budget, runs_dir) are written into the run's manifest and said in
     one line each; any other key is a SettingsError, and so is a changed budget for a run that
-    has already finished."""
+    has already finished. `seams` are for tests only (agents/core/seams.py)."""
     from agents.core.graph import compile_graph, invoke_config
     from benchmarks.harness.judge import resolve_device
 
@@ -245,7 +244,6 @@ def resume(
     if changes.pop("runs_dir", None) is not None:
         changes["runs_dir"] = str(run.path.parent.resolve())  # where the run was found
     changed = config.resume_changes(changes)
-    config.scripted_measure = scripted_measure
     task = _task(manifest["task"]["ref"])
     device = manifest["device"]["resolved"]
     if resolve_device("auto") != device and device == "cuda":
@@ -261,7 +259,7 @@ def resume(
         provider=None,
         tracker=BudgetTracker(config.budget),
         progress=progress,
-        open_kb=open_kb or default_open_kb,
+        seams=seams or Seams(),
     )
     app = compile_graph(ctx)
     snapshot = app.get_state(invoke_config(ctx))

@@ -1,7 +1,7 @@
 """The whole graph on the CPU, with the real judge (Triton interpreter) and scripted models.
 
 The CPU cannot time kernels, so the optimisation path is driven by the scripted measurer of
-tests/fixtures/agent/scripted.py through AgentConfig.scripted_measure (the test seam); the runs
+tests/fixtures/agent/scripted.py through the scripted_measure test seam (agents/core/seams.py); the runs
 label those measurements scripted, and the tests check that they do.
 """
 
@@ -16,6 +16,7 @@ import pytest
 from fixtures.agent.scripted import always_gain, scripted_measure
 
 from agents import api
+from agents.core.seams import Seams
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "tests" / "fixtures" / "agent"
@@ -44,7 +45,7 @@ def test_replay_run_repairs_optimises_drops_out_and_feeds_back_a_reply_without_c
         settings={**FAST, "agent.candidates": 2, "dropout.after": 1},
         run_id="full",
         quiet=True,
-        scripted_measure=scripted_measure,
+        seams=Seams(scripted_measure=scripted_measure),
     )
     run = result.run_dir
     assert result.finished and result.reason == "iteration budget spent (5 of 5 rounds)"
@@ -171,14 +172,16 @@ def test_offline_tunable_search_and_a_crash_inside_the_evaluator_lose_nothing(
             settings=FAST,
             run_id="search",
             quiet=True,
-            scripted_measure=crash_once,
+            seams=Seams(scripted_measure=crash_once),
         )
     run = tmp_path / "search"
     assert (
         calls["n"] == 1 and (run / "attempts" / "2" / "verdict.json").is_file()
     )  # judged and written before the crash
 
-    result = api.resume("search", runs_dir=tmp_path, quiet=True, scripted_measure=always_gain)
+    result = api.resume(
+        "search", runs_dir=tmp_path, quiet=True, seams=Seams(scripted_measure=always_gain)
+    )
     assert result.finished and result.reason == "iteration budget spent (3 of 3 rounds)"
     judged = [e["id"] for e in events(run, "attempt")]
     assert judged == [1, 2, 3]  # attempt 2 was not judged twice
@@ -212,7 +215,7 @@ def test_offline_policy_end_to_end_without_a_knowledge_base_is_honest_about_spee
         settings={"judge.trials": 1, "kb": "auto", "offline.codegen": False},
         run_id="offline",
         quiet=True,
-        open_kb=no_kb,
+        seams=Seams(open_kb=no_kb),
     )
     run = result.run_dir
     assert (
@@ -258,7 +261,7 @@ def test_benchmark_mode_takes_only_what_the_kb_returns_with_the_task_hidden(tmp_
         settings={"judge.trials": 1, "benchmark": True, "offline.codegen": False},
         run_id="hidden",
         quiet=True,
-        open_kb=fake_kb,
+        seams=Seams(open_kb=fake_kb),
     )
     assert asked and set(asked) == {"softmax_fp32"}
     code = result.best_kernel.read_text()

@@ -15,6 +15,7 @@ from fixtures.agent.scripted import scripted_measure
 
 from agents import api
 from agents.core.presets import PRESETS
+from agents.core.seams import Seams
 from agents.core.settings import BY_KEY, SETTINGS, resolve
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -222,7 +223,7 @@ def test_geak_feeds_the_best_ancestors_to_the_optimizer(tmp_path: Path) -> None:
         settings=FAST,
         run_id="ancestors",
         quiet=True,
-        scripted_measure=scripted_measure,
+        seams=Seams(scripted_measure=scripted_measure),
     )
     run = result.run_dir
     # round 1: two correct kernels; the BLOCK_N 2048 one wins the (scripted) re-measurement

@@ -13,8 +13,9 @@ from typing import Any
 
 import pytest
 
+from agents.bench import BenchError, make_plan, run_bench
 from agents.bench.parallel import gpu_slots, task_groups
-from agents.bench.run import BenchError, make_plan, run_bench
+from agents.core.seams import Seams
 from benchmarks.results.rows import ResultStore, read_parquet
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -63,11 +64,11 @@ def events(out: Path) -> list[dict]:
 
 def test_two_workers_give_the_rows_one_worker_gives(tmp_path: Path) -> None:
     llm = script(tmp_path / "torch.jsonl")
-    serial = run_bench(plan_for(tmp_path / "serial", llm), open_kb=EmptyKB())
+    serial = run_bench(plan_for(tmp_path / "serial", llm), seams=Seams(open_kb=EmptyKB()))
     seen: list[tuple[int, int, str]] = []
     parallel = run_bench(
         plan_for(tmp_path / "parallel", llm),
-        open_kb=EmptyKB(),
+        seams=Seams(open_kb=EmptyKB()),
         workers=2,
         on_cell=lambda n, total, o: seen.append((n, total, o.cell.run_id)),
     )
@@ -94,7 +95,9 @@ def test_two_workers_give_the_rows_one_worker_gives(tmp_path: Path) -> None:
         by_task.setdefault(e["run_id"].split(".")[0], set()).add(e["worker"])
     assert all(len(w) == 1 for w in by_task.values())
     # a second call finds every run finished and adds nothing
-    again = run_bench(plan_for(tmp_path / "parallel", llm), open_kb=EmptyKB(), workers=2)
+    again = run_bench(
+        plan_for(tmp_path / "parallel", llm), seams=Seams(open_kb=EmptyKB()), workers=2
+    )
     assert {o.status for o in again.outcomes} == {"complete"}
     assert sum(o.rows_added for o in again.outcomes) == 0
     assert len(ResultStore(tmp_path / "parallel").rows()) == len(serial_rows)
@@ -103,11 +106,11 @@ def test_two_workers_give_the_rows_one_worker_gives(tmp_path: Path) -> None:
 def test_a_dead_worker_stops_its_cells_and_the_same_bench_resumes_them(tmp_path: Path) -> None:
     llm = script(tmp_path / "torch.jsonl")
     out = tmp_path / "bench"
-    first = run_bench(plan_for(out, llm), open_kb=DieOnOpen(), workers=2)
+    first = run_bench(plan_for(out, llm), seams=Seams(open_kb=DieOnOpen()), workers=2)
     assert {o.status for o in first.outcomes} == {"stopped"}
     assert all("bench worker ended" in o.message and "exit 3" in o.message for o in first.outcomes)
     assert ResultStore(out).rows() == []
-    second = run_bench(plan_for(out, llm), open_kb=EmptyKB(), workers=2)
+    second = run_bench(plan_for(out, llm), seams=Seams(open_kb=EmptyKB()), workers=2)
     # the runs that had started resume from their checkpoints, the others start
     assert {o.status for o in second.outcomes} <= {"resumed", "ran"}
     assert "resumed" in {o.status for o in second.outcomes}
@@ -119,7 +122,10 @@ def test_the_deadline_defers_what_has_not_started(tmp_path: Path) -> None:
 
     llm = script(tmp_path / "torch.jsonl")
     result = run_bench(
-        plan_for(tmp_path / "b", llm), open_kb=EmptyKB(), workers=2, deadline=time.monotonic()
+        plan_for(tmp_path / "b", llm),
+        seams=Seams(open_kb=EmptyKB()),
+        workers=2,
+        deadline=time.monotonic(),
     )
     assert {o.status for o in result.outcomes} == {"deferred"}
     assert len(result.outcomes) == 6

@@ -20,7 +20,7 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from agents.bench.run import BenchError, make_plan, merge_with_stored, run_bench
+from agents.bench import BenchError, make_plan, merge_with_stored, run_bench
 from agents.cli.bench import bench
 from benchmarks.results.rows import RESULTS_JSONL, ResultStore, read_parquet
 
@@ -205,7 +205,7 @@ def test_no_run_starts_after_the_deadline_and_the_rest_are_deferred(tmp_path: Pa
 def test_a_run_that_judged_nothing_keeps_its_device(tmp_path: Path) -> None:
     """A no-kernel row names the device the run was set up on (its manifest's fingerprint), not
     the CPU interpreter by default: an H200 bench once reported such rows as CPU rows."""
-    from agents.bench.run import Cell, cell_rows
+    from agents.bench import Cell, cell_rows
 
     run = tmp_path / "softmax_fp32.offline.s0"
     (run / "attempts").mkdir(parents=True)

@@ -475,7 +475,7 @@ def test_cli_eval_on_a_file_path_exits_by_the_verdict():
 
 
 def test_bench_refuses_a_folder_suite_with_a_clear_message(tmp_path):
-    from agents.bench.run import BenchError, make_plan
+    from agents.bench import BenchError, make_plan
 
     with pytest.raises(BenchError, match="not benched yet"):
         make_plan(tmp_path / "out", suite=str(KB), llm="offline")

@@ -9,7 +9,7 @@ whole tasks (all of a task's methods and seeds, in plan order), so a task's base
 once per worker's cache and a partial bench still compares methods task by task.
 
 Workers only run the agent; this process is the bench's one writer: it reads each finished run's
-rows (`agents.bench.run.collect_cell`) into the result store as the run ends, and writes the "cell"
+rows (`agents.bench.cells.collect_cell`) into the result store as the run ends, and writes the "cell"
 events. A worker that dies leaves its cells "stopped" with the exit code; running the same
 command again resumes them from their checkpoints, like any bench.
 """
@@ -23,11 +23,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from agents.bench.run import (
-    RUNS,
-    BenchError,
-    BenchPlan,
-    Cell,
+from agents.bench.cells import (
     CellOutcome,
     bench_event,
     collect_cell,
@@ -35,6 +31,8 @@ from agents.bench.run import (
     outcome_fields,
     run_finished,
 )
+from agents.bench.plan import RUNS, BenchError, BenchPlan, Cell
+from agents.core.seams import Seams
 
 POLL_S = 1.0
 
@@ -71,8 +69,7 @@ def _worker(
     jobs: Any,
     results: Any,
     deadline_wall: float | None,
-    scripted_measure: Callable[..., Any] | None,
-    open_kb: Callable[[], Any] | None,
+    seams: Seams | None,
 ) -> None:
     """One worker: take a task's cells at a time until the queue is empty."""
     if slot is not None:
@@ -89,9 +86,7 @@ def _worker(
                     )
                 else:
                     results.put(("start", slot, (task, method, seed)))
-                    outcome = execute_cell(
-                        plan, cell, scripted_measure=scripted_measure, open_kb=open_kb
-                    )
+                    outcome = execute_cell(plan, cell, seams=seams)
                 results.put(("outcome", slot, _plain(outcome)))
     except KeyboardInterrupt:
         return  # the bench was interrupted: the run is left to resume, the parent says so
@@ -119,12 +114,11 @@ def run_parallel(
     *,
     on_outcome: Callable[[CellOutcome], None],
     deadline: float | None = None,
-    scripted_measure: Callable[..., Any] | None = None,
-    open_kb: Callable[[], Any] | None = None,
+    seams: Seams | None = None,
 ) -> list[CellOutcome]:
     """Run `cells` on `workers` processes (one per GPU on CUDA) and store each finished run's
-    rows as it ends. `deadline` is a `time.monotonic()` value, as in `run_bench`. The seams
-    must be picklable (module-level functions or objects): each worker gets a copy."""
+    rows as it ends. `deadline` is a `time.monotonic()` value, as in `run_bench`. The `seams`
+    (tests only) must be picklable (module-level functions or objects): each worker gets a copy."""
     from benchmarks.harness.judge import resolve_device
 
     device = resolve_device(plan.device)
@@ -139,7 +133,7 @@ def run_parallel(
     procs = [
         ctx.Process(
             target=_worker,
-            args=(slot, plan.to_json(), jobs, results, deadline_wall, scripted_measure, open_kb),
+            args=(slot, plan.to_json(), jobs, results, deadline_wall, seams),
             name=f"bench-worker-{slot if slot is not None else i}",
         )
         for i, slot in enumerate(slots)

@@ -7,7 +7,7 @@ where, when and how it was made.
     python -m agents.bench.worked_example --device cpu --tasks 2 --out /tmp/example   # a quick look
     bash scripts/device_worked_example.sh                                       # on the GPU machine
 
-One bench (`agents.bench.run.run_bench`, the code behind `kernforge bench`), hidden provenance on
+One bench (`agents.bench.run_bench`, the code behind `kernforge bench`), hidden provenance on
 (`--no-benchmark` turns it off, and the README says so):
 
 - `offline`: the offline policy, no model. Its kernels are written by rules from the task's
@@ -206,7 +206,7 @@ def read_sessions(out: Path) -> list[dict[str, Any]]:
 
 def finalize(out: Path, plan: Any, outcomes: list[Any], info: dict[str, Any]) -> dict[str, Path]:
     """Report, pairs and README from what the bench folder holds now (also after a stop)."""
-    from agents.bench.run import summarize
+    from agents.bench import summarize
     from agents.bench.worked_example_readme import write_readme
     from benchmarks.results.pairs_export import export_pairs
     from benchmarks.results.report import write_report
@@ -272,7 +272,7 @@ def _parser() -> argparse.ArgumentParser:
 
 def build_plan(args: argparse.Namespace, tasks: list[Any], script: Path, device: str) -> Any:
     """The bench plan: every method on `tasks`, the replay script as the model, one budget."""
-    from agents.bench.run import make_plan
+    from agents.bench import make_plan
 
     settings: dict[str, Any] = {"judge.trials": args.trials, "profile.ncu": args.ncu}
     if args.kb == "off":
@@ -308,7 +308,7 @@ def _info(kb: Knowledge, script: str, session: dict[str, Any]) -> dict[str, Any]
 
 def render(args: argparse.Namespace) -> int:
     """`--render`: report, pairs and README again from the example in `args.out`."""
-    from agents.bench.run import stored_outcomes, stored_plan
+    from agents.bench import stored_outcomes, stored_plan
     from benchmarks.results.rows import all_tasks
 
     plan = stored_plan(args.out / BENCH)
@@ -335,8 +335,9 @@ def main(argv: list[str] | None = None) -> int:
     from rich.console import Console
     from rich.markup import escape
 
-    from agents.bench.run import BenchError, run_bench
+    from agents.bench import BenchError, run_bench
     from agents.bench.scripted_replies import write_script
+    from agents.core.seams import Seams
     from benchmarks.suites import suite_tasks
 
     console = Console(highlight=False)
@@ -398,7 +399,7 @@ def main(argv: list[str] | None = None) -> int:
             console=console,
             verbose=args.verbose,
             on_cell=show,
-            open_kb=kb.open_kb,
+            seams=Seams(open_kb=kb.open_kb),
             deadline=started + args.deadline if args.deadline else None,
             workers=args.workers,
         )

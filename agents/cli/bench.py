@@ -1,4 +1,4 @@
-"""`kernforge bench`: methods compared on a suite, same model and same budget (agents/bench/run.py).
+"""`kernforge bench`: methods compared on a suite, same model and same budget (agents/bench/).
 
 Mount with `app.command("bench")(bench)`.
 """
@@ -15,7 +15,7 @@ from rich.markup import escape
 from rich.table import Table
 
 if TYPE_CHECKING:
-    from agents.bench.run import BenchResult, CellOutcome
+    from agents.bench import BenchResult, CellOutcome
 
 console = Console()
 err_console = Console(stderr=True)
@@ -34,7 +34,7 @@ def _die(message: str, code: int = 2) -> None:
     raise typer.Exit(code)
 
 
-# stage pass-rate columns: agents.bench.run.MethodSummary.pass_rates title -> column
+# stage pass-rate columns: agents.bench.MethodSummary.pass_rates title -> column
 STAGE_COLUMNS = {
     "runs (call)": "call",
     "correct (standard inputs)": "correct",
@@ -100,7 +100,7 @@ def bench(
     Re-running the same command continues a bench that was stopped. Exits 0 when every run
     finished (whatever its kernels' verdicts), 1 when a run stopped on an error, 2 on a usage
     error, 130 on Ctrl-C."""
-    from agents.bench.run import BenchError, make_plan, run_bench, skipped_methods, stored_plan
+    from agents.bench import BenchError, make_plan, run_bench, skipped_methods, stored_plan
 
     settings: dict[str, str] = {}
     for item in set_ or []:

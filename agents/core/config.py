@@ -1,14 +1,14 @@
 """The configuration of one run: the merged settings as typed fields the nodes read.
 
 `AgentConfig` has one field per row of `agents.core.settings.SETTINGS` (named by the row's `attr`,
-with its default), generated from the table, plus three fields that are not settings: `task`,
-`run_id` and the `scripted_measure` test seam. It is built from `resolve(...)` by
+with its default), generated from the table, plus two fields that are not settings: `task` and
+`run_id` (the test seams travel apart, as `agents.core.seams.Seams`). It is built from `resolve(...)` by
 `AgentConfig.from_settings`, saved in the run's manifest, and rebuilt from there on `--resume`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import asdict, field, fields, make_dataclass
 from typing import Any
 
@@ -64,15 +64,11 @@ class _ConfigMethods:
         return self.llm.strip() == "offline"
 
     def to_json(self) -> dict[str, Any]:
-        data = asdict(self)
-        data.pop("scripted_measure")
-        data["scripted_measure"] = self.scripted_measure is not None
-        return data
+        return asdict(self)
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> AgentConfig:
-        data = dict(data)
-        data.pop("scripted_measure", None)
+        # keys that are not fields (the manifest's `scripted_measure` label) are left out
         known = {f.name for f in fields(cls)}
         return cls(**{k: v for k, v in data.items() if k in known})
 
@@ -89,20 +85,12 @@ AgentConfig = make_dataclass(
         ("task", str),  # task id or task file
         *(_setting_field(s) for s in SETTINGS),
         ("run_id", str | None, field(default=None)),
-        # TEST SEAM, never set by settings or the CLI: replaces benchmarks.harness.remeasure.interleaved
-        # with a scripted callable (task, incumbent_source, candidate_source) -> Remeasure, so tests
-        # on a machine without a GPU can drive the optimisation path. Every measurement it makes is
-        # labelled scripted in the attempt records, events and summary.
-        (
-            "scripted_measure",
-            Callable[..., Any] | None,
-            field(default=None, repr=False, compare=False),
-        ),
+        # the test seams are not config: they travel as agents.core.seams.Seams
     ],
     bases=(_ConfigMethods,),
     namespace={
         "__module__": __name__,
         "__doc__": "The typed settings of one run: one field per SETTINGS row (`Setting.attr`), "
-        "plus `task`, `run_id` and the `scripted_measure` test seam.",
+        "plus `task` and `run_id`.",
     },
 )

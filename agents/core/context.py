@@ -7,7 +7,6 @@ tracker and replay position restored from the state).
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -17,6 +16,7 @@ from agents.core.llm.budget import BudgetTracker
 from agents.core.llm.replay import ReplayProvider
 from agents.core.progress import Progress
 from agents.core.rundir import RunDir
+from agents.core.seams import Seams
 
 
 def default_open_kb() -> Any:
@@ -35,7 +35,8 @@ class RunContext:
     provider: Provider | None  # None: the offline policy
     tracker: BudgetTracker
     progress: Progress
-    open_kb: Callable[[], Any] = field(default=default_open_kb)
+    # the test seams (agents/core/seams.py): empty in every real run
+    seams: Seams = field(default_factory=Seams)
 
     @property
     def offline(self) -> bool:
@@ -44,7 +45,11 @@ class RunContext:
     @property
     def can_measure(self) -> bool:
         """Whether a speed difference can be measured here (a GPU, or the scripted test seam)."""
-        return self.device == "cuda" or self.config.scripted_measure is not None
+        return self.device == "cuda" or self.seams.scripted
+
+    def open_kb(self) -> Any:
+        """The knowledge base: the project's own, or the `open_kb` test seam's."""
+        return (self.seams.open_kb or default_open_kb)()
 
     def event(self, kind: str, **fields: Any) -> dict[str, Any]:
         return self.run.event(kind, **fields)

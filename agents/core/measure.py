@@ -2,8 +2,8 @@
 
 On a GPU this is `benchmarks.harness.remeasure.interleaved` (incumbent, candidate, candidate, incumbent
 per round, in one process). Without a GPU nothing is measured and the answer says so. The
-config's `scripted_measure` test seam replaces the GPU in tests; its results are labelled
-`scripted` wherever they appear.
+`scripted_measure` test seam (agents/core/seams.py) replaces the GPU in tests; its results are
+labelled `scripted` wherever they appear.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from agents.core.state import Measurement
 def measure(
     ctx: RunContext, incumbent_id: int, incumbent_code: str, candidate_code: str
 ) -> Measurement:
-    scripted = ctx.config.scripted_measure
+    scripted = ctx.seams.scripted_measure
     if scripted is not None:
         result = scripted(ctx.task, incumbent_code, candidate_code)
         return _record(result, incumbent_id, scripted=True)

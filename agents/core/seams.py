@@ -1,0 +1,40 @@
+"""The agent's TEST SEAMS: the two places where a test may replace a part of the machine.
+
+    from agents.core.seams import Seams
+    api.run("softmax_fp32", device="cpu", seams=Seams(scripted_measure=always_gain))
+
+A `Seams` is handed to `agents.api.run` / `start` / `resume` and to the bench
+(`agents.bench.run_bench`), which pass it on unchanged to the run's `RunContext`; nodes read it
+there. It is never built from settings, the environment or the CLI: only Python callers (tests,
+the worked example) can set one, so no user run is ever scripted by accident.
+
+Results a seam produces are labelled, never passed off as measured: with `scripted_measure` set,
+every re-measurement is recorded with `scripted: true` (attempt records, the `start` event, the
+summary's note and `measurements_scripted`), the manifest's config says `scripted_measure: true`,
+and `benchmarks.results.rows` reads that to mark the run's result rows scripted.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Seams:
+    """The test seams of one run (both None in every real run).
+
+    A bench with several workers sends a copy to each spawned process, so a seam must then be
+    picklable: a module-level function or an instance of a module-level class."""
+
+    # replaces benchmarks.harness.remeasure.interleaved: (task, incumbent_source,
+    # candidate_source) -> a Remeasure-like result, so the optimisation path runs without a GPU
+    scripted_measure: Callable[[Any, str, str], Any] | None = None
+    # replaces the knowledge-base opener (knowledge_base.retrieve.default_kb): () -> a KB
+    open_kb: Callable[[], Any] | None = None
+
+    @property
+    def scripted(self) -> bool:
+        """Whether re-measurements are scripted (and so labelled `scripted` wherever they go)."""
+        return self.scripted_measure is not None

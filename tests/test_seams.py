@@ -1,0 +1,34 @@
+"""The agent's test seams: one frozen record, picklable for the bench's workers, and out of reach
+of settings, the environment and the CLI."""
+
+from __future__ import annotations
+
+import dataclasses
+import pickle
+
+import pytest
+from fixtures.agent.scripted import always_gain
+
+from agents.core.seams import Seams
+
+
+def test_seams_are_empty_by_default_and_frozen() -> None:
+    seams = Seams()
+    assert seams.scripted_measure is None and seams.open_kb is None and not seams.scripted
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        seams.open_kb = always_gain  # type: ignore[misc]
+
+
+def test_seams_pickle_when_their_members_do() -> None:
+    seams = Seams(scripted_measure=always_gain)
+    copy = pickle.loads(pickle.dumps(seams))
+    assert copy == seams and copy.scripted
+
+
+def test_no_setting_and_no_config_field_reaches_a_seam() -> None:
+    from agents.core.config import AgentConfig
+    from agents.core.settings import BY_KEY
+
+    names = {f.name for f in dataclasses.fields(Seams)}
+    assert not any(n in key for key in BY_KEY for n in names)
+    assert not names & {f.name for f in dataclasses.fields(AgentConfig)}
