@@ -42,7 +42,7 @@ def test_every_setting_is_an_agent_config_field_with_its_default() -> None:
         assert s.attr in fields, f"{s.key} has no AgentConfig field {s.attr}"
         assert fields[s.attr].default == s.default, s.key
     setting_attrs = {s.attr for s in SETTINGS}
-    assert set(fields) - setting_attrs == {"task", "run_id", "scripted_measure"}
+    assert set(fields) - setting_attrs == {"task", "run_id"}
     assert len(setting_attrs) == len(SETTINGS)  # no two settings share an attribute
 
 
