@@ -14,9 +14,11 @@ Pairs are deduplicated by a hash of both sides' normalised code (comments, docst
 formatting removed), first occurrence kept. A dataset card (README.md) describes the fields and
 the provenance: runs, models, scripted or not, dates, and what was skipped and why.
 
-Tolerant by design: a line that is not JSON or has no code on either side is skipped with its
-file and line; missing optional fields (model, category, fix class, verdicts, diff) are filled
-with "unknown" / recomputed / empty and counted in the card.
+Tolerant by design: a line that is not JSON, is not a pair record (`benchmarks.results.records.
+RunPair`) or has no code on either side is skipped with its file and line; missing optional
+fields (model, category, fix class, verdicts, diff) are filled with "unknown" / recomputed /
+empty and counted in the card. A run's manifest.json or a verdict.json that does not parse is a
+`RunFileError` naming the file: the provenance of that run's pairs would be unknown.
 """
 
 from __future__ import annotations
