@@ -7,13 +7,18 @@ For each task (on the CPU shapes with the Triton interpreter, or the GPU shapes 
    and, unless the task declares SPARSE_READS (it reads a subset of an input, e.g. a gather),
    every input read once; on a GPU the eager time is not below the roofline;
 4. "outlier" mode changes the (floating-point) inputs;
-5. the reference Triton solution (`knowledge_base/kernels/<NAME>.py`) passes;
+5. the reference Triton solution (`<NAME>.py` in the solutions folder) passes;
 6. a perturbed copy of that solution (every `tl.store` value shifted by one) fails.
 
 The solutions are ours and trusted, so this runs them in-process (fast enough for CI over the
 whole suite); candidates from anywhere else go through the judge's child process instead.
 
     python -m benchmarks.selfcheck [--suite NAME] [--device cpu|cuda] [--tasks id,id] [--json]
+                                   [--solutions DIR]
+
+The solutions folder is the knowledge base's (`kernforge tasks check` passes
+`knowledge_base.KERNELS_DIR`); run directly, `--solutions` defaults to `knowledge_base/kernels`
+under the current directory.
 """
 
 from __future__ import annotations
@@ -32,6 +37,8 @@ import warnings
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
+
+from benchmarks.solutions import add_solutions_option, solution_file, solutions_dir
 
 CHECKS = ("reference", "deterministic", "formulas", "outlier", "solution", "perturbed")
 
@@ -102,12 +109,12 @@ def _run_solution(task: Any, fn: Any, device: str, shapes: tuple, trials: int = 
     return None
 
 
-def check_task(task: Any, device: str) -> TaskCheck:
+def check_task(task: Any, device: str, solutions: Path) -> TaskCheck:
+    """Run the six checks on `task`, with its reference solution taken from `solutions`."""
     import torch
 
     from benchmarks.harness.judge import cpu_numeric_skip
     from benchmarks.inputs import elem_size
-    from benchmarks.task import solution_path
 
     t0 = time.perf_counter()
     out = TaskCheck(task.id)
@@ -182,7 +189,7 @@ def check_task(task: Any, device: str) -> TaskCheck:
     out.record("formulas", "FAIL: " + "; ".join(problems) if problems else "ok")
 
     # 5. the reference solution passes; 6. a perturbed copy fails
-    path = solution_path(task.name)
+    path = solution_file(solutions, task.name)
     if not path.is_file():
         out.record("solution", f"FAIL: no reference solution at {path}")
         out.record("perturbed", "skipped: no solution")
@@ -222,7 +229,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--tasks", default="", help="comma-separated task ids (default: all)")
     parser.add_argument("--suite", default=None)
     parser.add_argument("--json", action="store_true")
+    add_solutions_option(parser)
     args = parser.parse_args(argv)
+    solutions = solutions_dir(parser, args.solutions)
     if args.device == "cpu" and os.environ.get("TRITON_INTERPRET") != "1":
         os.environ["TRITON_INTERPRET"] = "1"  # must be set before triton is imported
     # the interpreter runs kernels in numpy, which warns on the overflows outlier inputs provoke
@@ -250,7 +259,7 @@ def main(argv: list[str] | None = None) -> int:
         tasks = {t: tasks[t] for t in wanted}
     results = []
     for task in tasks.values():
-        res = check_task(task, args.device)
+        res = check_task(task, args.device, solutions)
         results.append(res)
         if not args.json:
             status = "ok  " if res.ok else "FAIL"

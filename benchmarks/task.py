@@ -81,7 +81,6 @@ PHASES: tuple[str, ...] = ("prefill", "decode", "train")
 BASE_MODES: tuple[str, ...] = ("standard", "outlier")
 
 TASKS_DIR = Path(__file__).resolve().parent / "tasks"
-SOLUTIONS_DIR = Path(__file__).resolve().parent.parent / "knowledge_base" / "kernels"
 
 
 class TaskError(ValueError):
@@ -446,11 +445,6 @@ def load_task_file(path: Path | str) -> list[Task]:
         )
         for dtype in dtypes
     ]
-
-
-def solution_path(task_name: str) -> Path:
-    """Where a task's reference Triton solution lives (by convention, named after the task)."""
-    return SOLUTIONS_DIR / f"{task_name}.py"
 
 
 def task_files(root: Path = TASKS_DIR) -> list[Path]:

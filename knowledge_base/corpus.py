@@ -28,18 +28,44 @@ hidden-provenance mode filters on.
 from __future__ import annotations
 
 import ast
-import hashlib
 import json
 import re
-from collections.abc import Iterable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from knowledge_base.embedding import EMBEDDING_NAME
+from knowledge_base.chunks import (  # Source, Chunk and the list codec are re-exported here
+    MAX_CHUNK_CHARS,
+    SCHEMA_VERSION,
+    Chunk,
+    Source,
+    chunk_markdown,
+    content_hash,
+    decode_list,
+    encode_list,
+)
 
-# Bump when chunking or metadata layout changes: every source is then re-embedded once.
-SCHEMA_VERSION = "5"
+__all__ = [
+    "JSON_FIELDS",
+    "KB_ROOT",
+    "KERNEL_META_KEYS",
+    "KINDS",
+    "LIST_FIELDS",
+    "MAX_CHUNK_CHARS",
+    "REPO_ROOT",
+    "SCHEMA_VERSION",
+    "TIERS",
+    "Chunk",
+    "CorpusError",
+    "Source",
+    "chunk_markdown",
+    "collect",
+    "decode_list",
+    "encode_list",
+    "hardware_sources",
+    "load_doc",
+    "load_kernel",
+    "read_kb_meta",
+]
 
 KB_ROOT = Path(__file__).resolve().parent
 REPO_ROOT = KB_ROOT.parent
@@ -59,8 +85,6 @@ KERNEL_META_KEYS: tuple[str, ...] = (
 LIST_FIELDS: tuple[str, ...] = ("dtypes", "techniques", "verified_on", "tags", "applies_to")
 # Metadata fields stored as JSON strings.
 JSON_FIELDS: tuple[str, ...] = ("tunables", "attainment")
-
-MAX_CHUNK_CHARS = 1400
 
 # Plain words for op-family names, so a query in ordinary words ("matrix multiplication") meets
 # a kernel whose metadata says "gemm".
@@ -84,48 +108,6 @@ class CorpusError(ValueError):
         self.path = str(path)
         self.field = field_name
         super().__init__(f"{path}: {field_name}: {problem}")
-
-
-@dataclass
-class Chunk:
-    """One embedded piece of a source: `embed_text` is embedded, `text` is stored and returned."""
-
-    embed_text: str
-    text: str
-    section: str = ""
-
-
-@dataclass
-class Source:
-    source_id: str
-    kind: str
-    title: str
-    path: str  # relative to the repository root where possible
-    tier: str
-    metadata: dict[str, Any]
-    chunks: list[Chunk]
-    content_hash: str = ""
-    warnings: list[str] = field(default_factory=list)
-
-
-def encode_list(values: Iterable[Any]) -> str:
-    """Lists become ",a,b," so that membership is a substring test on ",a,"."""
-    items = [str(v).strip().lower() for v in values if str(v).strip()]
-    return "," + ",".join(items) + "," if items else ""
-
-
-def decode_list(value: Any) -> list[str]:
-    if not isinstance(value, str) or not value:
-        return []
-    return [v for v in value.strip(",").split(",") if v]
-
-
-def _hash(*parts: str) -> str:
-    h = hashlib.sha256()
-    for part in (SCHEMA_VERSION, EMBEDDING_NAME, *parts):
-        h.update(part.encode("utf-8"))
-        h.update(b"\x00")
-    return h.hexdigest()[:32]
 
 
 def _rel(path: Path) -> str:
@@ -170,21 +152,6 @@ def parse_front_matter(text: str, path: Path) -> tuple[dict[str, Any], str]:
     return meta, "\n".join(lines[end + 1 :]).strip()
 
 
-def _split_long(body: str, limit: int) -> list[str]:
-    if len(body) <= limit:
-        return [body]
-    parts, cur = [], ""
-    for para in re.split(r"\n\s*\n", body):
-        if cur and len(cur) + len(para) + 2 > limit:
-            parts.append(cur)
-            cur = para
-        else:
-            cur = f"{cur}\n\n{para}" if cur else para
-    if cur:
-        parts.append(cur)
-    return parts
-
-
 _LABEL = re.compile(r"^[A-Z][\w /()-]{1,40}:")
 
 
@@ -202,30 +169,6 @@ def _split_header(body: str, limit: int = 700, min_size: int = 250) -> list[str]
     if cur.strip():
         parts.append(cur)
     return parts
-
-
-def chunk_markdown(title: str, body: str, limit: int = MAX_CHUNK_CHARS) -> list[Chunk]:
-    """One chunk per `## ` section (the intro joins the first); long sections split by paragraph."""
-    sections: list[tuple[str, str]] = []
-    head, buf = "", []
-    for line in body.splitlines():
-        if line.startswith("## "):
-            if "\n".join(buf).strip():
-                sections.append((head, "\n".join(buf).strip()))
-            head, buf = line[3:].strip(), []
-        else:
-            buf.append(line)
-    if "\n".join(buf).strip():
-        sections.append((head, "\n".join(buf).strip()))
-    if len(sections) >= 2 and not sections[0][0] and len(sections[0][1]) < 400:
-        intro = sections.pop(0)[1]
-        sections[0] = (sections[0][0], f"{intro}\n\n{sections[0][1]}")
-    chunks = []
-    for head, text in sections:
-        for piece in _split_long(text, limit):
-            label = f"{title} — {head}" if head else title
-            chunks.append(Chunk(embed_text=f"{label}\n{piece}", text=piece, section=head))
-    return chunks
 
 
 def load_doc(path: Path, docs_root: Path) -> Source:
@@ -263,7 +206,7 @@ def load_doc(path: Path, docs_root: Path) -> Source:
         tier=tier,
         metadata=metadata,
         chunks=chunks,
-        content_hash=_hash(raw),
+        content_hash=content_hash(raw),
     )
 
 
@@ -390,7 +333,7 @@ def load_kernel(path: Path, task_categories: dict[str, str] | None = None) -> So
         tier=tier,
         metadata=metadata,
         chunks=chunks,
-        content_hash=_hash(src),
+        content_hash=content_hash(src),
         warnings=warnings,
     )
 
@@ -402,9 +345,9 @@ def load_kernel(path: Path, task_categories: dict[str, str] | None = None) -> So
 
 def hardware_sources() -> list[Source]:
     """Docs generated from `profiling.hardware` sheets, when that module is present."""
-    from knowledge_base.hardware_docs import hardware_sources as _generated
+    from knowledge_base.hardware_docs import hardware_sources as generated
 
-    return _generated()
+    return generated()
 
 
 # ------------------------------------------------------------------------------------------

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from knowledge_base.corpus import Chunk, Source, _hash, chunk_markdown, encode_list
+from knowledge_base.chunks import Chunk, Source, chunk_markdown, content_hash, encode_list
 
 # Architecture notes per sheet name: what changes in how you write a Triton kernel there.
 ARCH_NOTES: dict[str, str] = {
@@ -164,7 +164,7 @@ def hardware_sources() -> list[Source]:
                     "hardware": slug,
                 },
                 chunks=chunks,
-                content_hash=_hash(body),
+                content_hash=content_hash(body),
             )
         )
     return sources

@@ -12,8 +12,10 @@ other (a `SnapshotMiss`, which the retrieve node reports as "knowledge base unav
 Retrieval is deterministic (fixed embedding model, fixed corpus), so a snapshot returns what the
 live knowledge base returned when it was recorded. Kernel hits carry no text in the file: their
 source is read from the repository at search time, as a freshly built knowledge base would hold
-it; `stale_kernels` lists the kernels whose file changed since the recording (their ranking may
-then differ from a live search: record again).
+it, and `code_sha` records the hash of its code (`knowledge_base.solutions.code_sha256`: comments
+and blank lines left out, so commenting a kernel keeps the recording valid); `stale_kernels`
+lists the kernels whose code changed since the recording (their ranking may then differ from a
+live search: record again). A document hit keeps its text, under `text_sha` (sha256 of the text).
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from knowledge_base.hits import Hit, _snippet, resolve_task, task_name
+from knowledge_base.solutions import code_sha256
 
 KIND = "kernforge retrieval snapshot"
 # the searches the agent's retrieve node makes (agents/core/nodes/retrieve.py KNOWLEDGE_HITS, KERNEL_HITS)
@@ -55,7 +58,7 @@ def _repo_file(path: str) -> Path:
 
 
 def _hit_record(hit: Hit, texts: dict[str, str]) -> dict[str, Any]:
-    record = {
+    record: dict[str, Any] = {
         "id": hit.id,
         "kind": hit.kind,
         "title": hit.title,
@@ -65,9 +68,11 @@ def _hit_record(hit: Hit, texts: dict[str, str]) -> dict[str, Any]:
         "similarity": hit.similarity,
         "section": hit.section,
         "metadata": hit.metadata,
-        "text_sha": _sha(hit.text),
     }
-    if hit.kind != "kernel":  # a document chunk: its text is kept (deduplicated by hash)
+    if hit.kind == "kernel":  # the source is read from the repository: only its code's hash
+        record["code_sha"] = code_sha256(hit.text)
+    else:  # a document chunk: its text is kept (deduplicated by hash)
+        record["text_sha"] = _sha(hit.text)
         texts[record["text_sha"]] = hit.text
     return record
 
@@ -166,7 +171,11 @@ class SnapshotKB:
     def _hit(self, rec: dict[str, Any]) -> Hit:
         if rec["kind"] == "kernel":
             text = _repo_file(rec["path"]).read_text(encoding="utf-8")
-            if _sha(text) != rec["text_sha"]:
+            if "code_sha" in rec:
+                stale = code_sha256(text) != rec["code_sha"]
+            else:  # recorded before code hashes: the whole text's
+                stale = _sha(text) != rec.get("text_sha")
+            if stale:
                 self.stale_kernels.add(rec["id"])
         else:
             text = self.data["texts"][rec["text_sha"]]

@@ -20,7 +20,7 @@ from benchmarks.results.importers import (
     resolve_task,
 )
 from benchmarks.results.rows import ResultStore, all_tasks
-from benchmarks.task import solution_path
+from knowledge_base import solution_path
 
 TESTS = Path(__file__).resolve().parent
 GOOD = solution_path("softmax").read_text()

@@ -8,8 +8,9 @@ import pytest
 from hostile_manifest import load_hostile
 
 from benchmarks.harness.judge import JudgeConfig, evaluate
-from benchmarks.task import get_task, load_all, solution_path
+from benchmarks.task import get_task, load_all
 from benchmarks.verdict import ErrorClass, Stage
+from knowledge_base import solution_path
 
 TESTS = Path(__file__).resolve().parent
 DYNAMIC = [c for c in load_hostile() if not c.is_static and not c.gpu]

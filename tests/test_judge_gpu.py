@@ -8,8 +8,9 @@ import torch
 from hostile_manifest import load_hostile
 
 from benchmarks.harness.judge import JudgeConfig, evaluate
-from benchmarks.task import get_task, solution_path
+from benchmarks.task import get_task
 from benchmarks.verdict import ErrorClass, Stage
+from knowledge_base import solution_path
 
 pytestmark = [
     pytest.mark.gpu,

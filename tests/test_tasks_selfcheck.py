@@ -51,3 +51,28 @@ def test_perturbation_shifts_every_store():
 
 def test_categories_are_known():
     assert set(PRESENT) <= set(CATEGORIES)
+
+
+def test_a_missing_solutions_folder_is_a_one_line_usage_error(tmp_path, capsys):
+    from benchmarks.selfcheck import main
+
+    with pytest.raises(SystemExit) as exit_info:
+        main(["--solutions", str(tmp_path / "nowhere"), "--tasks", "silu_fp32"])
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert f"--solutions {tmp_path / 'nowhere'}: no folder" in err
+
+
+def test_the_solutions_come_from_the_folder_given(tmp_path):
+    env = {**os.environ, "TRITON_INTERPRET": "1", "PYTHONPATH": str(ROOT)}
+    proc = subprocess.run(
+        [sys.executable, "-m", "benchmarks.selfcheck", "--tasks", "silu_fp32", "--json"]
+        + ["--solutions", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=ROOT,
+        timeout=300,
+    )
+    checks = json.loads(proc.stdout)[0]["checks"]
+    assert checks["solution"] == f"FAIL: no reference solution at {tmp_path / 'silu.py'}"

@@ -11,8 +11,9 @@ from pathlib import Path
 import pytest
 import torch
 
-from benchmarks.task import CATEGORIES, Task, load_all, solution_path
+from benchmarks.task import CATEGORIES, Task, load_all
 from benchmarks.verdict import ErrorClass
+from knowledge_base import solution_path
 from knowledge_base.corpus import KERNEL_META_KEYS
 
 TESTS = Path(__file__).resolve().parent

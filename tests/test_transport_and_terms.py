@@ -160,8 +160,9 @@ def test_worker_lost_before_import_is_the_judges_failure(monkeypatch):
 
     from benchmarks.harness import child as child_mod
     from benchmarks.harness.judge import JudgeConfig, evaluate
-    from benchmarks.task import get_task, solution_path
+    from benchmarks.task import get_task
     from benchmarks.verdict import ErrorClass
+    from knowledge_base import solution_path
 
     real_popen = subprocess.Popen
     started = []

@@ -54,7 +54,7 @@ def story_of(index: int) -> str:
 
 
 def reference_source(task: Any) -> str:
-    from benchmarks.task import solution_path
+    from knowledge_base import solution_path
 
     return solution_path(task.name).read_text(encoding="utf-8")
 

@@ -133,7 +133,10 @@ def tasks_check(
     import subprocess
     import sys
 
+    from knowledge_base import KERNELS_DIR
+
     args = [sys.executable, "-m", "benchmarks.selfcheck", "--device", device]
+    args += ["--solutions", str(KERNELS_DIR)]  # the knowledge base owns the reference solutions
     if suite:
         args += ["--suite", suite]
     if tasks:

@@ -13,7 +13,8 @@ with both verdicts, the unified diff and a fix class found by rules over the dif
     structural rewrite    more than half of the lines changed
 
 The rules run in that order of evidence: the verdict's error class first, then what the diff
-touches; the reasons that fired are kept in the record.
+touches; the reasons that fired are kept in the record. The record is
+`benchmarks.results.records.RunPair`, defined once beside the code that reads pairs.jsonl back.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ import re
 from typing import Any
 
 from agents.core.state import Attempt
+from benchmarks.results.records import PairSide, RunPair
 
 FIX_CLASSES = (
     "mask/bounds",
@@ -116,14 +118,10 @@ def classify_fix(
     return "structural rewrite", reasons
 
 
-def _side(attempt: Attempt, code: str, verdict: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "id": attempt.id,
-        "node": attempt.node,
-        "code_path": attempt.code_path,
-        "code": code,
-        "verdict": verdict,
-    }
+def _side(attempt: Attempt, code: str, verdict: dict[str, Any]) -> PairSide:
+    return PairSide(
+        id=attempt.id, node=attempt.node, code_path=attempt.code_path, code=code, verdict=verdict
+    )
 
 
 def failing_chain(attempts: dict[int, Attempt], fixed: Attempt) -> list[Attempt]:
@@ -144,17 +142,19 @@ def make_pair(
     fixing_code: str,
     fixing_verdict: dict[str, Any],
     hops: int,
-) -> dict[str, Any]:
+) -> RunPair:
+    """The pair (failing attempt, the attempt that fixed it `hops` revisions later), classified;
+    `RunPair.to_json()` is its pairs.jsonl line."""
     diff = unified_diff(
         failing_code, fixing_code, f"attempts/{failing.id}/code.py", f"attempts/{fixing.id}/code.py"
     )
     fix_class, reasons = classify_fix(failing_code, fixing_code, failing.verdict.error_class, diff)
-    return {
-        "failing": _side(failing, failing_code, failing_verdict),
-        "fixing": _side(fixing, fixing_code, fixing_verdict),
-        "hops": hops,
-        "error_class": failing.verdict.error_class,
-        "fix_class": fix_class,
-        "fix_reasons": reasons,
-        "diff": diff,
-    }
+    return RunPair(
+        failing=_side(failing, failing_code, failing_verdict),
+        fixing=_side(fixing, fixing_code, fixing_verdict),
+        hops=hops,
+        error_class=failing.verdict.error_class,
+        fix_class=fix_class,
+        fix_reasons=reasons,
+        diff=diff,
+    )

@@ -14,9 +14,11 @@ Pairs are deduplicated by a hash of both sides' normalised code (comments, docst
 formatting removed), first occurrence kept. A dataset card (README.md) describes the fields and
 the provenance: runs, models, scripted or not, dates, and what was skipped and why.
 
-Tolerant by design: a line that is not JSON or has no code on either side is skipped with its
-file and line; missing optional fields (model, category, fix class, verdicts, diff) are filled
-with "unknown" / recomputed / empty and counted in the card.
+Tolerant by design: a line that is not JSON, is not a pair record (`benchmarks.results.records.
+RunPair`) or has no code on either side is skipped with its file and line; missing optional
+fields (model, category, fix class, verdicts, diff) are filled with "unknown" / recomputed /
+empty and counted in the card. A run's manifest.json or a verdict.json that does not parse is a
+`RunFileError` naming the file: the provenance of that run's pairs would be unknown.
 """
 
 from __future__ import annotations
@@ -33,12 +35,21 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 
+from benchmarks.results.records import (
+    MANIFEST_FILE,
+    PAIRS_FILE,
+    PairSide,
+    RunFileError,
+    RunManifest,
+    RunPair,
+    problem_of,
+    read_manifest,
+)
 from benchmarks.results.rows import category_of, is_scripted_llm
 
 FORMATS = ("jsonl", "parquet", "hf")
-PAIRS_FILE = "pairs.jsonl"
 CARD_MARKER = "<!-- kernforge pairs card -->"
 
 
@@ -195,59 +206,47 @@ def find_pair_files(paths: list[str | Path]) -> list[Path]:
 
 
 def _run_info(run_dir: Path) -> RunInfo:
-    manifest: dict[str, Any] = {}
-    if (run_dir / "manifest.json").is_file():
-        try:
-            manifest = json.loads((run_dir / "manifest.json").read_text(encoding="utf-8"))
-        except json.JSONDecodeError:
-            manifest = {}
-    config = manifest.get("config") or {}
-    llm = str(manifest.get("llm") or config.get("llm") or "")
-    fp = manifest.get("fingerprint") or {}
+    manifest = read_manifest(run_dir) if (run_dir / MANIFEST_FILE).is_file() else RunManifest()
+    config = manifest.cfg
     return RunInfo(
-        run_id=str(manifest.get("run_id") or run_dir.name),
+        run_id=str(manifest.run_id or run_dir.name),
         path=str(run_dir),
-        task_id=str((manifest.get("task") or {}).get("id") or config.get("task") or ""),
-        method=str(config.get("method") or ""),
-        model=llm,
-        scripted=is_scripted_llm(llm) or is_scripted_llm(str(config.get("llm", ""))),
-        created=str(manifest.get("created") or ""),
-        device=str(
-            fp.get("gpu_name")
-            or fp.get("device")
-            or (manifest.get("device") or {}).get("resolved")
-            or ""
-        ),
+        task_id=manifest.task_id,
+        method=str(config.method or ""),
+        model=manifest.model,
+        scripted=is_scripted_llm(manifest.model) or is_scripted_llm(str(config.llm or "")),
+        created=str(manifest.created or ""),
+        device=manifest.device_name,
     )
 
 
-def _side_code(side: dict[str, Any], run_dir: Path) -> str | None:
-    code = side.get("code")
-    if isinstance(code, str) and code.strip():
-        return code
-    rel = side.get("code_path")
-    if isinstance(rel, str) and (run_dir / rel).is_file():
-        return (run_dir / rel).read_text(encoding="utf-8")
+def _side_code(side: PairSide, run_dir: Path) -> str | None:
+    if side.code and side.code.strip():
+        return side.code
+    if side.code_path and (run_dir / side.code_path).is_file():
+        return (run_dir / side.code_path).read_text(encoding="utf-8")
     return None
 
 
-def _side_verdict(side: dict[str, Any], run_dir: Path) -> dict[str, Any] | None:
-    verdict = side.get("verdict")
-    if isinstance(verdict, dict):
-        return verdict
-    attempt = side.get("id")
-    path = run_dir / "attempts" / str(attempt) / "verdict.json"
-    if attempt is not None and path.is_file():
-        return json.loads(path.read_text(encoding="utf-8"))
-    return None
+def _side_verdict(side: PairSide, run_dir: Path) -> dict[str, Any] | None:
+    if side.verdict is not None:
+        return side.verdict
+    path = run_dir / "attempts" / str(side.id) / "verdict.json"
+    if side.id is None or not path.is_file():
+        return None
+    try:
+        verdict = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise RunFileError(path, problem_of(exc)) from None
+    if not isinstance(verdict, dict):
+        raise RunFileError(path, "not a verdict (a JSON object)")
+    return verdict
 
 
 def _record(
-    raw: dict[str, Any], run: RunInfo, run_dir: Path, where: str, filled: Counter
+    pair: RunPair, run: RunInfo, run_dir: Path, where: str, filled: Counter
 ) -> PairRecord | str:
-    failing, fixing = raw.get("failing"), raw.get("fixing")
-    if not isinstance(failing, dict) or not isinstance(fixing, dict):
-        return "no 'failing' and 'fixing' objects"
+    failing, fixing = pair.failing, pair.fixing
     failing_code, fixing_code = _side_code(failing, run_dir), _side_code(fixing, run_dir)
     if failing_code is None or fixing_code is None:
         return f"no code for the {'failing' if failing_code is None else 'fixing'} side (neither 'code' nor a readable 'code_path')"
@@ -262,48 +261,48 @@ def _record(
 
     task_id = pick(
         "task_id",
-        raw.get("task_id"),
-        raw.get("task"),
+        pair.task_id,
+        pair.task,
         run.task_id,
         (fv or {}).get("task_id"),
         (xv or {}).get("task_id"),
     )
-    diff = raw.get("diff")
-    if not isinstance(diff, str) or not diff:
+    diff = pair.diff
+    if not diff:
         filled["diff (recomputed)"] += 1
         diff = "".join(
             difflib.unified_diff(
                 failing_code.splitlines(keepends=True),
                 fixing_code.splitlines(keepends=True),
-                f"attempts/{failing.get('id')}/code.py",
-                f"attempts/{fixing.get('id')}/code.py",
+                f"attempts/{failing.id}/code.py",
+                f"attempts/{fixing.id}/code.py",
             )
         )
     if fv is None:
         filled["failing_verdict"] += 1
     if xv is None:
         filled["fixing_verdict"] += 1
-    model = pick("model", raw.get("model"), run.model)
+    model = pick("model", pair.model, run.model)
     return PairRecord(
         id=pair_hash(failing_code, fixing_code),
         task_id=task_id,
         category=pick(
-            "category", raw.get("category"), category_of(task_id) if task_id != "unknown" else None
+            "category", pair.category, category_of(task_id) if task_id != "unknown" else None
         ),
-        method=pick("method", raw.get("method"), run.method),
+        method=pick("method", pair.method, run.method),
         model=model,
-        scripted=bool(raw.get("scripted")) or run.scripted or is_scripted_llm(str(model)),
+        scripted=bool(pair.scripted) or run.scripted or is_scripted_llm(str(model)),
         run_id=run.run_id,
-        device=pick("device", raw.get("device"), run.device, (xv or {}).get("device")),
-        created=pick("created", raw.get("created"), run.created, default=""),
-        error_class=pick("error_class", raw.get("error_class"), (fv or {}).get("error_class")),
-        fix_class=pick("fix_class", raw.get("fix_class")),
-        fix_reasons=[str(r) for r in raw.get("fix_reasons") or []],
-        hops=int(raw.get("hops") or 1),
-        failing_attempt=failing.get("id"),
-        fixing_attempt=fixing.get("id"),
-        failing_node=str(failing.get("node") or ""),
-        fixing_node=str(fixing.get("node") or ""),
+        device=pick("device", pair.device, run.device, (xv or {}).get("device")),
+        created=pick("created", pair.created, run.created, default=""),
+        error_class=pick("error_class", pair.error_class, (fv or {}).get("error_class")),
+        fix_class=pick("fix_class", pair.fix_class),
+        fix_reasons=list(pair.fix_reasons or []),
+        hops=pair.hops or 1,
+        failing_attempt=failing.id,
+        fixing_attempt=fixing.id,
+        failing_node=failing.node or "",
+        fixing_node=fixing.node or "",
         failing_stage=str((fv or {}).get("stage_reached") or ""),
         fixing_stage=str((xv or {}).get("stage_reached") or ""),
         failing_message=str((fv or {}).get("message") or ""),
@@ -338,7 +337,12 @@ def collect_pairs(paths: list[str | Path]) -> PairSet:
                 result.skipped.append(f"{where}: not a JSON object")
                 continue
             run.pairs_read += 1
-            record = _record(raw, run, run_dir, where, result.filled)
+            try:
+                pair = RunPair.model_validate(raw)
+            except ValidationError as exc:
+                result.skipped.append(f"{where}: not a pair record ({problem_of(exc)})")
+                continue
+            record = _record(pair, run, run_dir, where, result.filled)
             if isinstance(record, str):
                 result.skipped.append(f"{where}: {record}")
                 continue

@@ -29,6 +29,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from benchmarks.results.records import read_attempt, read_manifest
 from benchmarks.verdict import STAGE_ORDER, Stage, Verdict
 
 RESULTS_JSONL = "results.jsonl"
@@ -356,58 +357,54 @@ def is_run_dir(path: Path) -> bool:
 
 
 def rows_from_run_dir(run_dir: str | Path) -> list[ResultRow]:
-    """One row per attempt of an agent run directory (runs/<run-id>/), read from its files."""
+    """One row per attempt of an agent run directory (runs/<run-id>/), read from its files
+    (`benchmarks.results.records`); a malformed manifest or attempt file is a `RunFileError`
+    naming it."""
     from benchmarks.harness.ptx import ptx_features_of_dir
 
     run_dir = Path(run_dir)
-    manifest = json.loads((run_dir / "manifest.json").read_text(encoding="utf-8"))
-    config = manifest.get("config") or {}
-    task_id = (manifest.get("task") or {}).get("id") or config.get("task", "")
-    llm = str(manifest.get("llm") or config.get("llm") or "")
+    manifest = read_manifest(run_dir)
+    config = manifest.cfg
+    llm = manifest.model
     scripted = (
         is_scripted_llm(llm)
-        or is_scripted_llm(str(config.get("llm", "")))
-        or bool(config.get("scripted_measure"))
+        or is_scripted_llm(str(config.llm or ""))
+        or bool(config.scripted_measure)
     )
     common = dict(
-        category=category_of(task_id),
-        method=str(config.get("method", "aka")),
+        category=category_of(manifest.task_id),
+        method=config.method if config.method is not None else "aka",
         model=llm,
-        seed=int(config.get("seed", 0) or 0),
-        run_id=str(manifest.get("run_id", run_dir.name)),
+        seed=config.seed or 0,
+        run_id=manifest.run_id if manifest.run_id is not None else run_dir.name,
         scripted=scripted,
         source="kernforge",
     )
-    created = manifest.get("created")
     rows = []
     attempts = run_dir / "attempts"
     for folder in sorted(
         (p for p in attempts.iterdir() if p.is_dir() and p.name.isdigit()),
         key=lambda p: int(p.name),
     ):
-        record = (
-            json.loads((folder / "attempt.json").read_text(encoding="utf-8"))
-            if (folder / "attempt.json").is_file()
-            else {}
-        )
+        record = read_attempt(folder)
         if not (folder / "verdict.json").is_file():
             continue
         verdict = Verdict.model_validate_json((folder / "verdict.json").read_text(encoding="utf-8"))
-        measurement = record.get("measurement") or {}
         stamp = datetime.fromtimestamp((folder / "verdict.json").stat().st_mtime, UTC).isoformat(
             timespec="seconds"
         )
+        measured_scripted = bool(record.measurement and record.measurement.scripted)
         rows.append(
             row_from_verdict(
                 verdict,
                 attempt=int(folder.name),
-                iteration=record.get("iteration"),
-                parent_attempt=record.get("parent_id"),
-                mode=str(record.get("mode", "")),
+                iteration=record.iteration,
+                parent_attempt=record.parent_id,
+                mode=record.mode or "",
                 origin=f"{run_dir.name}/attempts/{folder.name}/code.py",
                 ptx_features=ptx_features_of_dir(folder),
-                timestamp=stamp or created,
-                **{**common, "scripted": common["scripted"] or bool(measurement.get("scripted"))},
+                timestamp=stamp or manifest.created,
+                **{**common, "scripted": common["scripted"] or measured_scripted},
             )
         )
     return rows

@@ -19,7 +19,8 @@ import time
 from pathlib import Path
 
 from benchmarks.harness.judge import JudgeConfig, evaluate, resolve_device
-from benchmarks.task import get_task, solution_path
+from benchmarks.solutions import add_solutions_option, solution_file, solutions_dir
+from benchmarks.task import get_task
 
 FLOOR_S = {"cuda": 10.0, "cpu": 20.0}
 
@@ -30,10 +31,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--task", default="silu_fp16")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--out", default=None)
+    add_solutions_option(parser)
     args = parser.parse_args(argv)
+    solutions = solutions_dir(parser, args.solutions)
     device = resolve_device(args.device)
     task = get_task(args.task)
-    path = solution_path(task.name)
+    path = solution_file(solutions, task.name)
     runs = []
     for i in range(args.repeats + 1):
         t0 = time.perf_counter()

@@ -1,6 +1,6 @@
 """Does the judge's clock agree with Nsight Compute? (issue 2: within 5 % on three kernels)
 
-    python -m benchmarks.studies.ncu_agreement [--out docs/results/ncu_agreement.md]
+    python -m benchmarks.studies.ncu_agreement [--out docs/results/ncu_agreement.md] [--solutions DIR]
 
 For three reference kernels on large GPU shapes (single-kernel candidates, long enough that launch
 overhead is small) we compare:
@@ -18,6 +18,8 @@ import statistics
 import sys
 from pathlib import Path
 
+from benchmarks.solutions import add_solutions_option, solutions_dir
+
 # (task id, shape name, kernel-name regex)
 CASES = [
     ("softmax_fp16", "attn_scores_prefill", "_softmax_kernel"),
@@ -29,11 +31,12 @@ CASES = [
 PROFILED_LAUNCHES = 5
 
 
-def _setup(task_id: str, shape_name: str | None):
+def _setup(task_id: str, shape_name: str | None, solutions: Path):
     import torch
 
     from benchmarks.harness.worker import load_module
-    from benchmarks.task import get_task, solution_path
+    from benchmarks.solutions import solution_file
+    from benchmarks.task import get_task
 
     task = get_task(task_id)
     shape = (
@@ -41,19 +44,21 @@ def _setup(task_id: str, shape_name: str | None):
         if shape_name
         else max(task.shapes, key=lambda s: task.min_bytes(s.dims))
     )
-    fn = getattr(load_module(solution_path(task.name), f"kf_sol_{task.name}"), task.entry_point)
+    fn = getattr(
+        load_module(solution_file(solutions, task.name), f"kf_sol_{task.name}"), task.entry_point
+    )
     gen = torch.Generator(device="cuda")
     gen.manual_seed(0)
     args = task.make_inputs(shape.dims, "standard", gen)
     return task, shape, fn, args
 
 
-def child(case_index: int) -> None:
+def child(case_index: int, solutions: Path) -> None:
     """Run under ncu: warm up, then launch the kernel PROFILED_LAUNCHES times."""
     import torch
 
     task_id, shape_name, _ = CASES[case_index]
-    _, _, fn, args = _setup(task_id, shape_name)
+    _, _, fn, args = _setup(task_id, shape_name, solutions)
     for _ in range(3):
         fn(*args)
     torch.cuda.synchronize()
@@ -66,9 +71,11 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.studies.ncu_agreement")
     parser.add_argument("--out", default=None)
     parser.add_argument("--child", type=int, default=None, help=argparse.SUPPRESS)
+    add_solutions_option(parser)
     args = parser.parse_args(argv)
+    solutions = solutions_dir(parser, args.solutions)
     if args.child is not None:
-        child(args.child)
+        child(args.child, solutions)
         return 0
     from profiling.fingerprint import device_fingerprint
     from profiling.ncu import ncu_available, run_ncu, summarize
@@ -80,11 +87,19 @@ def main(argv: list[str] | None = None) -> int:
     rows = []
     worst = 0.0
     for i, (task_id, shape_name, regex) in enumerate(CASES):
-        task, shape, fn, fargs = _setup(task_id, shape_name)
+        task, shape, fn, fargs = _setup(task_id, shape_name, solutions)
         fn(*fargs)
         harness = time_cuda(lambda f=fn, a=fargs: f(*a)).median_us
         kernels = run_ncu(
-            [sys.executable, "-m", "benchmarks.studies.ncu_agreement", "--child", str(i)],
+            [
+                sys.executable,
+                "-m",
+                "benchmarks.studies.ncu_agreement",
+                "--child",
+                str(i),
+                "--solutions",
+                str(solutions),
+            ],
             regex,
             launch_count=PROFILED_LAUNCHES,
             launch_skip=3,

@@ -2,7 +2,7 @@
 table of issue #3, fast enough for all tasks in one device call.
 
     python -m benchmarks.studies.solution_times --device cuda [--suite lite | --tasks a,b] [--compile]
-        [--verdicts sweep.json] --out docs/results/solution_times_h200.md
+        [--verdicts sweep.json] [--solutions DIR] --out docs/results/solution_times_h200.md
 
 Unlike `benchmarks.studies.solutions_table` (the whole judge per task: correctness trials in a child
 process, baselines in another), this times in ONE process: the solutions are our own trusted
@@ -28,8 +28,9 @@ import traceback
 from pathlib import Path
 from typing import Any
 
+from benchmarks.solutions import add_solutions_option, solution_file, solutions_dir
 from benchmarks.studies.solutions_table import load_verdicts, select
-from benchmarks.task import Task, load_all, solution_path
+from benchmarks.task import Task, load_all
 from profiling.roofline import geomean
 
 
@@ -74,8 +75,11 @@ def precompile_all(task_ids: list[str], device: str, jobs: int) -> list[tuple[st
         return list(pool.map(precompile, task_ids, [device] * len(task_ids)))
 
 
-def time_task(task: Task, rep_ms: float, with_compile: bool, peaks: Any) -> list[dict[str, Any]]:
-    """One row per GPU shape: solution, eager (and compile) medians in µs, roofline numbers."""
+def time_task(
+    task: Task, rep_ms: float, with_compile: bool, peaks: Any, solutions: Path
+) -> list[dict[str, Any]]:
+    """One row per GPU shape: solution (from `solutions`), eager (and compile) medians in µs,
+    roofline numbers."""
     import torch
 
     from benchmarks.harness.perf import peak_flops_for, roofline_fields
@@ -83,7 +87,7 @@ def time_task(task: Task, rep_ms: float, with_compile: bool, peaks: Any) -> list
     from profiling.timing import time_cuda
 
     solution = getattr(
-        load_module(solution_path(task.name), f"kf_times_{task.name}"), task.entry_point
+        load_module(solution_file(solutions, task.name), f"kf_times_{task.name}"), task.entry_point
     )
     eager = getattr(task.module, getattr(task.module, "BASELINE", None) or task.entry_point)
     compiled = torch.compile(eager, dynamic=False) if with_compile else None
@@ -211,6 +215,7 @@ def main(argv: list[str] | None = None) -> int:
         help="re-render rows measured earlier, from one or more (comma-separated) .jsonl files, in task order (with --header-from, a file whose header is kept)",
     )
     parser.add_argument("--header-from", default=None)
+    add_solutions_option(parser)
     args = parser.parse_args(argv)
     verdicts = load_verdicts(args.verdicts)
     if args.from_jsonl:
@@ -227,6 +232,7 @@ def main(argv: list[str] | None = None) -> int:
     if not torch.cuda.is_available():
         print("no CUDA GPU here: not measured", file=sys.stderr)
         return 2
+    solutions = solutions_dir(parser, args.solutions)
     tasks = select(load_all(), args.tasks, args.suite, None)
     if args.compile and args.compile_jobs > 0:
         t_pre = time.perf_counter()
@@ -247,7 +253,7 @@ def main(argv: list[str] | None = None) -> int:
     t0 = time.perf_counter()
     for i, task in enumerate(tasks):
         with full_precision():  # baselines at the task's stated precision (no cuDNN TF32)
-            rows.extend(time_task(task, args.rep_ms, args.compile, peaks))
+            rows.extend(time_task(task, args.rep_ms, args.compile, peaks, solutions))
         header = [
             "# Reference solutions: times and roofline on " + str(fp.get("gpu_name")),
             "",

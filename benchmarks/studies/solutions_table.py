@@ -1,7 +1,7 @@
 """Judge every task's reference Triton solution and write the table of times and roofline numbers.
 
     python -m benchmarks.studies.solutions_table --device cuda [--tasks a,b | --suite lite] [--dtype fp16]
-        [--trials 5] [--out docs/results/solutions_h200.md]
+        [--trials 5] [--out docs/results/solutions_h200.md] [--solutions DIR]
     python -m benchmarks.studies.solutions_table --device cuda --no-perf --jobs 8 --out sweep.md
         (correctness only, several judges at once: timings would disturb each other, so
         --jobs above 1 needs --no-perf)
@@ -25,7 +25,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from benchmarks.harness.judge import JudgeConfig, evaluate, resolve_device
-from benchmarks.task import Task, load_all, solution_path
+from benchmarks.solutions import add_solutions_option, solution_file, solutions_dir
+from benchmarks.task import Task, load_all
 from benchmarks.verdict import ErrorClass, Verdict
 
 
@@ -118,9 +119,11 @@ def main(argv: list[str] | None = None) -> int:
         default=None,
         help="only tasks that did not pass in these verdict JSON files (comma-separated)",
     )
+    add_solutions_option(parser)
     args = parser.parse_args(argv)
     if args.jobs > 1 and not args.no_perf:
         parser.error("--jobs above 1 needs --no-perf: concurrent timings disturb each other")
+    solutions = solutions_dir(parser, args.solutions)
     device = resolve_device(args.device)
     tasks = select(load_all(), args.tasks, args.suite, args.dtype)
     if args.failed_from:
@@ -128,7 +131,7 @@ def main(argv: list[str] | None = None) -> int:
         tasks = [t for t in tasks if t.id not in passed]
     verdicts: list[Verdict] = []
     t0 = time.perf_counter()
-    for v in _judge_all(tasks, device, args.trials, not args.no_perf, args.jobs):
+    for v in _judge_all(tasks, solutions, device, args.trials, not args.no_perf, args.jobs):
         verdicts.append(v)
         print(f"{v.summary_line()} [{v.stage_seconds.get('total', 0):.1f}s]", flush=True)
         if args.out:  # written after every task, so a run cut short keeps what it measured
@@ -138,25 +141,30 @@ def main(argv: list[str] | None = None) -> int:
     return 0 if all(v.passed for v in verdicts) else 1
 
 
-def _judge_one(task_id: str, device: str, trials: int, perf: bool) -> dict:
+def _judge_one(task_id: str, solutions: Path, device: str, trials: int, perf: bool) -> dict:
     task = load_all()[task_id]
     return evaluate(
-        task, solution_path(task.name), JudgeConfig(device=device, trials=trials, perf=perf)
+        task,
+        solution_file(solutions, task.name),
+        JudgeConfig(device=device, trials=trials, perf=perf),
     ).model_dump(mode="json")
 
 
 def _judge_all(
-    tasks: list[Task], device: str, trials: int, perf: bool, jobs: int
+    tasks: list[Task], solutions: Path, device: str, trials: int, perf: bool, jobs: int
 ) -> Iterator[Verdict]:
-    """Verdicts in the order they finish; with jobs > 1 from a pool of spawned processes."""
+    """Verdicts (of the solutions in `solutions`) in the order they finish; with jobs > 1 from a
+    pool of spawned processes."""
     if jobs <= 1:
         for task in tasks:
             yield evaluate(
-                task, solution_path(task.name), JudgeConfig(device=device, trials=trials, perf=perf)
+                task,
+                solution_file(solutions, task.name),
+                JudgeConfig(device=device, trials=trials, perf=perf),
             )
         return
     with cf.ProcessPoolExecutor(max_workers=jobs, mp_context=mp.get_context("spawn")) as pool:
-        futures = {pool.submit(_judge_one, t.id, device, trials, perf): t for t in tasks}
+        futures = {pool.submit(_judge_one, t.id, solutions, device, trials, perf): t for t in tasks}
         for fut in cf.as_completed(futures):
             try:
                 yield Verdict.model_validate(fut.result())
@@ -164,7 +172,7 @@ def _judge_all(
                 task = futures[fut]
                 yield Verdict(
                     task_id=task.id,
-                    candidate=str(solution_path(task.name)),
+                    candidate=str(solution_file(solutions, task.name)),
                     device=device,
                     error_class=ErrorClass.HARNESS_ERROR,
                     message=f"judging process failed: {type(exc).__name__}: {exc}",

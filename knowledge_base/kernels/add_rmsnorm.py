@@ -50,12 +50,15 @@ def _add_rmsnorm_kernel(
     eps,
     BLOCK_N: tl.constexpr,
 ):
+    # one program per row; int64 row offsets
     row = tl.program_id(0).to(tl.int64)
     x_row = x_ptr + row * stride_x
     r_row = r_ptr + row * stride_r
     o_row = out_ptr + row * stride_o
     h_row = h_ptr + row * stride_h
     offs = tl.arange(0, BLOCK_N)
+    # the residual sum is rounded to the activation dtype before it is normalised, as the unfused
+    # torch code does (h = x + r in bf16/fp16), so both outputs match it bit for bit in rounding
     dtype = h_ptr.dtype.element_ty
 
     acc = tl.zeros([BLOCK_N], tl.float32)
@@ -64,10 +67,13 @@ def _add_rmsnorm_kernel(
         mask = cols < N
         x = tl.load(x_row + cols, mask=mask, other=0.0).to(tl.float32)
         r = tl.load(r_row + cols, mask=mask, other=0.0).to(tl.float32)
+        # pass 1: write the new residual stream h and accumulate sum(h**2) in fp32 from the rounded
+        # h
         h = (x + r).to(dtype)
         tl.store(h_row + cols, h, mask=mask)
         hf = h.to(tl.float32)
         acc += hf * hf
+    # eps inside the root; mean over the true N
     rstd = 1.0 / tl.sqrt(tl.sum(acc, axis=0) / N + eps)
 
     for start in range(0, N, BLOCK_N):
@@ -75,6 +81,7 @@ def _add_rmsnorm_kernel(
         mask = cols < N
         x = tl.load(x_row + cols, mask=mask, other=0.0).to(tl.float32)
         r = tl.load(r_row + cols, mask=mask, other=0.0).to(tl.float32)
+        # pass 2 recomputes h from x and r (cheaper than re-reading h, and the same rounding)
         hf = (x + r).to(dtype).to(tl.float32)
         w = tl.load(w_ptr + cols, mask=mask, other=0.0).to(tl.float32)
         tl.store(o_row + cols, (hf * rstd * w).to(dtype), mask=mask)

@@ -40,11 +40,16 @@ def _decode_partial_kernel(q_ptr, k_ptr, v_ptr, lens_ptr, acc_ptr, ml_ptr, qk_sc
                            stride_kb, stride_kh, stride_ks, stride_vb, stride_vh, stride_vs, G: tl.constexpr,
                            BLOCK_G: tl.constexpr, D: tl.constexpr, BLOCK_N: tl.constexpr,
                            NUM_SPLITS: tl.constexpr, IEEE_FP32: tl.constexpr):
+    # split-KV (flash-decoding): axis 0 the sequence, axis 1 the KV head, axis 2 which slice of the
+    # keys. One query token per sequence gives only B * HKV programs, too few for the SMs, so the
+    # keys are split and the slices merged by a second kernel
     b = tl.program_id(0)
     kvh = tl.program_id(1)
     split = tl.program_id(2)
     seq_len = tl.load(lens_ptr + b)
     per_split = (seq_len + NUM_SPLITS - 1) // NUM_SPLITS
+    # slice length rounded up to whole BLOCK_N tiles; trailing splits of a short sequence may be
+    # empty (start >= end: the loop does not run and they store m = -inf, l = 0)
     chunk = (per_split + BLOCK_N - 1) // BLOCK_N * BLOCK_N
     start = split * chunk
     end = tl.minimum(start + chunk, seq_len)
@@ -52,6 +57,9 @@ def _decode_partial_kernel(q_ptr, k_ptr, v_ptr, lens_ptr, acc_ptr, ml_ptr, qk_sc
     offs_g = tl.arange(0, BLOCK_G)
     offs_d = tl.arange(0, D)
     offs_n = tl.arange(0, BLOCK_N)
+    # the G query heads that share this KV head are processed together as the M side of tl.dot
+    # (padded to BLOCK_G >= 16 rows: tl.dot's minimum), so each K/V tile is read once for all of
+    # them
     g_ok = offs_g < G
     heads = kvh * G + offs_g
     b64 = b.to(tl.int64)
@@ -60,11 +68,13 @@ def _decode_partial_kernel(q_ptr, k_ptr, v_ptr, lens_ptr, acc_ptr, ml_ptr, qk_sc
     k_base = k_ptr + b64 * stride_kb + kvh.to(tl.int64) * stride_kh + offs_d[None, :]
     v_base = v_ptr + b64 * stride_vb + kvh.to(tl.int64) * stride_vh + offs_d[None, :]
 
+    # online softmax state per query head, fp32
     m_i = tl.full([BLOCK_G], float("-inf"), tl.float32)
     l_i = tl.zeros([BLOCK_G], tl.float32)
     acc = tl.zeros([BLOCK_G, D], tl.float32)
     for n0 in range(start, end, BLOCK_N):
         keys = n0 + offs_n
+        # keys past this slice (and past seq_len) load as 0 and get -inf scores
         k_ok = keys < end
         k = tl.load(k_base + keys[:, None].to(tl.int64) * stride_ks, mask=k_ok[:, None], other=0.0)
         v = tl.load(v_base + keys[:, None].to(tl.int64) * stride_vs, mask=k_ok[:, None], other=0.0)
@@ -73,6 +83,8 @@ def _decode_partial_kernel(q_ptr, k_ptr, v_ptr, lens_ptr, acc_ptr, ml_ptr, qk_sc
         else:
             s = tl.dot(q, tl.trans(k))
         s = tl.where(k_ok[None, :], s * qk_scale, float("-inf"))
+        # online softmax in base 2 (qk_scale holds log2 e): rescale the running sum and accumulator
+        # when the max grows
         m_new = tl.maximum(m_i, tl.max(s, axis=1))
         alpha = tl.exp2(m_i - m_new)
         p = tl.exp2(s - m_new[:, None])
@@ -85,6 +97,8 @@ def _decode_partial_kernel(q_ptr, k_ptr, v_ptr, lens_ptr, acc_ptr, ml_ptr, qk_sc
         m_i = m_new
 
     # workspace rows: ((b * H + head) * NUM_SPLITS + split)
+    # unnormalised partial results: acc (fp32, [D]) and (m, l) per (sequence, head, split); the
+    # merge needs all three
     rows = (b64 * H + heads) * NUM_SPLITS + split
     tl.store(acc_ptr + rows[:, None] * D + offs_d[None, :], acc, mask=g_ok[:, None])
     tl.store(ml_ptr + rows * 2, m_i, mask=g_ok)
@@ -98,6 +112,8 @@ def _decode_merge_kernel(acc_ptr, ml_ptr, o_ptr, H, stride_ob, stride_oh, D: tl.
     offs_h = tl.program_id(1) * HEADS + tl.arange(0, HEADS)
     offs_s = tl.arange(0, SPLITS_PAD)
     offs_d = tl.arange(0, D)
+    # merge: one program per sequence and group of HEADS heads, all splits at once; padded
+    # heads/splits are masked
     ok = (offs_h[:, None] < H) & (offs_s[None, :] < NUM_SPLITS)  # [HEADS, SPLITS_PAD]
     rows = (b.to(tl.int64) * H + offs_h[:, None]) * NUM_SPLITS + offs_s[None, :]
     m = tl.load(ml_ptr + rows * 2, mask=ok, other=float("-inf"))
@@ -105,8 +121,11 @@ def _decode_merge_kernel(acc_ptr, ml_ptr, o_ptr, H, stride_ob, stride_oh, D: tl.
     acc = tl.load(acc_ptr + rows[:, :, None] * D + offs_d[None, None, :], mask=ok[:, :, None], other=0.0)
     m_max = tl.max(m, axis=1)  # finite for real heads: split 0 always holds at least one key
     m_max = tl.where(m_max == float("-inf"), 0.0, m_max)  # padding heads
+    # each split's weight is 2**(m_split - m_max): the log-sum-exp merge of partial softmaxes.
+    # Empty splits (m = -inf) weigh 0 rather than exp2(nan)
     w = tl.where(m == float("-inf"), 0.0, tl.exp2(m - m_max[:, None]))
     den = tl.sum(lsum * w, axis=1)
+    # padding heads have den 0: divide by 1 instead (their rows are never stored)
     den = tl.where(den == 0.0, 1.0, den)
     o = tl.sum(acc * w[:, :, None], axis=1) / den[:, None]
     o_ptrs = o_ptr + b.to(tl.int64) * stride_ob + offs_h[:, None] * stride_oh + offs_d[None, :]
@@ -125,6 +144,8 @@ def attn_decode(q: torch.Tensor, k_cache: torch.Tensor, v_cache: torch.Tensor, s
     G = H // HKV
     if q.dtype == torch.float32:
         BLOCK_N = min(BLOCK_N, 32)
+    # auto split: enough programs for about two waves, no split shorter than MIN_CHUNK keys, at
+    # most 64
     if NUM_SPLITS <= 0:  # about two waves of programs, but no split shorter than MIN_CHUNK keys
         NUM_SPLITS = max(1, min(triton.cdiv(target_programs, B * HKV), triton.cdiv(S_MAX, MIN_CHUNK), 64))
     acc = torch.empty((B * H * NUM_SPLITS, D), dtype=torch.float32, device=q.device)

@@ -41,11 +41,16 @@ def _paged_partial_kernel(q_ptr, k_ptr, v_ptr, bt_ptr, lens_ptr, acc_ptr, ml_ptr
                           stride_kp, stride_kt, stride_kh, stride_vp, stride_vt, stride_vh, stride_bt,
                           G: tl.constexpr, BLOCK_G: tl.constexpr, D: tl.constexpr, PAGE: tl.constexpr,
                           BLOCK_N: tl.constexpr, NUM_SPLITS: tl.constexpr, IEEE_FP32: tl.constexpr):
+    # split-KV (flash-decoding): axis 0 the sequence, axis 1 the KV head, axis 2 which slice of the
+    # keys. One query token per sequence gives only B * HKV programs, too few for the SMs, so the
+    # keys are split and the slices merged by a second kernel
     b = tl.program_id(0)
     kvh = tl.program_id(1)
     split = tl.program_id(2)
     seq_len = tl.load(lens_ptr + b)
     per_split = (seq_len + NUM_SPLITS - 1) // NUM_SPLITS
+    # slice length rounded up to whole BLOCK_N tiles; trailing splits of a short sequence may be
+    # empty (start >= end: the loop does not run and they store m = -inf, l = 0)
     chunk = (per_split + BLOCK_N - 1) // BLOCK_N * BLOCK_N
     start = split * chunk
     end = tl.minimum(start + chunk, seq_len)
@@ -53,21 +58,29 @@ def _paged_partial_kernel(q_ptr, k_ptr, v_ptr, bt_ptr, lens_ptr, acc_ptr, ml_ptr
     offs_g = tl.arange(0, BLOCK_G)
     offs_d = tl.arange(0, D)
     offs_n = tl.arange(0, BLOCK_N)
+    # the G query heads that share this KV head are processed together as the M side of tl.dot
+    # (padded to BLOCK_G >= 16 rows: tl.dot's minimum), so each K/V tile is read once for all of
+    # them
     g_ok = offs_g < G
     heads = kvh * G + offs_g
     b64 = b.to(tl.int64)
     q = tl.load(q_ptr + b64 * stride_qb + heads[:, None] * stride_qh + offs_d[None, :], mask=g_ok[:, None],
                 other=0.0)
+    # paged KV cache: token t of sequence b lives in page block_tables[b, t // PAGE], row t % PAGE;
+    # pages are [PAGE, HKV, D] blocks anywhere in the pool
     table = bt_ptr + b64 * stride_bt
     k_head = k_ptr + kvh.to(tl.int64) * stride_kh + offs_d[None, :]
     v_head = v_ptr + kvh.to(tl.int64) * stride_vh + offs_d[None, :]
 
+    # online softmax state per query head, fp32
     m_i = tl.full([BLOCK_G], float("-inf"), tl.float32)
     l_i = tl.zeros([BLOCK_G], tl.float32)
     acc = tl.zeros([BLOCK_G, D], tl.float32)
     for n0 in range(start, end, BLOCK_N):
         tok = n0 + offs_n
         t_ok = tok < end
+        # one page id per token of the tile (a tile spans PAGES_PER_TILE pages); masked tokens read
+        # page 0, which exists, and are zeroed anyway
         page = tl.load(table + tok // PAGE, mask=t_ok, other=0).to(tl.int64)
         row = (tok % PAGE)[:, None]
         k = tl.load(k_head + page[:, None] * stride_kp + row * stride_kt, mask=t_ok[:, None], other=0.0)
@@ -77,6 +90,7 @@ def _paged_partial_kernel(q_ptr, k_ptr, v_ptr, bt_ptr, lens_ptr, acc_ptr, ml_ptr
         else:
             s = tl.dot(q, tl.trans(k))
         s = tl.where(t_ok[None, :], s * qk_scale, float("-inf"))
+        # online softmax in base 2 (qk_scale holds log2 e)
         m_new = tl.maximum(m_i, tl.max(s, axis=1))
         alpha = tl.exp2(m_i - m_new)
         p = tl.exp2(s - m_new[:, None])
@@ -88,6 +102,7 @@ def _paged_partial_kernel(q_ptr, k_ptr, v_ptr, bt_ptr, lens_ptr, acc_ptr, ml_ptr
             acc = tl.dot(p.to(v.dtype), v, acc)
         m_i = m_new
 
+    # unnormalised partials (acc, m, l) per (sequence, head, split) for the merge kernel
     rows = (b64 * H + heads) * NUM_SPLITS + split
     tl.store(acc_ptr + rows[:, None] * D + offs_d[None, :], acc, mask=g_ok[:, None])
     tl.store(ml_ptr + rows * 2, m_i, mask=g_ok)
@@ -101,6 +116,7 @@ def _merge_kernel(acc_ptr, ml_ptr, o_ptr, H, stride_ob, stride_oh, D: tl.constex
     offs_h = tl.program_id(1) * HEADS + tl.arange(0, HEADS)
     offs_s = tl.arange(0, SPLITS_PAD)
     offs_d = tl.arange(0, D)
+    # merge: one program per sequence and group of HEADS heads, all splits at once
     ok = (offs_h[:, None] < H) & (offs_s[None, :] < NUM_SPLITS)
     rows = (b.to(tl.int64) * H + offs_h[:, None]) * NUM_SPLITS + offs_s[None, :]
     m = tl.load(ml_ptr + rows * 2, mask=ok, other=float("-inf"))
@@ -108,8 +124,10 @@ def _merge_kernel(acc_ptr, ml_ptr, o_ptr, H, stride_ob, stride_oh, D: tl.constex
     acc = tl.load(acc_ptr + rows[:, :, None] * D + offs_d[None, None, :], mask=ok[:, :, None], other=0.0)
     m_max = tl.max(m, axis=1)  # finite for real heads: split 0 always holds at least one token
     m_max = tl.where(m_max == float("-inf"), 0.0, m_max)
+    # log-sum-exp merge: split weight 2**(m_split - m_max); empty splits weigh 0
     w = tl.where(m == float("-inf"), 0.0, tl.exp2(m - m_max[:, None]))
     den = tl.sum(lsum * w, axis=1)
+    # padding heads: avoid 0/0 (never stored)
     den = tl.where(den == 0.0, 1.0, den)
     o = tl.sum(acc * w[:, :, None], axis=1) / den[:, None]
     o_ptrs = o_ptr + b.to(tl.int64) * stride_ob + offs_h[:, None] * stride_oh + offs_d[None, :]
@@ -128,6 +146,7 @@ def attn_paged_decode(q: torch.Tensor, k_cache: torch.Tensor, v_cache: torch.Ten
     G = H // HKV
     if q.dtype == torch.float32:
         PAGES_PER_TILE = min(PAGES_PER_TILE, 2)
+    # a key tile is a whole number of pages, so a tile never needs a partial page
     BLOCK_N = PAGE * PAGES_PER_TILE
     s_max = tables.shape[1] * PAGE
     if NUM_SPLITS <= 0:

@@ -35,6 +35,8 @@ KB_META = {
 def _bmm_kernel(a_ptr, b_ptr, c_ptr, M, N, K, stride_az, stride_am, stride_ak, stride_bz, stride_bk, stride_bn,
                 stride_cz, stride_cm, stride_cn, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
                 BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr, IEEE_FP32: tl.constexpr):
+    # axis 0: a C tile in grouped order (as in matmul); axis 1: the batch index z, int64 because z
+    # * stride_az can pass 2**31
     pid = tl.program_id(0)
     z = tl.program_id(1).to(tl.int64)
     tiles_m = tl.cdiv(M, BLOCK_M)
@@ -42,22 +44,29 @@ def _bmm_kernel(a_ptr, b_ptr, c_ptr, M, N, K, stride_az, stride_am, stride_ak, s
     per_group = GROUP_M * tiles_n
     first_m = (pid // per_group) * GROUP_M
     rows_in_group = tl.minimum(tiles_m - first_m, GROUP_M)
+    # GROUP_M tile-rows swept together, column strip by column strip, so neighbouring programs
+    # reuse B's columns from L2
     pid_m = first_m + (pid % per_group) % rows_in_group
     pid_n = (pid % per_group) // rows_in_group
 
     offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
     offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
     offs_k = tl.arange(0, BLOCK_K)
+    # the batch offset is added once; within a batch the addressing is a plain 2-D GEMM's
     a_ptrs = a_ptr + z * stride_az + offs_m[:, None].to(tl.int64) * stride_am + offs_k[None, :] * stride_ak
     b_ptrs = b_ptr + z * stride_bz + offs_k[:, None].to(tl.int64) * stride_bk + offs_n[None, :] * stride_bn
+    # edge masks for the last tile-row / tile-column
     m_mask = offs_m[:, None] < M
     n_mask = offs_n[None, :] < N
 
+    # fp32 accumulator for every input dtype
     acc = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)
     for k0 in range(0, K, BLOCK_K):
+        # K tail: zero-filled on both operands, so it adds nothing
         k_ok = (k0 + offs_k) < K
         a = tl.load(a_ptrs, mask=m_mask & k_ok[None, :], other=0.0)
         b = tl.load(b_ptrs, mask=k_ok[:, None] & n_mask, other=0.0)
+        # fp32 inputs: IEEE products, not TF32 (TF32 would change the answer)
         if IEEE_FP32:
             acc = tl.dot(a, b, acc, input_precision="ieee")
         else:

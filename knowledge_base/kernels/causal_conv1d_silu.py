@@ -28,16 +28,22 @@ KB_META = {
 
 @triton.jit
 def _causal_conv1d_silu_kernel(x_ptr, w_ptr, b_ptr, y_ptr, D, L, KW: tl.constexpr, BLOCK_L: tl.constexpr):
+    # axis 0: one (batch, channel) row of x [B, D, L] (depthwise: each channel has its own KW
+    # taps); axis 1: a BLOCK_L block of time steps
     row = tl.program_id(0)
     t = tl.program_id(1) * BLOCK_L + tl.arange(0, BLOCK_L)
     t_ok = t < L
     ch = row % D
     x_row = x_ptr + row.to(tl.int64) * L
+    # fp32 accumulator, starting from the channel's bias
     acc = tl.zeros([BLOCK_L], tl.float32) + tl.load(b_ptr + ch).to(tl.float32)
+    # causal: output t sees inputs t - KW + 1 .. t; the taps are unrolled (KW is small, e.g. 4)
     for k in tl.static_range(KW):
         src = t - (KW - 1) + k
+        # src < 0 is the causal left padding: reads 0
         xv = tl.load(x_row + src, mask=t_ok & (src >= 0), other=0.0).to(tl.float32)
         acc += tl.load(w_ptr + ch * KW + k).to(tl.float32) * xv
+    # fused SiLU in fp32
     y = acc / (1.0 + tl.exp(-acc))
     tl.store(y_ptr + row.to(tl.int64) * L + t, y.to(y_ptr.dtype.element_ty), mask=t_ok)
 

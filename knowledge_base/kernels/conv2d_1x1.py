@@ -35,6 +35,9 @@ KB_META = {
 @triton.jit
 def _conv1x1_kernel(x_ptr, w_ptr, y_ptr, Cin, Cout, HW, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
                     BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr, IEEE_FP32: tl.constexpr):
+    # a 1x1 convolution is a GEMM per image: y[img] (Cout x HW) = w (Cout x Cin) @ x[img] (Cin x
+    # HW), with NCHW already in the right layout (no transpose). Axis 0: the image; axis 1: a tile
+    # of that GEMM in grouped order
     img = tl.program_id(0).to(tl.int64)
     pid = tl.program_id(1)
     tiles_m = tl.cdiv(Cout, BLOCK_M)
@@ -48,12 +51,15 @@ def _conv1x1_kernel(x_ptr, w_ptr, y_ptr, Cin, Cout, HW, BLOCK_M: tl.constexpr, B
     offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
     offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
     offs_k = tl.arange(0, BLOCK_K)
+    # edge masks: output channels and pixels
     m_ok = offs_m < Cout
     n_ok = offs_n < HW
     x_img = x_ptr + img * Cin * HW
+    # fp32 accumulator
     acc = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)
     for k0 in range(0, Cin, BLOCK_K):
         ks = k0 + offs_k
+        # input-channel tail zero-filled on both operands
         k_ok = ks < Cin
         a = tl.load(w_ptr + offs_m[:, None].to(tl.int64) * Cin + ks[None, :], mask=m_ok[:, None] & k_ok[None, :],
                     other=0.0)
@@ -76,6 +82,7 @@ def conv2d_1x1(x: torch.Tensor, weight: torch.Tensor, BLOCK_M: int = 128, BLOCK_
     w2 = weight.reshape(Cout, Cin).contiguous()
     HW = H * W
     y = torch.empty((B, Cout, H, W), dtype=x.dtype, device=x.device)
+    # tl.dot's minimum tile is 16; no larger than the dimensions need
     block_m = min(BLOCK_M, max(16, triton.next_power_of_2(Cout)))
     block_n = min(BLOCK_N, max(16, triton.next_power_of_2(HW)))
     block_k = min(BLOCK_K, max(16, triton.next_power_of_2(Cin)))

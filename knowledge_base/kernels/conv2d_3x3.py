@@ -36,6 +36,8 @@ KB_META = {
 @triton.jit
 def _conv3x3_kernel(x_ptr, w_ptr, b_ptr, y_ptr, B, Cin, Cout, H, W, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
                     BLOCK_K: tl.constexpr, IEEE_FP32: tl.constexpr):
+    # implicit GEMM: M = output pixels (B * H * W), N = output channels, K = 9 taps x Cin. No
+    # im2col buffer: each A tile is gathered straight from x
     pid_m = tl.program_id(0)
     pid_n = tl.program_id(1)
     HW = H * W
@@ -44,6 +46,8 @@ def _conv3x3_kernel(x_ptr, w_ptr, b_ptr, y_ptr, B, Cin, Cout, H, W, BLOCK_M: tl.
     offs_k = tl.arange(0, BLOCK_K)
     m_ok = offs_m < B * HW
     n_ok = offs_n < Cout
+    # decompose the flat pixel index into (image, row, column); int64 because B * Cin * H * W can
+    # pass 2**31
     m64 = offs_m.to(tl.int64)
     img = m64 // HW
     pix = m64 % HW
@@ -51,17 +55,25 @@ def _conv3x3_kernel(x_ptr, w_ptr, b_ptr, y_ptr, B, Cin, Cout, H, W, BLOCK_M: tl.
     ow = pix % W
     x_img = img * Cin * HW  # element offset of each pixel's image
 
+    # fp32 accumulator
     acc = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)
+    # the 3x3 taps, unrolled at compile time: each shifts the pixel grid by (-1..1, -1..1)
     for tap in tl.static_range(9):
         ih = oh + (tap // 3 - 1)
         iw = ow + (tap % 3 - 1)
+        # padding=1: taps that fall off the image read 0 (the mask is the zero padding, nothing is
+        # materialised)
         pix_ok = m_ok & (ih >= 0) & (ih < H) & (iw >= 0) & (iw < W)
         a_base = x_img + ih * W + iw
         for c0 in range(0, Cin, BLOCK_K):
             cs = c0 + offs_k
             c_ok = cs < Cin
+            # x is NCHW: a [pixels, channels] tile with channel stride H*W (strided, but each
+            # column of the tile is contiguous along W)
             a = tl.load(x_ptr + a_base[:, None] + cs[None, :].to(tl.int64) * HW,
                         mask=pix_ok[:, None] & c_ok[None, :], other=0.0)
+            # weights pre-permuted to [3, 3, Cin, Cout], so a [channels, BLOCK_N] tile is
+            # contiguous along Cout
             w_rows = (tap * Cin + cs).to(tl.int64) * Cout
             b = tl.load(w_ptr + w_rows[:, None] + offs_n[None, :], mask=c_ok[:, None] & n_ok[None, :], other=0.0)
             if IEEE_FP32:
@@ -69,7 +81,9 @@ def _conv3x3_kernel(x_ptr, w_ptr, b_ptr, y_ptr, B, Cin, Cout, H, W, BLOCK_M: tl.
             else:
                 acc = tl.dot(a, b, acc)
 
+    # bias added in fp32 before the single rounding
     acc += tl.load(b_ptr + offs_n, mask=n_ok, other=0.0).to(tl.float32)[None, :]
+    # write NCHW: output channel stride H*W
     y_offs = (img * Cout * HW + pix)[:, None] + offs_n[None, :].to(tl.int64) * HW
     tl.store(y_ptr + y_offs, acc.to(y_ptr.dtype.element_ty), mask=m_ok[:, None] & n_ok[None, :])
 
@@ -83,6 +97,7 @@ def conv2d_3x3(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor, BLOCK_
     w_t = weight.permute(2, 3, 1, 0).contiguous()  # [3, 3, Cin, Cout]: contiguous along Cout
     bias = bias.contiguous()
     y = torch.empty((B, Cout, H, W), dtype=x.dtype, device=x.device)
+    # tl.dot needs tiles of at least 16; no wider than the channel counts need
     block_n = min(BLOCK_N, max(16, triton.next_power_of_2(Cout)))
     block_k = min(BLOCK_K, max(16, triton.next_power_of_2(Cin)))
     grid = (triton.cdiv(B * H * W, BLOCK_M), triton.cdiv(Cout, block_n))

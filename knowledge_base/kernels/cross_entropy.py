@@ -45,24 +45,32 @@ IGNORE_INDEX = -100
 def _ce_row_kernel(
     x_ptr, t_ptr, loss_ptr, valid_ptr, stride_x, V, ignore_index, BLOCK_V: tl.constexpr
 ):
+    # one program per row of logits (a token); its vocabulary is swept in BLOCK_V chunks
     row = tl.program_id(0)
     x_row = x_ptr + row.to(tl.int64) * stride_x
     offs = tl.arange(0, BLOCK_V)
 
+    # online log-sum-exp: per lane a running max and a sum of exp(x - max), rescaled when the max
+    # grows; the logits are read once
     m = tl.full([BLOCK_V], float("-inf"), tl.float32)
     s = tl.zeros([BLOCK_V], tl.float32)
     for start in range(0, V, BLOCK_V):
         cols = start + offs
+        # vocabulary tail loads -inf: contributes exp(-inf) = 0
         x = tl.load(x_row + cols, mask=cols < V, other=float("-inf")).to(tl.float32)
         m_new = tl.maximum(m, x)
+        # lanes that have seen only -inf: avoid exp(-inf - -inf) = NaN
         alpha = tl.where(m_new == float("-inf"), 0.0, tl.exp(m - m_new))
         s = s * alpha + tl.where(x == float("-inf"), 0.0, tl.exp(x - m_new))
         m = m_new
     row_max = tl.max(m, axis=0)
     total = tl.sum(s * tl.where(m == float("-inf"), 0.0, tl.exp(m - row_max)), axis=0)
+    # log-sum-exp = max + log(sum(exp(x - max))): no overflow for large logits
     lse = row_max + tl.log(total)
 
     t = tl.load(t_ptr + row)
+    # ignored targets (ignore_index) contribute 0 to the sum and 0 to the count; their target index
+    # is replaced by 0 so the gather stays in bounds
     valid = t != ignore_index
     picked = tl.load(x_row + tl.where(valid, t, 0)).to(tl.float32)
     tl.store(loss_ptr + row, tl.where(valid, lse - picked, 0.0))
@@ -71,6 +79,8 @@ def _ce_row_kernel(
 
 @triton.jit
 def _ce_mean_kernel(loss_ptr, valid_ptr, out_ptr, M, BLOCK_M: tl.constexpr):
+    # second kernel: the mean over valid rows, in one program, in a fixed order (deterministic, no
+    # atomics)
     offs = tl.arange(0, BLOCK_M)
     acc = tl.zeros([BLOCK_M], tl.float32)
     cnt = tl.zeros([BLOCK_M], tl.float32)

@@ -30,14 +30,18 @@ KB_META = {
 
 @triton.jit
 def _cumprod_kernel(x_ptr, y_ptr, M, N, ROWS: tl.constexpr, BLOCK_N: tl.constexpr):
+    # ROWS rows per program (the scan runs along axis 1 of a [ROWS, BLOCK_N] tile), so short rows
+    # still give a program enough work
     rows = tl.program_id(0) * ROWS + tl.arange(0, ROWS)
     row_ok = rows < M
     base = rows.to(tl.int64)[:, None] * N
     offs = tl.arange(0, BLOCK_N)
+    # per row, the product of every earlier chunk (starts at 1, the identity)
     carry = tl.full([ROWS], 1.0, tl.float32)
     for start in range(0, N, BLOCK_N):
         cols = start + offs
         mask = row_ok[:, None] & (cols[None, :] < N)
+        # masked lanes load 1, the multiplicative identity
         x = tl.load(x_ptr + base + cols[None, :], mask=mask, other=1.0).to(tl.float32)
         y = tl.cumprod(x, axis=1) * carry[:, None]
         tl.store(y_ptr + base + cols[None, :], y.to(y_ptr.dtype.element_ty), mask=mask)

@@ -34,15 +34,20 @@ KB_META = {
 
 @triton.jit
 def _cumsum_kernel(x_ptr, y_ptr, stride_x, stride_y, N, BLOCK_N: tl.constexpr):
+    # one program per row; the row is scanned in BLOCK_N chunks, left to right
     row = tl.program_id(0)
     x_row = x_ptr + row.to(tl.int64) * stride_x
     y_row = y_ptr + row.to(tl.int64) * stride_y
     offs = tl.arange(0, BLOCK_N)
+    # carry: the fp32 sum of every earlier chunk, added to this chunk's in-block prefix sums
     carry = tl.zeros([1], tl.float32)
     for start in range(0, N, BLOCK_N):
         cols = start + offs
         mask = cols < N
+        # the tail loads 0: it changes neither the prefix sums of the valid lanes (which come
+        # before it) nor the carry
         x = tl.load(x_row + cols, mask=mask, other=0.0).to(tl.float32)
+        # in-block inclusive scan (a parallel tree in Triton), in fp32 whatever the input dtype
         y = tl.cumsum(x, axis=0) + carry
         tl.store(y_row + cols, y.to(y_ptr.dtype.element_ty), mask=mask)
         carry += tl.sum(x, axis=0)

@@ -38,6 +38,9 @@ KB_META = {
 def _fp8_block_gemm_kernel(a_ptr, as_ptr, b_ptr, bs_ptr, out_ptr, M, N, K, K_PER_SPLIT, stride_am, stride_asm,
                            stride_bn, stride_bsn, stride_os, stride_om, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
                            BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr):
+    # axis 0: a C tile in grouped order (GROUP_M tile-rows swept together for L2 reuse); axis 1:
+    # the K slice (split-K, used for decode shapes where M is a few rows and the tiles alone cannot
+    # fill the SMs)
     pid = tl.program_id(0)
     split = tl.program_id(1)
     tiles_m = tl.cdiv(M, BLOCK_M)
@@ -57,13 +60,19 @@ def _fp8_block_gemm_kernel(a_ptr, as_ptr, b_ptr, bs_ptr, out_ptr, M, N, K, K_PER
     k_end = tl.minimum(k_start + K_PER_SPLIT, K)
     a_ptrs = a_ptr + offs_m[:, None].to(tl.int64) * stride_am + (k_start + offs_k)[None, :]
     b_ptrs = b_ptr + offs_n[None, :].to(tl.int64) * stride_bn + (k_start + offs_k)[:, None]
+    # block scales (DeepSeek-V3 style): activations have one scale per (row, 128-wide K group),
+    # weights one per (128 x 128 block); BLOCK_K = 128 is one K group, and a BLOCK_N tile lies
+    # inside one weight block, so per step the scales are a column vector and a row vector
     as_ptrs = as_ptr + offs_m.to(tl.int64) * stride_asm
     bs_ptrs = bs_ptr + (offs_n // BLOCK_K).to(tl.int64) * stride_bsn
 
+    # scales differ per K group, so they cannot factor out: each step's fp8 dot is scaled in fp32
+    # before it is added
     acc = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)
     for k0 in range(k_start, k_end, BLOCK_K):  # K is a multiple of BLOCK_K = 128: no K mask
         a = tl.load(a_ptrs, mask=m_ok[:, None], other=0.0)
         b = tl.load(b_ptrs, mask=n_ok[None, :], other=0.0)
+        # index of this K group in the scale tensors
         g = k0 // BLOCK_K
         sa = tl.load(as_ptrs + g, mask=m_ok, other=0.0)
         sb = tl.load(bs_ptrs + g, mask=n_ok, other=0.0)
@@ -78,6 +87,8 @@ def _fp8_block_gemm_kernel(a_ptr, as_ptr, b_ptr, bs_ptr, out_ptr, M, N, K, K_PER
 
 @triton.jit
 def _sum_splits_kernel(ws_ptr, y_ptr, MN, SPLIT_K: tl.constexpr, BLOCK: tl.constexpr):
+    # split-K second pass: sum the fp32 partials in a fixed order (deterministic, no atomics), then
+    # round to the output dtype
     offs = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
     mask = offs < MN
     acc = tl.zeros([BLOCK], dtype=tl.float32)
@@ -94,6 +105,7 @@ def fp8_block_gemm(a: torch.Tensor, a_s: torch.Tensor, b: torch.Tensor, b_s: tor
     a, a_s, b, b_s = a.contiguous(), a_s.contiguous(), b.contiguous(), b_s.contiguous()
     M, K = a.shape
     N = b.shape[0]
+    # decode shapes: narrow tiles over M and split-K; prefill: 128 x 128
     decode = M <= 64
     BLOCK_M = BLOCK_M or (max(16, triton.next_power_of_2(M)) if decode else 128)
     BLOCK_N = BLOCK_N or (64 if decode else 128)
@@ -101,6 +113,8 @@ def fp8_block_gemm(a: torch.Tensor, a_s: torch.Tensor, b: torch.Tensor, b_s: tor
     num_warps = num_warps or (4 if decode else 8)
     tiles = triton.cdiv(M, BLOCK_M) * triton.cdiv(N, BLOCK_N)
     k_blocks = K // BLOCK_K
+    # auto split-K only for decode (M <= 64): about one wave of programs, at least 4 K blocks per
+    # split
     if SPLIT_K <= 0:
         SPLIT_K = max(1, min(triton.cdiv(target_programs, tiles), k_blocks // 4, 16)) if decode else 1
     k_per_split = triton.cdiv(k_blocks, SPLIT_K) * BLOCK_K

@@ -35,6 +35,9 @@ KB_META = {
 def _fp8_gemm_kernel(a_ptr, b_ptr, sa_ptr, sb_ptr, out_ptr, M, N, K, K_PER_SPLIT, stride_am, stride_bn, stride_os,
                      stride_om, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
                      GROUP_M: tl.constexpr, APPLY_SCALES: tl.constexpr):
+    # axis 0: a C tile in grouped order (GROUP_M tile-rows swept together for L2 reuse); axis 1:
+    # the K slice (split-K, used for decode shapes where M is a few rows and the tiles alone cannot
+    # fill the SMs)
     pid = tl.program_id(0)
     split = tl.program_id(1)
     tiles_m = tl.cdiv(M, BLOCK_M)
@@ -50,13 +53,17 @@ def _fp8_gemm_kernel(a_ptr, b_ptr, sa_ptr, sb_ptr, out_ptr, M, N, K, K_PER_SPLIT
     offs_k = tl.arange(0, BLOCK_K)
     m_mask = offs_m[:, None] < M
     n_mask = offs_n[None, :] < N
+    # this program's K slice; the last may be short
     k_start = split * K_PER_SPLIT
     k_end = tl.minimum(k_start + K_PER_SPLIT, K)
+    # b is [N, K] row-major (weights): read as [BLOCK_K, BLOCK_N] tiles of b.T by index roles
     a_ptrs = a_ptr + offs_m[:, None].to(tl.int64) * stride_am + (k_start + offs_k)[None, :]
     b_ptrs = b_ptr + offs_n[None, :].to(tl.int64) * stride_bn + (k_start + offs_k)[:, None]
 
+    # fp8 x fp8 products accumulate in fp32 on the tensor cores
     acc = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)
     for k0 in range(k_start, k_end, BLOCK_K):
+        # K tail of this slice: zero-filled on both operands
         k_ok = (k0 + offs_k) < k_end
         a = tl.load(a_ptrs, mask=m_mask & k_ok[None, :], other=0.0)
         b = tl.load(b_ptrs, mask=k_ok[:, None] & n_mask, other=0.0)
@@ -64,6 +71,8 @@ def _fp8_gemm_kernel(a_ptr, b_ptr, sa_ptr, sb_ptr, out_ptr, M, N, K, K_PER_SPLIT
         a_ptrs += BLOCK_K
         b_ptrs += BLOCK_K
 
+    # per-tensor scales are one scalar each, so they factor out of the sum: apply them once to the
+    # accumulator (with split-K, in the summing pass instead)
     if APPLY_SCALES:
         acc = acc * tl.load(sa_ptr) * tl.load(sb_ptr)
     o_ptrs = out_ptr + split.to(tl.int64) * stride_os + offs_m[:, None].to(tl.int64) * stride_om + offs_n[None, :]
@@ -72,6 +81,8 @@ def _fp8_gemm_kernel(a_ptr, b_ptr, sa_ptr, sb_ptr, out_ptr, M, N, K, K_PER_SPLIT
 
 @triton.jit
 def _sum_splits_kernel(ws_ptr, sa_ptr, sb_ptr, y_ptr, MN, SPLIT_K: tl.constexpr, BLOCK: tl.constexpr):
+    # split-K second pass: sum the fp32 partials in a fixed order (deterministic, no atomics), then
+    # round to the output dtype
     offs = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
     mask = offs < MN
     acc = tl.zeros([BLOCK], dtype=tl.float32)
@@ -88,17 +99,21 @@ def fp8_gemm(a: torch.Tensor, b: torch.Tensor, scale_a: torch.Tensor, scale_b: t
     a, b = a.contiguous(), b.contiguous()
     M, K = a.shape
     N = b.shape[0]
+    # decode shapes: narrow tiles over M, fewer warps, split-K; prefill: 128 x 128 tiles
     decode = M <= 64
     BLOCK_M = BLOCK_M or (max(16, triton.next_power_of_2(M)) if decode else 128)
     BLOCK_N = BLOCK_N or (64 if decode else 128)
     num_warps = num_warps or (4 if decode else 8)
     tiles = triton.cdiv(M, BLOCK_M) * triton.cdiv(N, BLOCK_N)
     k_blocks = triton.cdiv(K, BLOCK_K)
+    # auto split-K only for decode (M <= 64): about one wave of programs, at least 4 K blocks per
+    # split
     if SPLIT_K <= 0:
         SPLIT_K = max(1, min(triton.cdiv(target_programs, tiles), k_blocks // 4, 16)) if decode else 1
     k_per_split = triton.cdiv(k_blocks, SPLIT_K) * BLOCK_K
     SPLIT_K = triton.cdiv(K, k_per_split)
     y = torch.empty((M, N), dtype=torch.bfloat16, device=a.device)
+    # one split writes bf16 y directly; several write fp32 partials
     out = y if SPLIT_K == 1 else torch.empty((SPLIT_K, M, N), dtype=torch.float32, device=a.device)
     stride_os = 0 if SPLIT_K == 1 else out.stride(0)
     _fp8_gemm_kernel[(tiles, SPLIT_K)](a, b, scale_a, scale_b, out, M, N, K, k_per_split, a.stride(0), b.stride(0),

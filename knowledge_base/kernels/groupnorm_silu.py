@@ -41,13 +41,18 @@ MAX_CHUNKS = 1024
 
 @triton.jit
 def _gn_partials_kernel(x_ptr, pmean_ptr, pm2_ptr, GS, S, CHUNK: tl.constexpr):
+    # pass 1, axis 0: one (batch, group) pair, whose CPG channels x H x W elements are contiguous
+    # in NCHW; axis 1: a CHUNK of that group. Large groups are split so they fill the GPU
     grp = tl.program_id(0).to(tl.int64)
     c = tl.program_id(1)
     offs = c * CHUNK + tl.arange(0, CHUNK)
     mask = offs < GS
     x = tl.load(x_ptr + grp * GS + offs, mask=mask, other=0.0).to(tl.float32)
+    # elements in this chunk (the last may be short)
     n = tl.minimum(GS - c * CHUNK, CHUNK).to(tl.float32)
     mean = tl.sum(x, axis=0) / n
+    # per-chunk mean and M2 (sum of squared deviations, two-pass within the chunk); the tail loaded
+    # 0, so zero its deviation
     d = tl.where(mask, x - mean, 0.0)
     tl.store(pmean_ptr + grp * S + c, mean)
     tl.store(pm2_ptr + grp * S + c, tl.sum(d * d, axis=0))
@@ -60,21 +65,27 @@ def _gn_apply_kernel(x_ptr, w_ptr, b_ptr, pmean_ptr, pm2_ptr, y_ptr, GS, S, HW, 
     c = tl.program_id(1)
     parts = tl.arange(0, BLOCK_S)
     pmask = parts < S
+    # pass 2: every program re-merges the group's chunk partials (few, in registers) rather than a
+    # third kernel doing it once
     n_k = tl.where(pmask, tl.minimum(GS - parts * CHUNK, CHUNK), 0).to(tl.float32)
     mean_k = tl.load(pmean_ptr + grp * S + parts, mask=pmask, other=0.0)
     m2_k = tl.load(pm2_ptr + grp * S + parts, mask=pmask, other=0.0)
     mean = tl.sum(n_k * mean_k, axis=0) / GS
     dm = mean_k - mean
+    # merge chunk statistics: M2 = sum(M2_k + n_k * (mean_k - mean)**2) (the parallel-variance
+    # formula)
     m2 = tl.sum(m2_k + n_k * dm * dm, axis=0)
     rstd = 1.0 / tl.sqrt(m2 / GS + eps)
 
     offs = c * CHUNK + tl.arange(0, CHUNK)
     mask = offs < GS
     x = tl.load(x_ptr + grp * GS + offs, mask=mask, other=0.0).to(tl.float32)
+    # channel of each element, for the per-channel affine weight and bias
     ch = (grp % G) * CPG + offs // HW
     w = tl.load(w_ptr + ch, mask=mask, other=0.0).to(tl.float32)
     b = tl.load(b_ptr + ch, mask=mask, other=0.0).to(tl.float32)
     v = (x - mean) * rstd * w + b
+    # fused SiLU, v * sigmoid(v), in fp32
     y = v / (1.0 + tl.exp(-v))
     tl.store(y_ptr + grp * GS + offs, y.to(y_ptr.dtype.element_ty), mask=mask)
 
@@ -87,6 +98,8 @@ def groupnorm_silu(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor, nu
     HW = H * W
     cpg = C // num_groups
     gs = cpg * HW
+    # chunks of at most CHUNK elements, but never more than MAX_CHUNKS of them per group (the merge
+    # holds all partials in one block)
     chunk = max(min(CHUNK, triton.next_power_of_2(gs)), triton.next_power_of_2(triton.cdiv(gs, MAX_CHUNKS)))
     S = triton.cdiv(gs, chunk)
     pmean = torch.empty((B * num_groups, S), dtype=torch.float32, device=x.device)

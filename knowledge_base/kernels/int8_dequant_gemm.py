@@ -35,6 +35,9 @@ KB_META = {
 def _w8a16_kernel(x_ptr, wq_ptr, ws_ptr, out_ptr, M, N, K, K_PER_SPLIT, stride_xm, stride_wn, stride_os,
                   stride_om, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
                   GROUP_M: tl.constexpr):
+    # axis 0: a C tile in grouped order (GROUP_M tile-rows swept together for L2 reuse); axis 1:
+    # the K slice (split-K, used for decode shapes where M is a few rows and the tiles alone cannot
+    # fill the SMs)
     pid = tl.program_id(0)
     split = tl.program_id(1)
     tiles_m = tl.cdiv(M, BLOCK_M)
@@ -54,13 +57,19 @@ def _w8a16_kernel(x_ptr, wq_ptr, ws_ptr, out_ptr, M, N, K, K_PER_SPLIT, stride_x
     k_end = tl.minimum(k_start + K_PER_SPLIT, K)
     x_ptrs = x_ptr + offs_m[:, None].to(tl.int64) * stride_xm + (k_start + offs_k)[None, :]
     w_ptrs = wq_ptr + offs_n[None, :].to(tl.int64) * stride_wn + (k_start + offs_k)[:, None]
+    # per-output-channel weight scales: one per column of this tile, loaded once
     scale = tl.load(ws_ptr + offs_n, mask=n_ok, other=0.0)
 
+    # fp32 accumulator
     acc = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)
     for k0 in range(k_start, k_end, BLOCK_K):
+        # K tail of this slice: zero-filled on both operands (int8 0 dequantises to 0)
         k_ok = (k0 + offs_k) < k_end
         x = tl.load(x_ptrs, mask=m_mask & k_ok[None, :], other=0.0)
         wq = tl.load(w_ptrs, mask=k_ok[:, None] & n_ok[None, :], other=0)
+        # dequantise in registers: int8 -> fp32 * scale -> activation dtype, then a 16-bit tensor-
+        # core dot. The weights cross memory as int8, half the bytes of fp16: decode GEMMs are
+        # bound on that stream
         w = (wq.to(tl.float32) * scale[None, :]).to(x.dtype)
         acc = tl.dot(x, w, acc)
         x_ptrs += BLOCK_K
@@ -72,6 +81,8 @@ def _w8a16_kernel(x_ptr, wq_ptr, ws_ptr, out_ptr, M, N, K, K_PER_SPLIT, stride_x
 
 @triton.jit
 def _sum_splits_kernel(ws_ptr, y_ptr, MN, SPLIT_K: tl.constexpr, BLOCK: tl.constexpr):
+    # split-K second pass: sum the fp32 partials in a fixed order (deterministic, no atomics), then
+    # round to the output dtype
     offs = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
     mask = offs < MN
     acc = tl.zeros([BLOCK], dtype=tl.float32)
@@ -87,6 +98,7 @@ def int8_dequant_gemm(x: torch.Tensor, w_q: torch.Tensor, w_scale: torch.Tensor,
     x, w_q, w_scale = x.contiguous(), w_q.contiguous(), w_scale.contiguous()
     M, K = x.shape
     N = w_q.shape[0]
+    # decode shapes: narrow tiles over M, a longer K step, split-K
     decode = M <= 64
     BLOCK_M = BLOCK_M or (max(16, triton.next_power_of_2(M)) if decode else 128)
     BLOCK_N = BLOCK_N or (64 if decode else 128)
@@ -94,6 +106,8 @@ def int8_dequant_gemm(x: torch.Tensor, w_q: torch.Tensor, w_scale: torch.Tensor,
     num_warps = num_warps or (4 if decode else 8)
     tiles = triton.cdiv(M, BLOCK_M) * triton.cdiv(N, BLOCK_N)
     k_blocks = triton.cdiv(K, BLOCK_K)
+    # auto split-K only for decode (M <= 64): about one wave of programs, at least 4 K blocks per
+    # split
     if SPLIT_K <= 0:
         SPLIT_K = max(1, min(triton.cdiv(target_programs, tiles), k_blocks // 4, 16)) if decode else 1
     k_per_split = triton.cdiv(k_blocks, SPLIT_K) * BLOCK_K

@@ -37,24 +37,30 @@ EPS = 1e-5
 def _layernorm_kernel(
     x_ptr, w_ptr, b_ptr, y_ptr, stride_x, stride_y, N, eps, BLOCK_N: tl.constexpr
 ):
+    # one program per row; the row offset is int64 (rows * stride can pass 2**31 elements)
     row = tl.program_id(0)
     x_row = x_ptr + row.to(tl.int64) * stride_x
     y_row = y_ptr + row.to(tl.int64) * stride_y
     offs = tl.arange(0, BLOCK_N)
 
+    # pass 1: the mean, accumulated per lane in fp32 (the tail loads 0 and adds nothing)
     acc = tl.zeros([BLOCK_N], tl.float32)
     for start in range(0, N, BLOCK_N):
         cols = start + offs
         acc += tl.load(x_row + cols, mask=cols < N, other=0.0).to(tl.float32)
     mean = tl.sum(acc, axis=0) / N
 
+    # pass 2: variance as the mean of (x - mean)**2, the two-pass form: no cancellation from
+    # E[x**2] - mean**2 when |mean| >> std
     acc = tl.zeros([BLOCK_N], tl.float32)
     for start in range(0, N, BLOCK_N):
         cols = start + offs
         mask = cols < N
         x = tl.load(x_row + cols, mask=mask, other=0.0).to(tl.float32)
+        # the tail loaded 0, so x - mean there is -mean: zero it explicitly
         d = tl.where(mask, x - mean, 0.0)
         acc += d * d
+    # biased variance (divide by N), eps inside the square root, as torch does
     rstd = 1.0 / tl.sqrt(tl.sum(acc, axis=0) / N + eps)
 
     for start in range(0, N, BLOCK_N):
@@ -63,6 +69,7 @@ def _layernorm_kernel(
         x = tl.load(x_row + cols, mask=mask, other=0.0).to(tl.float32)
         w = tl.load(w_ptr + cols, mask=mask, other=0.0).to(tl.float32)
         b = tl.load(b_ptr + cols, mask=mask, other=0.0).to(tl.float32)
+        # pass 3: normalise and apply the affine weight and bias in fp32, round once on the store
         y = (x - mean) * rstd * w + b
         tl.store(y_row + cols, y.to(y_ptr.dtype.element_ty), mask=mask)
 
@@ -78,6 +85,8 @@ def layernorm(
     x = x.contiguous()
     M, N = x.shape
     y = torch.empty_like(x)
+    # power-of-two block no wider than the row; rows wider than BLOCK_N loop (the row is re-read
+    # from L2 on passes 2 and 3)
     block = min(BLOCK_N, triton.next_power_of_2(N))
     _layernorm_kernel[(M,)](
         x,

@@ -34,28 +34,36 @@ KB_META = {
 def _linear_kernel(x_ptr, w_ptr, y_ptr, M, N, K, stride_xm, stride_xk, stride_wn, stride_wk, stride_ym, stride_yn,
                    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr,
                    IEEE_FP32: tl.constexpr):
+    # one program per BLOCK_M x BLOCK_N tile of y = x @ w.T, grouped order as in matmul
     pid = tl.program_id(0)
     tiles_m = tl.cdiv(M, BLOCK_M)
     tiles_n = tl.cdiv(N, BLOCK_N)
     per_group = GROUP_M * tiles_n
     first_m = (pid // per_group) * GROUP_M
     rows_in_group = tl.minimum(tiles_m - first_m, GROUP_M)
+    # GROUP_M tile-rows swept together so programs in flight share w's rows in L2
     pid_m = first_m + (pid % per_group) % rows_in_group
     pid_n = (pid % per_group) // rows_in_group
 
     offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
     offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
     offs_k = tl.arange(0, BLOCK_K)
+    # w is [N, K] row-major (nn.Linear's layout); it is read as a [BLOCK_K, BLOCK_N] tile of w.T by
+    # swapping the index roles, no transpose copy
     x_ptrs = x_ptr + offs_m[:, None].to(tl.int64) * stride_xm + offs_k[None, :] * stride_xk
     w_ptrs = w_ptr + offs_n[None, :].to(tl.int64) * stride_wn + offs_k[:, None] * stride_wk  # [BLOCK_K, BLOCK_N]
+    # edge masks for the last tile-row / tile-column
     m_mask = offs_m[:, None] < M
     n_mask = offs_n[None, :] < N
 
+    # fp32 accumulator for every input dtype
     acc = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)
     for k0 in range(0, K, BLOCK_K):
+        # K tail: zero-filled on both operands
         k_ok = (k0 + offs_k) < K
         x = tl.load(x_ptrs, mask=m_mask & k_ok[None, :], other=0.0)
         w = tl.load(w_ptrs, mask=k_ok[:, None] & n_mask, other=0.0)
+        # fp32 inputs: IEEE products, not TF32
         if IEEE_FP32:
             acc = tl.dot(x, w, acc, input_precision="ieee")
         else:
@@ -72,8 +80,11 @@ def linear(x: torch.Tensor, w: torch.Tensor, BLOCK_M: int = 128, BLOCK_N: int = 
     assert x.dim() == 2 and w.dim() == 2 and x.shape[1] == w.shape[1] and x.dtype == w.dtype
     M, K = x.shape
     N = w.shape[0]
+    # a decode batch is a few rows: the cost is streaming w once, so use narrow row tiles and more
+    # pipelining stages
     if M <= 64:  # decode: small row tiles, the weight stream is what matters
         BLOCK_M, BLOCK_N, num_warps, num_stages = 16, 64, 4, 4
+    # fp32 tiles take twice the shared memory per stage: halve the K step
     if x.dtype == torch.float32:
         BLOCK_K = min(BLOCK_K, 32)
     y = torch.empty((M, N), dtype=x.dtype, device=x.device)

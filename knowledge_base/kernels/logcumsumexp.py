@@ -34,6 +34,9 @@ KB_META = {
 
 @triton.jit
 def _lse_combine(m1, s1, m2, s2):
+    # combine two log-sum-exp partials held as (max, sum of exp(x - max)): associative, and never
+    # exponentiates above 0, so it cannot overflow; (-inf, 0) is the identity and must not turn
+    # into NaN
     m = tl.maximum(m1, m2)
     s = s1 * tl.exp(m1 - m) + s2 * tl.exp(m2 - m)
     return m, tl.where(m == float("-inf"), 0.0, s)
@@ -41,17 +44,21 @@ def _lse_combine(m1, s1, m2, s2):
 
 @triton.jit
 def _logcumsumexp_kernel(x_ptr, y_ptr, stride_x, stride_y, N, BLOCK_N: tl.constexpr):
+    # one program per row; the row is scanned in BLOCK_N chunks, left to right
     row = tl.program_id(0)
     x_row = x_ptr + row.to(tl.int64) * stride_x
     y_row = y_ptr + row.to(tl.int64) * stride_y
     offs = tl.arange(0, BLOCK_N)
+    # carry: the (max, sum) of everything before this chunk, the identity at first
     carry_m = float("-inf")
     carry_s = 0.0
     for start in range(0, N, BLOCK_N):
         cols = start + offs
         mask = cols < N
         x = tl.load(x_row + cols, mask=mask, other=float("-inf")).to(tl.float32)
+        # each element x starts as (x, 1): exp(x - x) = 1; masked lanes as (-inf, 0), the identity
         s0 = tl.where(mask, 1.0, 0.0)
+        # in-chunk inclusive scan with the combine above, then fold in the carry
         pm, ps = tl.associative_scan((x, s0), 0, _lse_combine)
         m, s = _lse_combine(carry_m, carry_s, pm, ps)
         tl.store(y_row + cols, (m + tl.log(s)).to(y_ptr.dtype.element_ty), mask=mask)

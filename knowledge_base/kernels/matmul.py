@@ -64,6 +64,8 @@ def _matmul_kernel(
     GROUP_M: tl.constexpr,
     IEEE_FP32: tl.constexpr,
 ):
+    # one program per BLOCK_M x BLOCK_N tile of C, on a 1-D grid that the lines below remap to
+    # (pid_m, pid_n)
     pid = tl.program_id(0)
     tiles_m = tl.cdiv(M, BLOCK_M)
     tiles_n = tl.cdiv(N, BLOCK_N)
@@ -72,30 +74,42 @@ def _matmul_kernel(
     group = pid // per_group
     first_m = group * GROUP_M
     rows_in_group = tl.minimum(tiles_m - first_m, GROUP_M)
+    # within a group, consecutive pids walk down the group's tile-rows first, so the programs in
+    # flight share one column strip of B (and the group's rows of A) in L2; the last group may hold
+    # fewer than GROUP_M rows
     pid_m = first_m + (pid % per_group) % rows_in_group
     pid_n = (pid % per_group) // rows_in_group
 
+    # row / column / depth indices of this tile; the row index is widened to int64 before it meets
+    # a stride, so M*stride past 2**31 elements cannot wrap
     offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
     offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
     offs_k = tl.arange(0, BLOCK_K)
     a_ptrs = a_ptr + offs_m[:, None].to(tl.int64) * stride_am + offs_k[None, :] * stride_ak
     b_ptrs = b_ptr + offs_k[:, None].to(tl.int64) * stride_bk + offs_n[None, :] * stride_bn
+    # edge masks: the last tile-row / tile-column may hang past M / N
     m_mask = offs_m[:, None] < M
     n_mask = offs_n[None, :] < N
 
+    # fp32 accumulator whatever the input dtype: fp16/bf16 partial sums would lose digits over K
     acc = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)
     for k0 in range(0, K, BLOCK_K):
+        # K tail: out-of-range depth reads 0 on both sides, and 0 * 0 adds nothing to the dot
         k_ok = (k0 + offs_k) < K
         a = tl.load(a_ptrs, mask=m_mask & k_ok[None, :], other=0.0)
         b = tl.load(b_ptrs, mask=k_ok[:, None] & n_mask, other=0.0)
+        # fp32 inputs: full-precision products (tl.dot would use TF32 by default, which changes the
+        # answer)
         if IEEE_FP32:
             acc = tl.dot(a, b, acc, input_precision="ieee")
         else:
             acc = tl.dot(a, b, acc)
+        # advance both tiles one BLOCK_K step along K
         a_ptrs += BLOCK_K * stride_ak
         b_ptrs += BLOCK_K * stride_bk
 
     c_ptrs = c_ptr + offs_m[:, None].to(tl.int64) * stride_cm + offs_n[None, :] * stride_cn
+    # round once to the output dtype, store only the in-range part of the tile
     tl.store(c_ptrs, acc.to(c_ptr.dtype.element_ty), mask=m_mask & n_mask)
 
 

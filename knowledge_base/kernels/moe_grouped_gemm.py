@@ -38,6 +38,9 @@ KB_META = {
 def _moe_gemm_kernel(x_ptr, w_ptr, off_ptr, y_ptr, N, K, E, stride_xt, stride_we, stride_wn, stride_yt,
                      E_PAD: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
                      IEEE_FP32: tl.constexpr):
+    # axis 0: a row tile of some expert's group of tokens (tokens arrive sorted by expert; expert e
+    # owns rows offsets[e]..offsets[e+1]); axis 1: a column tile of N. One launch covers every
+    # expert, however uneven their loads
     pid_m = tl.program_id(0)
     pid_n = tl.program_id(1)
     # -- which group and which row tile of it: a cumsum over the groups' tile counts
@@ -45,9 +48,14 @@ def _moe_gemm_kernel(x_ptr, w_ptr, off_ptr, y_ptr, N, K, E, stride_xt, stride_we
     e_ok = e_idx < E
     starts = tl.load(off_ptr + e_idx, mask=e_ok, other=0)
     ends = tl.load(off_ptr + e_idx + 1, mask=e_ok, other=0)
+    # each expert's row tiles (an empty expert has 0); their running sum maps a program id to
+    # (expert, tile within it)
     tiles = (ends - starts + BLOCK_M - 1) // BLOCK_M
     tiles_end = tl.cumsum(tiles, 0)
+    # the expert whose tile range holds pid_m: the number of experts whose tiles all end at or
+    # before it
     expert = tl.sum((tiles_end <= pid_m).to(tl.int32), 0)
+    # the grid is padded by E tiles (a partial tile per expert at most): spare programs exit
     if expert < E:
         mine = e_idx == expert
         first_tile = tl.sum(tl.where(mine, tiles_end - tiles, 0), 0)
@@ -57,13 +65,17 @@ def _moe_gemm_kernel(x_ptr, w_ptr, off_ptr, y_ptr, N, K, E, stride_xt, stride_we
         offs_m = row_start + tl.arange(0, BLOCK_M)
         offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
         offs_k = tl.arange(0, BLOCK_K)
+        # rows past this expert's last token belong to the next expert: masked on load and store
         m_mask = offs_m[:, None] < row_end
         n_mask = offs_n[None, :] < N
         x_ptrs = x_ptr + offs_m[:, None].to(tl.int64) * stride_xt + offs_k[None, :]
+        # this expert's weight, [N, K] row-major, read as [BLOCK_K, BLOCK_N] tiles of its transpose
         w_ptrs = (w_ptr + expert.to(tl.int64) * stride_we + offs_n[None, :].to(tl.int64) * stride_wn
                   + offs_k[:, None])
+        # fp32 accumulator
         acc = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)
         for k0 in range(0, K, BLOCK_K):
+            # K tail zero-filled on both operands
             k_ok = (k0 + offs_k) < K
             x = tl.load(x_ptrs, mask=m_mask & k_ok[None, :], other=0.0)
             w = tl.load(w_ptrs, mask=k_ok[:, None] & n_mask, other=0.0)
@@ -85,6 +97,8 @@ def moe_grouped_gemm(x: torch.Tensor, w: torch.Tensor, expert_offsets: torch.Ten
     offsets = expert_offsets.contiguous()
     T, K = x.shape
     E, N = w.shape[0], w.shape[1]
+    # the row tile follows the average tokens per expert: small groups (decode, many experts) waste
+    # less of a small tile
     if BLOCK_M <= 0:  # average rows per expert decides the row tile
         per_expert = T // max(E, 1)
         BLOCK_M = 16 if per_expert <= 16 else 32 if per_expert <= 48 else 64 if per_expert <= 256 else 128
@@ -93,6 +107,8 @@ def moe_grouped_gemm(x: torch.Tensor, w: torch.Tensor, expert_offsets: torch.Ten
     if x.dtype == torch.float32:
         BLOCK_K = min(BLOCK_K, 32)
     y = torch.empty((T, N), dtype=x.dtype, device=x.device)
+    # an upper bound on the total row tiles: sum over experts of ceil(rows_e / BLOCK_M) <= ceil(T /
+    # BLOCK_M) + E
     grid = (triton.cdiv(T, BLOCK_M) + E, triton.cdiv(N, BLOCK_N))
     _moe_gemm_kernel[grid](x, w, offsets, y, N, K, E, x.stride(0), w.stride(0), w.stride(1), y.stride(0),
                            E_PAD=max(16, triton.next_power_of_2(E)), BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N,

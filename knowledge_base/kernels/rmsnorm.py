@@ -28,21 +28,25 @@ EPS = 1e-5
 
 @triton.jit
 def _rmsnorm_kernel(x_ptr, w_ptr, y_ptr, stride_x, stride_y, N, eps, BLOCK_N: tl.constexpr):
+    # one program per row; the row offset is int64 (rows * stride can pass 2**31 elements)
     row = tl.program_id(0)
     x_row = x_ptr + row.to(tl.int64) * stride_x
     y_row = y_ptr + row.to(tl.int64) * stride_y
     offs = tl.arange(0, BLOCK_N)
 
+    # pass 1: sum of squares per lane, fp32 (tail lanes load 0 and add nothing)
     acc = tl.zeros([BLOCK_N], tl.float32)
     for start in range(0, N, BLOCK_N):
         cols = start + offs
         x = tl.load(x_row + cols, mask=cols < N, other=0.0).to(tl.float32)
         acc += x * x
+    # mean over the true N (not the padded block), eps inside the root
     rstd = 1.0 / tl.sqrt(tl.sum(acc, axis=0) / N + eps)
 
     for start in range(0, N, BLOCK_N):
         cols = start + offs
         mask = cols < N
+        # pass 2: re-read the row (from L2 for rows that fit) and scale by rstd * weight in fp32
         x = tl.load(x_row + cols, mask=mask, other=0.0).to(tl.float32)
         w = tl.load(w_ptr + cols, mask=mask, other=0.0).to(tl.float32)
         tl.store(y_row + cols, (x * rstd * w).to(y_ptr.dtype.element_ty), mask=mask)
@@ -55,6 +59,7 @@ def rmsnorm(
     x = x.contiguous()
     M, N = x.shape
     y = torch.empty_like(x)
+    # power-of-two block no wider than the row
     block = min(BLOCK_N, triton.next_power_of_2(N))
     _rmsnorm_kernel[(M,)](
         x,

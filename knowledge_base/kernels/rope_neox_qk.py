@@ -33,15 +33,19 @@ KB_META = {
 @triton.jit
 def _rotate_heads(x_ptr, o_ptr, row, stride_t, stride_h, H, HALF, cos, sin, BLOCK_H: tl.constexpr,
                   BLOCK_HALF: tl.constexpr):
+    # rotate BLOCK_H heads of one token at a time, each as two halves [0, D/2) and [D/2, D) (NeoX
+    # layout: element i pairs with i + D/2, not with its neighbour)
     heads = tl.arange(0, BLOCK_H)
     cols = tl.arange(0, BLOCK_HALF)
     base = row * stride_t
     for h0 in range(0, H, BLOCK_H):
         hh = h0 + heads
+        # heads past H and columns past D/2 (BLOCK_HALF is a power of two) are masked
         mask = (hh[:, None] < H) & (cols[None, :] < HALF)
         offs = base + hh[:, None] * stride_h + cols[None, :]
         x1 = tl.load(x_ptr + offs, mask=mask, other=0.0).to(tl.float32)
         x2 = tl.load(x_ptr + offs + HALF, mask=mask, other=0.0).to(tl.float32)
+        # the 2-D rotation of each pair (x1, x2) by the position's angle, in fp32
         o1 = x1 * cos[None, :] - x2 * sin[None, :]
         o2 = x2 * cos[None, :] + x1 * sin[None, :]
         tl.store(o_ptr + offs, o1.to(o_ptr.dtype.element_ty), mask=mask)
@@ -51,10 +55,13 @@ def _rotate_heads(x_ptr, o_ptr, row, stride_t, stride_h, H, HALF, cos, sin, BLOC
 @triton.jit
 def _rope_neox_kernel(pos_ptr, q_ptr, k_ptr, cache_ptr, qo_ptr, ko_ptr, HQ, HKV, HALF, stride_qt, stride_qh,
                       stride_kt, stride_kh, stride_c, BLOCK_H: tl.constexpr, BLOCK_HALF: tl.constexpr):
+    # one program per token: its position's cos/sin row is loaded once and used for every q head
+    # and every k head
     t = tl.program_id(0).to(tl.int64)
     pos = tl.load(pos_ptr + t).to(tl.int64)
     cols = tl.arange(0, BLOCK_HALF)
     cmask = cols < HALF
+    # cache row layout: [cos(0..D/2), sin(0..D/2)] in fp32
     cos = tl.load(cache_ptr + pos * stride_c + cols, mask=cmask, other=0.0)
     sin = tl.load(cache_ptr + pos * stride_c + HALF + cols, mask=cmask, other=0.0)
     _rotate_heads(q_ptr, qo_ptr, t, stride_qt, stride_qh, HQ, HALF, cos, sin, BLOCK_H, BLOCK_HALF)

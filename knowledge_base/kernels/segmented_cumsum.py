@@ -31,16 +31,23 @@ KB_META = {
 
 @triton.jit
 def _segmented_cumsum_kernel(x_ptr, cu_ptr, y_ptr, H, BLOCK_T: tl.constexpr, BLOCK_H: tl.constexpr):
+    # axis 0: the segment (a packed sequence, tokens cu_seqlens[b] .. cu_seqlens[b+1]); axis 1: a
+    # block of BLOCK_H columns. Each program scans its segment down the token axis, so segments
+    # never leak into each other
     b = tl.program_id(0)
     heads = tl.program_id(1) * BLOCK_H + tl.arange(0, BLOCK_H)
     head_ok = heads < H
     seq_start = tl.load(cu_ptr + b)
     seq_end = tl.load(cu_ptr + b + 1)
     offs_t = tl.arange(0, BLOCK_T)
+    # per column, the fp32 sum of the segment's earlier token blocks
     carry = tl.zeros([BLOCK_H], tl.float32)
     for start in range(seq_start, seq_end, BLOCK_T):
         toks = start + offs_t
+        # tokens past the segment end (they belong to the next segment) and columns past H are
+        # masked
         mask = (toks[:, None] < seq_end) & head_ok[None, :]
+        # x is [T, H] row-major: a [BLOCK_T, BLOCK_H] tile, contiguous along the columns
         offs = toks[:, None].to(tl.int64) * H + heads[None, :]
         x = tl.load(x_ptr + offs, mask=mask, other=0.0).to(tl.float32)
         y = tl.cumsum(x, axis=0) + carry[None, :]

@@ -35,20 +35,27 @@ KB_META = {
 @triton.jit
 def _skinny_kernel(x_ptr, w_ptr, out_ptr, M, N, K, K_PER_SPLIT, stride_xm, stride_wn, stride_os, stride_om,
                    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, IEEE_FP32: tl.constexpr):
+    # decode GEMM (M <= 32): the whole M fits in one row tile, so programs split N (axis 0) and K
+    # (axis 1) instead; the weight stream is what costs
     pid_n = tl.program_id(0)
     split = tl.program_id(1)
+    # every program holds all M rows (BLOCK_M >= M, a power of two >= 16 for tl.dot)
     offs_m = tl.arange(0, BLOCK_M)
     offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
     offs_k = tl.arange(0, BLOCK_K)
     m_mask = offs_m[:, None] < M
     n_mask = offs_n[None, :] < N
+    # this program's K slice; the last may be short
     k_start = split * K_PER_SPLIT
     k_end = tl.minimum(k_start + K_PER_SPLIT, K)
+    # w is [N, K] row-major: read as a [BLOCK_K, BLOCK_N] tile of w.T by index roles
     x_ptrs = x_ptr + offs_m[:, None].to(tl.int64) * stride_xm + (k_start + offs_k)[None, :]
     w_ptrs = w_ptr + offs_n[None, :].to(tl.int64) * stride_wn + (k_start + offs_k)[:, None]
 
+    # fp32 partial sum of this K slice
     acc = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)
     for k0 in range(k_start, k_end, BLOCK_K):
+        # mask against the end of this split, not K
         k_ok = (k0 + offs_k) < k_end
         x = tl.load(x_ptrs, mask=m_mask & k_ok[None, :], other=0.0)
         w = tl.load(w_ptrs, mask=k_ok[:, None] & n_mask, other=0.0)
@@ -59,12 +66,16 @@ def _skinny_kernel(x_ptr, w_ptr, out_ptr, M, N, K, K_PER_SPLIT, stride_xm, strid
         x_ptrs += BLOCK_K
         w_ptrs += BLOCK_K
 
+    # with one split this writes y directly (cast to y's dtype); with several, an fp32 workspace
+    # row per split
     o_ptrs = out_ptr + split.to(tl.int64) * stride_os + offs_m[:, None] * stride_om + offs_n[None, :]
     tl.store(o_ptrs, acc.to(out_ptr.dtype.element_ty), mask=m_mask & n_mask)
 
 
 @triton.jit
 def _sum_splits_kernel(ws_ptr, y_ptr, MN, SPLIT_K: tl.constexpr, BLOCK: tl.constexpr):
+    # second pass over the M*N outputs: splits summed in a fixed order, not atomics, so every run
+    # rounds the same way
     offs = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
     mask = offs < MN
     acc = tl.zeros([BLOCK], dtype=tl.float32)
@@ -92,6 +103,7 @@ def skinny_gemm(x: torch.Tensor, w: torch.Tensor, BLOCK_N: int = 64, BLOCK_K: in
     SPLIT_K = triton.cdiv(K, k_per_split)
     y = torch.empty((M, N), dtype=x.dtype, device=x.device)
     ieee = x.dtype == torch.float32
+    # one split: no workspace, no second pass
     if SPLIT_K == 1:
         _skinny_kernel[(tiles_n, 1)](x, w, y, M, N, K, k_per_split, x.stride(0), w.stride(0), 0, y.stride(0),
                                      BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N, BLOCK_K=BLOCK_K, IEEE_FP32=ieee,

@@ -37,6 +37,8 @@ KB_META = {
 @triton.jit
 def _splitk_kernel(a_ptr, b_ptr, ws_ptr, M, N, K, K_PER_SPLIT, stride_am, stride_bk, BLOCK_M: tl.constexpr,
                    BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, IEEE_FP32: tl.constexpr):
+    # axis 0: the C tile (row-major tile order); axis 1: which K slice this program sums. Split-K
+    # gives a small-M, large-K GEMM enough programs to fill the SMs
     tile = tl.program_id(0)
     split = tl.program_id(1)
     tiles_n = tl.cdiv(N, BLOCK_N)
@@ -45,13 +47,16 @@ def _splitk_kernel(a_ptr, b_ptr, ws_ptr, M, N, K, K_PER_SPLIT, stride_am, stride
     offs_k = tl.arange(0, BLOCK_K)
     m_mask = offs_m[:, None] < M
     n_mask = offs_n[None, :] < N
+    # this program's K range; the last split may be short
     k_start = split * K_PER_SPLIT
     k_end = tl.minimum(k_start + K_PER_SPLIT, K)
     a_ptrs = a_ptr + offs_m[:, None].to(tl.int64) * stride_am + (k_start + offs_k)[None, :]
     b_ptrs = b_ptr + (k_start + offs_k)[:, None].to(tl.int64) * stride_bk + offs_n[None, :]
 
+    # fp32 partial sum of this K slice
     acc = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)
     for k0 in range(k_start, k_end, BLOCK_K):
+        # mask against the end of this split (not K): the next split owns what follows
         k_ok = (k0 + offs_k) < k_end
         a = tl.load(a_ptrs, mask=m_mask & k_ok[None, :], other=0.0)
         b = tl.load(b_ptrs, mask=k_ok[:, None] & n_mask, other=0.0)
@@ -62,12 +67,16 @@ def _splitk_kernel(a_ptr, b_ptr, ws_ptr, M, N, K, K_PER_SPLIT, stride_am, stride
         a_ptrs += BLOCK_K
         b_ptrs += BLOCK_K * stride_bk
 
+    # partials go to an fp32 workspace [SPLIT_K, M, N] and are summed by a second kernel, not
+    # atomics: a fixed summation order gives the same bits every run
     ws = ws_ptr + split.to(tl.int64) * M * N + offs_m[:, None] * N + offs_n[None, :]
     tl.store(ws, acc, mask=m_mask & n_mask)
 
 
 @triton.jit
 def _sum_splits_kernel(ws_ptr, c_ptr, MN, SPLIT_K: tl.constexpr, BLOCK: tl.constexpr):
+    # second pass: a flat 1-D sweep over the M*N outputs; int64 offsets as SPLIT_K*M*N can pass
+    # 2**31
     offs = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
     mask = offs < MN
     acc = tl.zeros([BLOCK], dtype=tl.float32)
@@ -83,14 +92,18 @@ def splitk_gemm(a: torch.Tensor, b: torch.Tensor, BLOCK_M: int = 32, BLOCK_N: in
     b = b.contiguous()
     M, K = a.shape
     N = b.shape[1]
+    # tl.dot needs at least 16 rows; no more than the next power of two above M
     BLOCK_M = max(16, min(BLOCK_M, triton.next_power_of_2(M)))
     if a.dtype == torch.float32:
         BLOCK_K = min(BLOCK_K, 64)
     tiles = triton.cdiv(M, BLOCK_M) * triton.cdiv(N, BLOCK_N)
     k_blocks = triton.cdiv(K, BLOCK_K)
+    # auto split: enough programs for about one wave of target_programs, each split keeping at
+    # least 4 K blocks, at most 64 splits
     if SPLIT_K <= 0:
         SPLIT_K = max(1, min(triton.cdiv(target_programs, tiles), k_blocks // 4, 64))
     k_per_split = triton.cdiv(k_blocks, SPLIT_K) * BLOCK_K
+    # recount after rounding each split to whole BLOCK_K steps: no split is empty
     SPLIT_K = triton.cdiv(K, k_per_split)
     ws = torch.empty((SPLIT_K, M, N), dtype=torch.float32, device=a.device)
     _splitk_kernel[(tiles, SPLIT_K)](a, b, ws, M, N, K, k_per_split, a.stride(0), b.stride(0), BLOCK_M=BLOCK_M,

@@ -42,6 +42,8 @@ KB_META = {
 
 @triton.jit
 def _affine_combine(a1, x1, a2, x2):
+    # composition of two affine maps h -> a*h + x (first (a1, x1), then (a2, x2)): associative, so
+    # the recurrence h_t = a_t * h_{t-1} + x_t becomes a parallel scan
     return a1 * a2, a2 * x1 + x2
 
 
@@ -49,8 +51,10 @@ def _affine_combine(a1, x1, a2, x2):
 def _linear_scan_kernel(
     a_ptr, x_ptr, h_ptr, T, stride_a, stride_x, stride_h, BLOCK_T: tl.constexpr
 ):
+    # one program per independent sequence (row); time runs along the row in BLOCK_T chunks
     row = tl.program_id(0).to(tl.int64)
     offs = tl.arange(0, BLOCK_T)
+    # carry: h at the end of the previous chunk (h_{-1} = 0)
     carry = tl.zeros((), tl.float32)
     for start in range(0, T, BLOCK_T):
         t = start + offs
@@ -58,9 +62,11 @@ def _linear_scan_kernel(
         # masked lanes are the identity map (a=1, x=0); they sit after the valid ones, so harmless
         a = tl.load(a_ptr + row * stride_a + t, mask=mask, other=1.0).to(tl.float32)
         x = tl.load(x_ptr + row * stride_x + t, mask=mask, other=0.0).to(tl.float32)
+        # in-chunk prefix compositions: h_t = a_pre_t * carry + x_pre_t
         a_pre, x_pre = tl.associative_scan((a, x), 0, _affine_combine)
         h = a_pre * carry + x_pre
         tl.store(h_ptr + row * stride_h + t, h.to(h_ptr.dtype.element_ty), mask=mask)
+        # the last valid lane's h is the next chunk's carry
         last = tl.minimum(T - start, BLOCK_T) - 1
         carry = tl.sum(tl.where(offs == last, h, 0.0), axis=0)
 

@@ -54,22 +54,31 @@ def _online_softmax_kernel(
     BLOCK_N: tl.constexpr,
     SINGLE_PASS: tl.constexpr,
 ):
+    # each program owns ROWS rows: short rows are packed several to a program so a program still
+    # has a few thousand elements of work; int64 so rows * stride cannot wrap
     rows = tl.program_id(0).to(tl.int64) * ROWS + tl.arange(0, ROWS)
     row_ok = rows < M
     cols = tl.arange(0, BLOCK_N)
     x_rows = x_ptr + rows[:, None] * stride_xm
     y_rows = y_ptr + rows[:, None] * stride_ym
 
+    # the whole row fits in one block: read once, max, exp, sum, write (the Triton tutorial's fused
+    # softmax)
     if SINGLE_PASS:
         mask = row_ok[:, None] & (cols[None, :] < N)
+        # masked lanes (row tail, rows past M) load -inf: exp gives 0, they never win the max
         x = tl.load(x_rows + cols[None, :], mask=mask, other=float("-inf")).to(tl.float32)
         m = tl.max(x, axis=1)
+        # a row of all -inf would give exp(-inf - -inf) = NaN: subtract 0 instead, and divide by 1
+        # below when the sum is 0
         m_safe = tl.where(m == float("-inf"), 0.0, m)
         e = tl.exp(x - m_safe[:, None])
         s = tl.sum(e, axis=1)
         y = e / tl.where(s == 0.0, 1.0, s)[:, None]
         tl.store(y_rows + cols[None, :], y.to(y_ptr.dtype.element_ty), mask=mask)
     else:
+        # rows longer than a block: online softmax. Pass 1 keeps a running max m and a sum s
+        # rescaled by exp(m_old - m_new) whenever the max grows; pass 2 writes exp(x - m) / s
         m = tl.full((ROWS,), float("-inf"), tl.float32)
         s = tl.zeros((ROWS,), tl.float32)
         for start in range(0, N, BLOCK_N):
@@ -97,8 +106,11 @@ def online_softmax(x: torch.Tensor, max_block: int = 8192, tile_elems: int = 409
         x = x.contiguous()
     M, N = x.shape
     y = torch.empty((M, N), device=x.device, dtype=x.dtype)
+    # one block per row up to max_block elements; longer rows loop
     block_n = min(triton.next_power_of_2(max(N, 1)), max_block)
+    # pack rows until a program holds about tile_elems elements
     rows = max(1, min(32, tile_elems // block_n, triton.next_power_of_2(M)))
+    # more warps for bigger tiles, so each thread keeps a few elements in registers
     num_warps = 4 if rows * block_n <= 4096 else 8 if rows * block_n <= 8192 else 16
     _online_softmax_kernel[(triton.cdiv(M, rows),)](
         x,

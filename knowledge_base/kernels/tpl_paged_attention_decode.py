@@ -78,6 +78,8 @@ def _paged_decode_partial_kernel(
     PAGE: tl.constexpr,
     D: tl.constexpr,
 ):
+    # split-KV paged decode: axis 0 the sequence, axis 1 the KV head, axis 2 a slice of the
+    # sequence's pages; a second kernel merges the slices
     b = tl.program_id(0)
     kvh = tl.program_id(1)
     split = tl.program_id(2)
@@ -85,6 +87,8 @@ def _paged_decode_partial_kernel(
     g = tl.arange(0, BLOCK_G)
     d = tl.arange(0, D)
     t = tl.arange(0, PAGE)
+    # the G query heads sharing this KV head form the M side of tl.dot (padded to BLOCK_G >= 16),
+    # so each page of K/V is read once for all of them
     g_ok = g < G
     heads = kvh * G + g
 
@@ -93,16 +97,21 @@ def _paged_decode_partial_kernel(
         mask=g_ok[:, None],
         other=0.0,
     )
+    # online softmax state per query head (running max, running sum, unnormalised output), fp32
     m = tl.full((BLOCK_G,), float("-inf"), tl.float32)
     l_sum = tl.zeros((BLOCK_G,), tl.float32)
     acc = tl.zeros((BLOCK_G, D), tl.float32)
 
+    # this split's pages; a split past the sequence end visits none and stores m = -inf, l = 0
     n_pages = tl.cdiv(seq_len, PAGE)
     first = split * pages_per_split
     last = tl.minimum(first + pages_per_split, n_pages)
     for j in range(first, last):
+        # the block table maps logical page j of sequence b to a physical page of the cache; a tile
+        # is exactly one page
         page = tl.load(bt_ptr + b.to(tl.int64) * stride_bt + j).to(tl.int64)
         tok = j * PAGE + t
+        # the last page may be partly filled: its tail tokens are masked to -inf
         t_ok = tok < seq_len
         kv_off = page * stride_kp + t[:, None] * stride_kt + kvh * stride_kh + d[None, :]
         k = tl.load(k_ptr + kv_off, mask=t_ok[:, None], other=0.0)
@@ -116,6 +125,7 @@ def _paged_decode_partial_kernel(
         acc = acc * alpha[:, None] + tl.dot(p.to(v.dtype), v)
         m = m_new
 
+    # partials (acc, m, l) per (sequence, head, split) for the merge
     part = (b.to(tl.int64) * H + heads) * NUM_SPLITS + split  # [BLOCK_G] row index of (b, h, split)
     tl.store(o_ptr + part[:, None] * D + d[None, :], acc, mask=g_ok[:, None])
     tl.store(m_ptr + part, m, mask=g_ok)
@@ -141,6 +151,8 @@ def _paged_decode_merge_kernel(
     d = tl.arange(0, D)
     m = tl.load(m_ptr + row + s)
     l_s = tl.load(l_ptr + row + s)
+    # merge the splits: weight each by exp(m_split - m_max) (log-sum-exp merge); empty splits (m =
+    # -inf) weigh 0, and an all-empty row divides by 1
     m_star = tl.max(m, axis=0)
     w = tl.where(m == float("-inf"), 0.0, tl.exp(m - m_star))
     l_star = tl.sum(l_s * w, axis=0)
@@ -175,6 +187,8 @@ def paged_attention_decode(
     assert k_cache.stride(3) == 1 and q.stride(2) == 1
     G = H // kv_heads
     max_pages = block_tables.shape[1]
+    # splits are fixed page ranges sized for the longest sequence; shorter ones leave later splits
+    # empty
     pages_per_split = triton.cdiv(max_pages, num_splits)
     scale = D**-0.5 if scale is None else scale
     rows = B * H * num_splits

@@ -65,6 +65,9 @@ def _persistent_gemm_kernel(
     GROUP_M: tl.constexpr,
     NUM_SMS: tl.constexpr,
 ):
+    # persistent kernel: launch one program per SM (NUM_SMS) and let each loop over tiles start,
+    # start + NUM_SMS, ...; no tail wave of half-empty launches, and the next tile's loads can
+    # overlap this tile's epilogue
     start = tl.program_id(0)
     num_pid_m = tl.cdiv(M, BLOCK_M)
     num_pid_n = tl.cdiv(N, BLOCK_N)
@@ -72,15 +75,20 @@ def _persistent_gemm_kernel(
     group_size = GROUP_M * num_pid_n
     rk = tl.arange(0, BLOCK_K)
     for tile in range(start, num_tiles, NUM_SMS):
+        # grouped tile order (GROUP_M tile-rows swept together) so the tiles the SMs work on at one
+        # time share B's columns in L2
         first_m = (tile // group_size) * GROUP_M
         group_m = min(num_pid_m - first_m, GROUP_M)
         pid_m = first_m + (tile % group_size) % group_m
         pid_n = (tile % group_size) // group_m
+        # int64 row/column indices: rm * stride_am can pass 2**31
         rm = pid_m.to(tl.int64) * BLOCK_M + tl.arange(0, BLOCK_M)
         rn = pid_n.to(tl.int64) * BLOCK_N + tl.arange(0, BLOCK_N)
+        # fp32 accumulator, reset per tile
         acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
         for k0 in range(0, K, BLOCK_K):
             ks = k0 + rk
+            # edge and K-tail masks: out-of-range elements read 0 and add nothing
             a = tl.load(
                 a_ptr + rm[:, None] * stride_am + ks[None, :] * stride_ak,
                 mask=(rm[:, None] < M) & (ks[None, :] < K),
@@ -119,6 +127,7 @@ def persistent_gemm(
     N = b.shape[1]
     c = torch.empty((M, N), device=a.device, dtype=a.dtype)
     tiles = triton.cdiv(M, BLOCK_M) * triton.cdiv(N, BLOCK_N)
+    # never more programs than tiles
     grid_size = min(programs or num_sms(a.device), tiles)
     _persistent_gemm_kernel[(grid_size,)](
         a,

@@ -46,6 +46,8 @@ KB_META = {
 
 @triton.jit
 def _welford_combine(mean_a, m2_a, n_a, mean_b, m2_b, n_b):
+    # Chan et al.'s parallel combine of two Welford states (mean, M2, count); a zero count is
+    # guarded so padding lanes combine as no-ops
     n = n_a + n_b
     delta = mean_b - mean_a
     frac_b = tl.where(n == 0.0, 0.0, n_b / tl.where(n == 0.0, 1.0, n))
@@ -68,10 +70,13 @@ def _layernorm_kernel(
     eps,
     BLOCK_N: tl.constexpr,
 ):
+    # one program per row; int64 row offsets
     row = tl.program_id(0).to(tl.int64)
     x_row = x_ptr + row * stride_x
     y_row = y_ptr + row * stride_y
     offs = tl.arange(0, BLOCK_N)
+    # shift by the row's first element: the statistics of x - shift equal those of x, and a large
+    # common offset no longer eats fp32 digits
     shift = tl.load(x_row).to(tl.float32)
 
     # Per-lane Welford state; a lane's count is the number of chunks where it was in range.
@@ -82,19 +87,25 @@ def _layernorm_kernel(
         cols = start + offs
         ok = cols < N
         x = tl.load(x_row + cols, mask=ok, other=0.0).to(tl.float32) - shift
+        # Welford's update per lane: one pass, numerically stable (no E[x**2] - mean**2); masked
+        # lanes leave their state unchanged
         new_cnt = cnt + tl.where(ok, 1.0, 0.0)
         delta = tl.where(ok, x - mean, 0.0)
         mean = mean + delta / tl.where(new_cnt == 0.0, 1.0, new_cnt)
         m2 = m2 + delta * tl.where(ok, x - mean, 0.0)
         cnt = new_cnt
+    # fold the BLOCK_N lane states into the row's with the combine above
     row_mean, row_m2, row_n = tl.reduce((mean, m2, cnt), 0, _welford_combine)
+    # biased variance (M2 / N), eps inside the root, as torch
     rstd = 1.0 / tl.sqrt(row_m2 / row_n + eps)
+    # mean and rstd are returned too (what a backward pass needs); undo the shift for the mean
     tl.store(mean_ptr + row, row_mean + shift)
     tl.store(rstd_ptr + row, rstd)
 
     for start in range(0, N, BLOCK_N):
         cols = start + offs
         ok = cols < N
+        # pass 2: normalise with the shifted mean (the shift cancels in x - mean)
         x = tl.load(x_row + cols, mask=ok, other=0.0).to(tl.float32) - shift
         w = tl.load(w_ptr + cols, mask=ok, other=0.0).to(tl.float32)
         b = tl.load(b_ptr + cols, mask=ok, other=0.0).to(tl.float32)
@@ -119,6 +130,7 @@ def welford_layernorm(
     mean = torch.empty((M,), device=x.device, dtype=torch.float32)
     rstd = torch.empty((M,), device=x.device, dtype=torch.float32)
     block = min(BLOCK_N, triton.next_power_of_2(N))
+    # more warps for wider blocks
     num_warps = 4 if block <= 1024 else 8 if block <= 4096 else 16
     _layernorm_kernel[(M,)](
         x,

@@ -37,6 +37,9 @@ KB_META = {
 def _w4a16_kernel(x_ptr, wp_ptr, s_ptr, out_ptr, M, N, K, K_PER_SPLIT, stride_xm, stride_wn, stride_sn, stride_os,
                   stride_om, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, GROUP: tl.constexpr,
                   GROUP_M: tl.constexpr):
+    # axis 0: a C tile in grouped order (GROUP_M tile-rows swept together for L2 reuse); axis 1:
+    # the K slice (split-K, used for decode shapes where M is a few rows and the tiles alone cannot
+    # fill the SMs)
     pid = tl.program_id(0)
     split = tl.program_id(1)
     tiles_m = tl.cdiv(M, BLOCK_M)
@@ -49,21 +52,31 @@ def _w4a16_kernel(x_ptr, wp_ptr, s_ptr, out_ptr, M, N, K, K_PER_SPLIT, stride_xm
 
     offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
     offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+    # each K step is one quantisation group of GROUP = 128 values, stored as 64 bytes, two 4-bit
+    # values per byte
     offs_j = tl.arange(0, GROUP // 2)  # byte j of a step holds k = 2j (low) and 2j + 1 (high)
     m_mask = offs_m[:, None] < M
     n_ok = offs_n < N
+    # splits are whole groups, so a group's scale is never split
     k_start = split * K_PER_SPLIT
     k_end = tl.minimum(k_start + K_PER_SPLIT, K)
     x_rows = x_ptr + offs_m[:, None].to(tl.int64) * stride_xm
     w_cols = wp_ptr + offs_n[None, :].to(tl.int64) * stride_wn
     s_cols = s_ptr + offs_n.to(tl.int64) * stride_sn
 
+    # fp32 accumulator
     acc = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)
     for k0 in range(k_start, k_end, GROUP):
+        # instead of interleaving the unpacked nibbles, x is loaded as its even and odd K columns
+        # and the dot is split in two: x_even @ w_low + x_odd @ w_high
         x_even = tl.load(x_rows + (k0 + 2 * offs_j)[None, :], mask=m_mask, other=0.0)
         x_odd = tl.load(x_rows + (k0 + 2 * offs_j + 1)[None, :], mask=m_mask, other=0.0)
         packed = tl.load(w_cols + (k0 // 2 + offs_j)[:, None], mask=n_ok[None, :], other=0).to(tl.int32)
+        # one scale per (output channel, group)
         scale = tl.load(s_cols + k0 // GROUP, mask=n_ok, other=0.0).to(tl.float32)
+        # unpack: low nibble is k = 2j, high nibble k = 2j + 1; values are stored offset by 8
+        # (0..15 means -8..7); dequantise in fp32, then cast to the activation dtype for the tensor
+        # cores
         w_even = (((packed & 15) - 8).to(tl.float32) * scale[None, :]).to(x_even.dtype)
         w_odd = ((((packed >> 4) & 15) - 8).to(tl.float32) * scale[None, :]).to(x_even.dtype)
         acc = tl.dot(x_even, w_even, acc)
@@ -75,6 +88,8 @@ def _w4a16_kernel(x_ptr, wp_ptr, s_ptr, out_ptr, M, N, K, K_PER_SPLIT, stride_xm
 
 @triton.jit
 def _sum_splits_kernel(ws_ptr, y_ptr, MN, SPLIT_K: tl.constexpr, BLOCK: tl.constexpr):
+    # split-K second pass: sum the fp32 partials in a fixed order (deterministic, no atomics), then
+    # round to the output dtype
     offs = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
     mask = offs < MN
     acc = tl.zeros([BLOCK], dtype=tl.float32)
@@ -91,12 +106,14 @@ def w4a16_gemm(x: torch.Tensor, w_packed: torch.Tensor, scales: torch.Tensor, BL
     x, w_packed, scales = x.contiguous(), w_packed.contiguous(), scales.contiguous()
     M, K = x.shape
     N = w_packed.shape[0]
+    # decode shapes: narrow tiles over M, split-K over groups
     decode = M <= 64
     BLOCK_M = BLOCK_M or (max(16, triton.next_power_of_2(M)) if decode else 128)
     BLOCK_N = BLOCK_N or (64 if decode else 128)
     num_warps = num_warps or (4 if decode else 8)
     tiles = triton.cdiv(M, BLOCK_M) * triton.cdiv(N, BLOCK_N)
     groups = K // GROUP
+    # auto split-K only for decode, at least 4 groups per split
     if SPLIT_K <= 0:
         SPLIT_K = max(1, min(triton.cdiv(target_programs, tiles), groups // 4, 16)) if decode else 1
     k_per_split = triton.cdiv(groups, SPLIT_K) * GROUP

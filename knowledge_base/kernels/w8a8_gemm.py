@@ -52,6 +52,7 @@ KB_META = {
 
 @triton.jit
 def _quant_rows_kernel(x_ptr, q_ptr, s_ptr, K, stride_x, stride_q, BLOCK_K: tl.constexpr):
+    # activation quantisation, one program per row: pass 1 the row's absolute max, pass 2 quantise
     row = tl.program_id(0).to(tl.int64)
     x_row = x_ptr + row * stride_x
     q_row = q_ptr + row * stride_q
@@ -62,6 +63,8 @@ def _quant_rows_kernel(x_ptr, q_ptr, s_ptr, K, stride_x, stride_q, BLOCK_K: tl.c
         cols = start + offs
         x = tl.load(x_row + cols, mask=cols < K, other=0.0).to(tl.float32)
         amax = tl.maximum(amax, tl.abs(x))
+    # symmetric per-token scale amax / 127 (floored at 1e-10 so an all-zero row does not divide by
+    # 0); div_rn is the IEEE-rounded division torch uses, so codes match the reference exactly
     scale = tl.math.div_rn(tl.maximum(tl.max(amax, axis=0), 1e-10), 127.0)
 
     for start in range(0, K, BLOCK_K):
@@ -69,7 +72,10 @@ def _quant_rows_kernel(x_ptr, q_ptr, s_ptr, K, stride_x, stride_q, BLOCK_K: tl.c
         mask = cols < K
         x = tl.load(x_row + cols, mask=mask, other=0.0).to(tl.float32)
         v = tl.math.div_rn(x, tl.zeros_like(x) + scale)
+        # adding and subtracting 1.5 * 2**23 rounds an fp32 in +-2**22 to the nearest integer, ties
+        # to even, as torch.round does
         v = (v + 12582912.0) - 12582912.0  # round half to even (1.5 * 2^23 trick)
+        # clamp to int8's range before the cast
         v = tl.minimum(tl.maximum(v, -128.0), 127.0)
         tl.store(q_row + cols, v.to(tl.int8), mask=mask)
     tl.store(s_ptr + row, scale)
@@ -96,6 +102,8 @@ def _int8_gemm_kernel(
     BLOCK_K: tl.constexpr,
     GROUP_M: tl.constexpr,
 ):
+    # int8 GEMM: one program per C tile, grouped order (GROUP_M tile-rows swept together for L2
+    # reuse)
     pid = tl.program_id(0)
     tiles_m = tl.cdiv(M, BLOCK_M)
     tiles_n = tl.cdiv(N, BLOCK_N)
@@ -114,8 +122,11 @@ def _int8_gemm_kernel(
     m_mask = offs_m < M
     n_mask = offs_n < N
 
+    # int8 x int8 products accumulate exactly in int32 (int8 tensor cores); scales are applied once
+    # at the end
     acc = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.int32)
     for k0 in range(0, K, BLOCK_K):
+        # K tail: zero codes add nothing
         k_ok = (k0 + offs_k) < K
         a = tl.load(a_ptrs, mask=m_mask[:, None] & k_ok[None, :], other=0)
         b = tl.load(b_ptrs, mask=k_ok[:, None] & n_mask[None, :], other=0)
@@ -123,6 +134,7 @@ def _int8_gemm_kernel(
         a_ptrs += BLOCK_K * stride_ak
         b_ptrs += BLOCK_K * stride_bk
 
+    # dequantise: per-row activation scale times per-column weight scale, in fp32
     sa = tl.load(sa_ptr + offs_m, mask=m_mask, other=0.0)
     sb = tl.load(sb_ptr + offs_n, mask=n_mask, other=0.0)
     y = acc.to(tl.float32) * sa[:, None] * sb[None, :]

@@ -181,14 +181,14 @@ def record_pairs(ctx: RunContext, known: dict[int, Attempt], fixed: Attempt) -> 
             fixed_verdict,
             hops,
         )
-        if ctx.run.append_pair(pair):
+        if ctx.run.append_pair(pair.to_json()):
             ctx.event(
                 "pair",
                 failing=failing.id,
                 fixing=fixed.id,
                 hops=hops,
-                error_class=pair["error_class"],
-                fix_class=pair["fix_class"],
+                error_class=pair.error_class,
+                fix_class=pair.fix_class,
             )
 
 
