@@ -10,8 +10,8 @@ from types import SimpleNamespace
 import jinja2
 import pytest
 
+from agents.core.model_policy import parse_proposal
 from agents.core.nodes.dropout import dropout, eligible
-from agents.core.nodes.optimizer import parse_proposal
 from agents.core.pairs import classify_fix
 from agents.core.prompting import history_rows, render, task_contract
 from agents.core.rundir import RunDir
@@ -260,10 +260,13 @@ def test_attempt_folders_are_whole_and_pairs_are_not_duplicated(tmp_path: Path) 
 
 def routing_ctx(**overrides: object) -> SimpleNamespace:
     from agents.core.config import AgentConfig
+    from agents.core.policy import policy_for
 
     config = AgentConfig(task="softmax_fp32", **overrides)
     return SimpleNamespace(
-        config=config, offline=config.offline, tracker=SimpleNamespace(exceeded=lambda: None)
+        config=config,
+        policy=policy_for(config.offline),
+        tracker=SimpleNamespace(exceeded=lambda: None),
     )
 
 

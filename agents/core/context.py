@@ -1,5 +1,6 @@
-"""What every node may use besides the state: the task, the config, the model, the budget, the
-run directory, progress output. One `RunContext` per process; nodes get it bound by graph.py.
+"""What every node may use besides the state: the task, the config, the model, the policy that
+decides with it (or without it), the budget, the run directory, progress output. One
+`RunContext` per process; nodes get it bound by graph.py.
 
 The state is what the checkpoint saves; the context is rebuilt on `--resume` (its budget
 tracker and replay position restored from the state).
@@ -14,6 +15,7 @@ from agents.core.config import AgentConfig
 from agents.core.llm.base import Completion, Message, Provider
 from agents.core.llm.budget import BudgetTracker
 from agents.core.llm.replay import ReplayProvider
+from agents.core.policy import Policy, policy_for
 from agents.core.progress import Progress
 from agents.core.rundir import RunDir
 from agents.core.seams import Seams
@@ -89,3 +91,10 @@ class RunContext:
         if isinstance(self.provider, ReplayProvider):
             updates["replay_served"] = sorted(set(self.provider.served))
         return updates
+
+    @property
+    def policy(self) -> Policy:
+        """Who makes this run's decisions: the model's policy when a provider is set, else the
+        offline policy (agents/core/policy.py). Chosen from the provider, so a resumed run whose
+        provider is set after the context is built gets the right one."""
+        return policy_for(self.provider is None)

@@ -143,7 +143,7 @@ def after_retrieve(state: AgentState, ctx: RunContext) -> list[Send] | str:
     """After retrieve (and after write_test): the model's test first when asked, then generate."""
     if why_finish(state, ctx):
         return "finish"
-    if ctx.config.llm_tests and not ctx.offline and state.get("model_test") is None:
+    if ctx.config.llm_tests and ctx.policy.writes_tests and state.get("model_test") is None:
         return "write_test"
     return generator_jobs(state, ctx, "fresh")
 
@@ -182,13 +182,13 @@ def after_reflection(state: AgentState, ctx: RunContext) -> list[Send] | str:
     failed = [a for a in latest_batch(state) if not a.passed]
     if incumbent(state) is not None:
         out_of_repairs = state.get("repair_streak", 0) > cfg.max_repairs or cfg.max_repairs == 0
-        if ctx.offline or not failed or out_of_repairs:
+        if not ctx.policy.repairs or not failed or out_of_repairs:
             # the optimizer's change failed and is not worth repairing: back to the incumbent
             if not cfg.optimize:
                 return "finish"
             return "dropout" if should_drop_out(state, ctx) else "profile"
         return generator_jobs(state, ctx, "repair")
-    if ctx.offline or not failed or cfg.max_repairs == 0:
+    if not ctx.policy.repairs or not failed or cfg.max_repairs == 0:
         return generator_jobs(state, ctx, "fresh")
     return generator_jobs(state, ctx, "repair")
 

@@ -40,17 +40,9 @@ def why_finish(state: AgentState, ctx: RunContext) -> str | None:
         and iteration > 0
     ):
         return f"gave up: {state['repair_streak']} rounds in a row without a correct kernel (agent.max_repairs = {cfg.max_repairs})"
-    if ctx.offline and best is None and not untried_references(state):
-        refs = state.get("references", [])
-        if not refs:
-            return "offline policy: no reference kernel implements the task's entry point"
-        return f"offline policy: all {len(refs)} reference kernel(s) tried, none correct"
+    if best is None:
+        return ctx.policy.nothing_left(state)
     return None
-
-
-def untried_references(state: AgentState) -> list[dict[str, Any]]:
-    tried = {a.origin for a in state.get("attempts", [])}
-    return [r for r in state.get("references", []) if r["id"] not in tried]
 
 
 def best_summary(

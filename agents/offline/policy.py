@@ -14,7 +14,9 @@
   default rewritten (coordinate search, nearest values first).
 - reflector: diagnosis by rules, from the verdict's error class and message.
 
-Everything here reads source text with `ast`; nothing imports or runs a kernel.
+`OfflinePolicy` (at the bottom) is these decisions behind the interface the nodes call
+(`agents.core.policy.Policy`). Everything here reads source text with `ast`; nothing imports or
+runs a kernel.
 """
 
 from __future__ import annotations
@@ -22,9 +24,14 @@ from __future__ import annotations
 import ast
 import math
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from agents.core.state import VerdictSummary
+from agents.core.policy import Proposal, rule_reflection
+from agents.core.state import AgentState, Attempt, VerdictSummary
+
+if TYPE_CHECKING:
+    from agents.core.context import RunContext
+    from agents.core.nodes.generator import GeneratorJob
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
@@ -348,3 +355,115 @@ def diagnose(verdict: VerdictSummary) -> dict[str, str]:
     if hints:
         diagnosis += " (" + "; ".join(hints) + ")"
     return {"error_class": error, "diagnosis": diagnosis, "advice": advice}
+
+
+# -- the policy -----------------------------------------------------------------------------------
+
+
+def untried_references(state: AgentState) -> list[dict[str, Any]]:
+    """The reference kernels no attempt of the run came from yet."""
+    tried = {a.origin for a in state.get("attempts", [])}
+    return [r for r in state.get("references", []) if r["id"] not in tried]
+
+
+class OfflinePolicy:
+    """The decisions above, as the nodes ask for them (`agents.core.policy.Policy`)."""
+
+    repairs = False  # a different reference is a fresh start, not a fix of the failed kernel
+    writes_tests = False
+
+    def references(
+        self, ctx: RunContext, kernel_hits: list[dict[str, Any]]
+    ) -> list[dict[str, Any]]:
+        benchmark = ctx.config.benchmark
+        references = reference_kernels(ctx.task, kernel_hits, benchmark=benchmark)
+        if not ctx.config.codegen:
+            return references
+        references, codegen_note = with_generated(ctx.task, references, benchmark=benchmark)
+        ctx.event("codegen", note=codegen_note)
+        ctx.progress.note(f"offline policy: {codegen_note}")
+        listed = ", ".join(f"{r['id']} ({r['how']})" for r in references) or "none"
+        ctx.event(
+            "references",
+            references=[{k: r[k] for k in ("id", "path", "how", "tunables")} for r in references],
+        )
+        ctx.progress.note(f"offline policy: reference kernels: {listed}")
+        return references
+
+    def nothing_left(self, state: AgentState) -> str | None:
+        if untried_references(state):
+            return None
+        refs = state.get("references", [])
+        if not refs:
+            return "offline policy: no reference kernel implements the task's entry point"
+        return f"offline policy: all {len(refs)} reference kernel(s) tried, none correct"
+
+    def generate(self, ctx: RunContext, job: GeneratorJob) -> Proposal:
+        """The slot's untried reference kernel (slot 0 the best untried, slot 1 the next...)."""
+        untried = [r for r in job["references"] if r["id"] not in job["tried"]]
+        if job["slot"] >= len(untried):
+            return Proposal(code=None, note="offline policy: no untried reference kernel left")
+        ref = untried[job["slot"]]
+        code = ref["source"]
+        prompt = (
+            f"# offline policy\n\nNo model. Reference kernel `{ref['id']}` from {ref['path']} ({ref['how']}); "
+            f"tunables {ref['tunables'] or 'none exposed by the entry point'}.\n"
+        )
+        if job["reflection"]:
+            prompt += f"\nPrevious diagnosis (rules): {job['reflection']['diagnosis']}\n"
+        return Proposal(
+            code=code,
+            prompt=prompt,
+            origin=ref["id"],
+            tunables={
+                k: v
+                for k, v in tunable_values(code, ctx.task.entry_point).items()
+                if k in ref["tunables"]
+            },
+            logged={"origin": ref["id"], "how": ref["how"]},
+        )
+
+    def diagnose(self, ctx: RunContext, state: AgentState, target: Attempt) -> dict[str, Any]:
+        return rule_reflection(target)
+
+    def optimize(self, ctx: RunContext, state: AgentState, best: Attempt) -> Proposal:
+        """The next configuration of the coordinate search over the incumbent's tunables."""
+        ref = next((r for r in state.get("references", []) if r["id"] == best.origin), None)
+        space = ref["tunables"] if ref else {}
+        code = ctx.run.read_code(best)
+        entry = ctx.task.entry_point
+        current = {k: v for k, v in tunable_values(code, entry).items() if k in space}
+        tried = [
+            a.tunables for a in state.get("attempts", []) if a.origin == best.origin and a.tunables
+        ]
+        config = next_config(current, space, tried) if space else None
+        if config is None:
+            reason = (
+                "offline tunable search exhausted: every neighbour of the incumbent's configuration was tried"
+                if space
+                else "offline policy: the incumbent exposes no tunables to search"
+            )
+            logged = {"incumbent": best.id, "configuration": current}
+            return Proposal(code=None, note=reason, logged=logged, stop=reason)
+        changed = {k: v for k, v in config.items() if current.get(k) != v}
+        change = ", ".join(f"{k}: {current[k]} -> {v}" for k, v in changed.items())
+        prompt = (
+            f"# offline policy: tunable search\n\nIncumbent attempt {best.id} with {current}.\n"
+            f"Profile: {(state.get('profile') or {}).get('diagnosis', 'none')}\n\nTry {change} (coordinate search, nearest value first).\n"
+        )
+        return Proposal(
+            code=set_tunables(code, entry, changed),
+            prompt=prompt,
+            change=change,
+            tunables=config,
+            logged={
+                "change": change,
+                "predicted_gain": None,
+                "note": "offline search states no prediction: it has no model of the gain",
+            },
+            said=f"optimizer (offline search): {change}",
+        )
+
+    def write_test(self, ctx: RunContext, state: AgentState) -> Proposal:
+        note = "the offline policy writes no test: candidates are judged without one"
+        return Proposal(code=None, note=note)

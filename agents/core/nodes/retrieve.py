@@ -1,10 +1,10 @@
 """retrieve: what the agent knows before it writes a line: the device and its ceilings, the
-knowledge base's documents and kernels for this task, and the reference kernels the offline
-policy may start from.
+knowledge base's documents and kernels for this task, and the reference kernels the run's
+policy may start from (`ctx.policy.references`).
 
 The knowledge base is optional unless `kb = "on"`: with `kb = "auto"` a failure to open, build or
-search it is logged and the run goes on without retrieved knowledge (in normal mode the offline
-policy still has the task's own solution). In benchmark mode every search hides the task, and
+search it is logged and the run goes on without retrieved knowledge (in normal mode the
+references still hold the task's own solution). In benchmark mode every search hides the task, and
 the task's own solution is never read.
 """
 
@@ -15,7 +15,6 @@ from typing import Any
 from agents.core.context import RunContext
 from agents.core.prompting import device_info
 from agents.core.state import AgentState
-from agents.offline import policy as offline
 
 KNOWLEDGE_HITS = 5
 KERNEL_HITS = 4
@@ -74,19 +73,7 @@ def retrieve(state: AgentState, ctx: RunContext) -> dict[str, Any]:
         benchmark=ctx.config.benchmark,
     )
     ctx.progress.note(f"retrieve: {note}")
-    references = offline.reference_kernels(ctx.task, kernel_hits, benchmark=ctx.config.benchmark)
-    if ctx.offline and ctx.config.codegen:
-        references, codegen_note = offline.with_generated(
-            ctx.task, references, benchmark=ctx.config.benchmark
-        )
-        ctx.event("codegen", note=codegen_note)
-        ctx.progress.note(f"offline policy: {codegen_note}")
-        listed = ", ".join(f"{r['id']} ({r['how']})" for r in references) or "none"
-        ctx.event(
-            "references",
-            references=[{k: r[k] for k in ("id", "path", "how", "tunables")} for r in references],
-        )
-        ctx.progress.note(f"offline policy: reference kernels: {listed}")
+    references = ctx.policy.references(ctx, kernel_hits)
     return {
         "task_id": ctx.task.id,
         "device_info": device,

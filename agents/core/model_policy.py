@@ -1,0 +1,242 @@
+"""The model's policy: each decision is a prompt (prompts/*.j2, system prompt
+prompts/system.md.j2) sent through agents/core/ask.py, which feeds a reply without code back.
+
+- generate: prompts/generator.md.j2 (fresh: the task, the retrieved knowledge, the history) or
+  prompts/repair.md.j2 (the failed kernel, its verdict and the reflector's diagnosis);
+- diagnose: the rules' reading, then with `agent.reflect` the model's (prompts/reflector.md.j2);
+- optimize: prompts/optimizer.md.j2 with the incumbent, its timings, the profile and the
+  history; the reply starts with `CHANGE:` and `PREDICTED_GAIN:` lines, then the module;
+- write_test: prompts/write_test.md.j2 (agent.llm_tests).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import TYPE_CHECKING, Any
+
+from agents.core.ask import CodeReply, ask_for_code, ask_for_text
+from agents.core.model_tests import KERNEL_FILE, TEST_FILE
+from agents.core.policy import Proposal
+from agents.core.prompting import history_rows, render, task_contract
+from agents.core.state import AgentState, Attempt, best_correct, visible_history
+from agents.offline.policy import diagnose as rules_diagnosis
+from agents.offline.policy import reference_kernels
+
+if TYPE_CHECKING:
+    from agents.core.context import RunContext
+    from agents.core.nodes.generator import GeneratorJob
+
+_CHANGE = re.compile(r"^\s*\**CHANGE\**\s*:\s*(.+)$", re.IGNORECASE | re.MULTILINE)
+_GAIN = re.compile(
+    r"^\s*\**PREDICTED[_ ]GAIN\**\s*:\s*([+-]?\d+(?:\.\d+)?)\s*(%|x|×)?",
+    re.IGNORECASE | re.MULTILINE,
+)
+
+
+def parse_proposal(text: str) -> tuple[str, float | None]:
+    """(what changes, predicted gain as a fraction) from an optimizer reply."""
+    change = _CHANGE.search(text)
+    gain = _GAIN.search(text)
+    predicted = None
+    if gain:
+        value = float(gain.group(1))
+        unit = (gain.group(2) or "%").lower()
+        predicted = value - 1.0 if unit in ("x", "×") else value / 100.0
+    return (change.group(1).strip() if change else ""), predicted
+
+
+def knowledge_rows(retrieved: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Retrieved items as the prompt shows them: the best kernel in full, the rest as snippets."""
+    rows = []
+    shown_kernel = False
+    for hit in retrieved:
+        body = hit.get("snippet", "")
+        if hit.get("kind") == "kernel" and not shown_kernel and hit.get("text"):
+            body = f"```python\n{hit['text'].strip()}\n```"
+            shown_kernel = True
+        rows.append(
+            {
+                "title": hit["title"],
+                "kind": hit["kind"],
+                "tier": hit["tier"],
+                "path": hit["path"],
+                "body": body,
+            }
+        )
+    return rows
+
+
+def _device(ctx: RunContext, state: AgentState) -> dict[str, Any]:
+    return state.get("device_info") or {"name": ctx.device, "peaks": "not measured"}
+
+
+def _bookkeeping(ctx: RunContext, reply: CodeReply) -> dict[str, Any]:
+    return {"nocode_errors": reply.nocode, **ctx.llm_updates()}
+
+
+class ModelPolicy:
+    """Every decision asked of the run's model (`RunContext.provider`)."""
+
+    repairs = True
+    writes_tests = True
+
+    def references(
+        self, ctx: RunContext, kernel_hits: list[dict[str, Any]]
+    ) -> list[dict[str, Any]]:
+        # kept in the state as the offline policy would find them; no prompt shows them
+        return reference_kernels(ctx.task, kernel_hits, benchmark=ctx.config.benchmark)
+
+    def nothing_left(self, state: AgentState) -> str | None:
+        return None  # the model can always be asked again (the budget bounds it)
+
+    def generate(self, ctx: RunContext, job: GeneratorJob) -> Proposal:
+        task = task_contract(ctx.task)
+        common = {
+            "task": task,
+            "device": job["device_info"],
+            "history": history_rows(job["history"], job["incumbent_id"]),
+            "model_test": job.get("model_test"),
+        }
+        parent = job["parent"] if job["mode"] == "repair" else None
+        if parent is not None:
+            failed = {
+                "id": parent.id,
+                "code": ctx.run.read_code(parent),
+                "error_class": parent.verdict.error_class,
+                "stage": parent.verdict.stage_reached or "nothing",
+                "message": parent.verdict.message,
+                "model_test": parent.model_test,
+            }
+            # the reflector's diagnosis of this parent, else the rules' reading of its verdict
+            reflection = job["reflection"] or {"by": "rules", **rules_diagnosis(parent.verdict)}
+            prompt = render(
+                "repair.md.j2",
+                failed=failed,
+                reflection=reflection,
+                slot=job["slot"],
+                candidates=job["candidates"],
+                **common,
+            )
+        else:
+            prompt = render(
+                "generator.md.j2",
+                knowledge=knowledge_rows(job["retrieved"]),
+                knowledge_note=job["knowledge_note"],
+                slot=job["slot"],
+                candidates=job["candidates"],
+                **common,
+            )
+        system = render("system.md.j2", task=task, device=job["device_info"])
+        reply = ask_for_code(ctx, "generator", system, prompt)
+        parent_id = parent.id if parent is not None else None
+        return Proposal(
+            code=reply.code,
+            prompt=reply.prompt_md,
+            reply=reply.reply_md,
+            parent_id=parent_id,
+            origin=ctx.provider.describe() if ctx.provider else "",
+            note=f"no usable code after {reply.nocode} replies",
+            logged={"parent": parent_id, "nocode_replies": reply.nocode},
+            updates=_bookkeeping(ctx, reply),
+        )
+
+    def diagnose(self, ctx: RunContext, state: AgentState, target: Attempt) -> dict[str, Any]:
+        rules = rules_diagnosis(target.verdict)
+        reflection: dict[str, Any] = {"attempt_id": target.id, "by": "rules", **rules}
+        if not ctx.config.reflect:
+            return reflection
+        verdict = json.loads(
+            (ctx.run.attempt_dir(target.id) / "verdict.json").read_text(encoding="utf-8")
+        )
+        failed_view = {
+            "id": target.id,
+            "code": ctx.run.read_code(target),
+            "error_class": target.verdict.error_class,
+            "stage": target.verdict.stage_reached or "nothing",
+            "message": target.verdict.message,
+            "mismatch": verdict.get("mismatch"),
+        }
+        task = task_contract(ctx.task)
+        system = render(
+            "system.md.j2",
+            task=task,
+            device=state.get("device_info", {"name": ctx.device, "peaks": "not measured"}),
+        )
+        prompt = render("reflector.md.j2", task=task, failed=failed_view, rules=rules)
+        text, _ = ask_for_text(ctx, "reflector", system, prompt)
+        return {**reflection, "by": "llm", "diagnosis": text.strip()}
+
+    def optimize(self, ctx: RunContext, state: AgentState, best: Attempt) -> Proposal:
+        task = task_contract(ctx.task)
+        device = _device(ctx, state)
+        prof = state.get("profile") or {}
+        noises = [
+            a.measurement.noise
+            for a in state.get("attempts", [])
+            if a.measurement is not None and a.measurement.measured
+        ]
+        # GEAK's ancestors (agent.ancestors): the best correct kernels besides the incumbent
+        others = best_correct(state, ctx.config.ancestors)[1:]
+        ancestors = [
+            {**row, "code": ctx.run.read_code(a)}
+            for a, row in zip(others, history_rows(others, best.id), strict=True)
+        ]
+        prompt = render(
+            "optimizer.md.j2",
+            task=task,
+            device=device,
+            history=history_rows(visible_history(state, ctx.config.history_window), best.id),
+            incumbent={"id": best.id, "code": ctx.run.read_code(best)},
+            ancestors=ancestors,
+            profile={
+                "timing": prof.get("timing", "not measured"),
+                "diagnosis": prof.get("diagnosis", "no profile"),
+                "ncu": prof.get("ncu"),
+            },
+            noise=f"{noises[-1]:.1%}" if noises else "",
+        )
+        system = render("system.md.j2", task=task, device=device)
+        reply = ask_for_code(ctx, "optimizer", system, prompt)
+        updates = _bookkeeping(ctx, reply)
+        if reply.code is None:
+            note = f"no usable code after {reply.nocode} replies; the incumbent stays"
+            return Proposal(code=None, note=note, updates=updates)
+        change, predicted = parse_proposal(reply.text)
+        stated = "?" if predicted is None else f"{predicted:+.0%}"
+        return Proposal(
+            code=reply.code,
+            prompt=reply.prompt_md,
+            reply=reply.reply_md,
+            change=change,
+            predicted_gain=predicted,
+            logged={
+                "change": change or "(not stated)",
+                "predicted_gain": predicted,
+                "note": ""
+                if change and predicted is not None
+                else "the reply did not state CHANGE and/or PREDICTED_GAIN",
+            },
+            said=f"optimizer: {change or '(change not stated)'}; predicts {stated}",
+            updates=updates,
+        )
+
+    def write_test(self, ctx: RunContext, state: AgentState) -> Proposal:
+        task = task_contract(ctx.task)
+        prompt = render(
+            "write_test.md.j2",
+            task=task,
+            device=_device(ctx, state),
+            on_cpu=ctx.device != "cuda",
+            test_file=TEST_FILE,
+            kernel_file=KERNEL_FILE,
+        )
+        system = render("test_system.md.j2", task=task)
+        reply = ask_for_code(ctx, "write_test", system, prompt)
+        return Proposal(
+            code=reply.code,
+            prompt=reply.prompt_md,
+            reply=reply.reply_md,
+            note=f"no usable test after {reply.nocode} replies: candidates are judged without one",
+            updates=_bookkeeping(ctx, reply),
+        )
