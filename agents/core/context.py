@@ -41,10 +41,6 @@ class RunContext:
     seams: Seams = field(default_factory=Seams)
 
     @property
-    def offline(self) -> bool:
-        return self.provider is None
-
-    @property
     def can_measure(self) -> bool:
         """Whether a speed difference can be measured here (a GPU, or the scripted test seam)."""
         return self.device == "cuda" or self.seams.scripted
