@@ -104,7 +104,8 @@ def _is_nn_layer(dotted: str) -> bool:
 
 
 def allowed_in_class_entry(dotted: str, in_init: bool) -> bool:
-    """Whether a class entry point may use `dotted` (see "Class entry points" in the package docstring)."""
+    """Whether a class entry point may use `dotted` (see "Class entry points" in the package
+    docstring)."""
     if dotted in NN_HOLDERS:
         return True
     if not in_init:
