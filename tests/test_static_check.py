@@ -12,10 +12,10 @@ from benchmarks.harness.static_check import (
     GLOBAL_FORBIDDEN,
     TENSOR_METHODS_ALLOWED,
     StaticResult,
-    _tensor_compute_methods,
     check_source,
     check_task_candidate,
 )
+from benchmarks.harness.static_check.library import tensor_compute_methods
 from benchmarks.task import get_task
 from benchmarks.verdict import ErrorClass
 
@@ -545,7 +545,7 @@ def test_matmul_operator_is_forbidden_outside_kernels(body: str) -> None:
 def test_every_tensor_method_is_either_allowed_or_compute() -> None:
     """The method policy covers the installed torch: a callable of torch.Tensor is on the
     allow-list, shared with Python containers, private, or refused as compute."""
-    public, private = _tensor_compute_methods()
+    public, private = tensor_compute_methods()
     for name in dir(torch.Tensor):
         if name.startswith("__") or not callable(getattr(torch.Tensor, name)):
             continue

@@ -77,7 +77,7 @@ class Param:
 
     name: str  # the entry point's parameter
     var: str  # the kernel variable holding its loaded value
-    kind: str  # codegen_shapes.Kind.name; "wide" ones are read by slice statements, not loaded
+    kind: str  # shapes.Kind.name; "wide" ones are read by slice statements, not loaded
     dtype: torch.dtype
     group: str = ""  # batch kinds: the kernel argument counting the rows that share one value
 

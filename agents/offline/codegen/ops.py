@@ -7,7 +7,7 @@ compound ops (softmax) add statements of their own through the call.
 
 Transcendentals use only what Triton 3.6 and 3.9 both have (tl.exp, tl.log, tl.sqrt, tl.rsqrt,
 tl.sin, tl.cos, tl.erf, tl.sigmoid, tl.floor, tl.ceil, tl.exp2, tl.log2); tanh, expm1, log1p and
-round are small @triton.jit helpers (`codegen_emit.HELPERS`) written so that large inputs (the
+round are small @triton.jit helpers (`emit.HELPERS`) written so that large inputs (the
 judge's outlier mode scales rare values by 10-1000x) saturate instead of overflowing to inf/inf.
 """
 
@@ -25,7 +25,7 @@ class NotSupported(Exception):
 
 
 class Call(Protocol):
-    """What a translation sees of one aten call (implemented by `codegen._Builder`)."""
+    """What a translation sees of one aten call (implemented by `nodes._Call`)."""
 
     op: str  # e.g. "mul.Tensor"
     out_dtype: torch.dtype

@@ -1,0 +1,249 @@
+"""The builder: walks the first trace's graph node by node (the other traces vouch for its
+numbers) and builds the `emit.Program` of statements that `emit` writes out as a kernel.
+
+`Builder` holds the state and drives the walk (inputs, dispatch, outputs); its mixins hold the
+rest: `sizes.SizesMixin` (numbers that must hold at every shape, sizes),
+`gemm.GemmMixin` (the matrix multiply) and `nodes.NodesMixin` (per-node translations).
+"""
+
+from __future__ import annotations
+
+import re
+
+import torch
+from torch.fx import GraphModule, Node
+
+from agents.offline.codegen import emit
+from agents.offline.codegen import shapes as shp
+from agents.offline.codegen.gemm import GemmMixin, Operand
+from agents.offline.codegen.nodes import NodesMixin
+from agents.offline.codegen.ops import NotSupported
+from agents.offline.codegen.sizes import SizesMixin
+from agents.offline.codegen.trace import CONSTANTS, CONVERSIONS, GEMMS, VIEWS, op_name
+from agents.offline.codegen.values import Value, is_var
+from benchmarks.task import Task
+
+
+class Builder(SizesMixin, GemmMixin, NodesMixin):
+    """Walks the graph of the first trace (the others, node for node, vouch for its numbers) and
+    builds the program of statements `emit` writes out."""
+
+    def __init__(self, task: Task, graphs: list[GraphModule], ops: list[str]) -> None:
+        self.graphs = graphs
+        self.per_graph = [list(g.graph.nodes) for g in graphs]
+        self.nodes = self.per_graph[0]
+        self.index = {n: i for i, n in enumerate(self.nodes)}
+        self.domains = [shp.domain(g) for g in graphs]
+        self.gemm_node = next(
+            (n for n in self.nodes if n.op == "call_function" and shp.packet(n) in GEMMS), None
+        )
+        self.prologue: set[Node] = set()
+        self.operands: list[Operand] = []
+        if self.gemm_node is not None:
+            self.operands = [self.operand(i) for i in range(2)]
+            for n in self.prologue:
+                if any(u not in self.prologue and u is not self.gemm_node for u in n.users):
+                    raise NotSupported(
+                        f"{shp.describe(n)} feeds the matrix multiply and the epilogue; the gemm "
+                        "structure reads an input either as an operand or in the epilogue"
+                    )
+        skip = {self.index[n] for n in self.prologue}
+        self.kinds = shp.node_kinds(graphs, self.domains, skip)
+        self.structure = self._structure()
+        self.params = [
+            name
+            for name, p in task.signature().parameters.items()
+            if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+        ]
+        clash = emit.launcher_clash(self.params)
+        if self.structure == "gemm":
+            clash = clash or next((p for p in self.params if p in emit.GEMM_WORDS), None)
+        if clash:
+            raise NotSupported(f"parameter {clash!r} has a name the generated launcher uses itself")
+        self.placeholders = [n for n in self.nodes if n.op == "placeholder"]
+        if len(self.placeholders) != len(self.params):
+            raise NotSupported(
+                f"the reference takes {len(self.params)} parameters but traces into "
+                f"{len(self.placeholders)} inputs (a list or tuple argument)"
+            )
+        self.prog = emit.Program(
+            entry_point=task.entry_point,
+            structure=self.structure,
+            params=self.params,
+            primary="",
+            inputs=[],
+            stmts=[],
+            outputs=[],
+            ops=ops,
+        )
+        self.values: dict[Node, Value | list[Value]] = {}
+        self.wide: dict[Node, emit.Param] = {}  # wide inputs (and views of them), read by slices
+        self.out_nodes: list[Node] = []
+        self.groups: set[int] = set()  # leads of the batch kinds read
+        self.vars: set[str] = set()
+        self.tile_vars: set[str] = set()
+        self.reduced: set[str] = set()  # variables that depend on a reduction
+        self.counter = 0
+        self.taken = {f"{p}_ptr" for p in self.params}
+        if self.structure == "gemm":
+            self.taken |= emit.GEMM_WORDS
+            self.gemm_program()
+
+    def _structure(self) -> str:
+        reduces = any(shp.is_reduction(n) for n in self.nodes)
+        if self.gemm_node is not None:
+            if reduces:
+                red = next(n for n in self.nodes if shp.is_reduction(n))
+                raise NotSupported(
+                    f"aten.{op_name(red)} reduces in a matrix multiply's epilogue; the gemm "
+                    "structure takes elementwise epilogues only"
+                )
+            return "gemm"
+        if reduces and len(self.domains[0]) < 2:
+            return "total"
+        if reduces or any(k.name not in ("full", "scalar") for k in self.kinds if k):
+            return "row"
+        return "pointwise"
+
+    def kind(self, node: Node) -> shp.Kind:
+        kind = self.kinds[self.index[node]]
+        if kind is None:
+            raise NotSupported(f"{shp.describe(node)} is used as a tensor but is not one")
+        return kind
+
+    def value(self, node: Node) -> Value:
+        if node in self.wide:
+            raise NotSupported(
+                f"{shp.describe(node)} is used whole although its rows are not N long; only "
+                "slices of its last dim are supported"
+            )
+        val = self.values[node]
+        if isinstance(val, list):
+            raise NotSupported(f"{shp.describe(node)} is a tuple used as a tensor")
+        return val
+
+    def dtype_of(self, node: Node) -> torch.dtype:
+        return shp.tensor_vals(node)[0].dtype
+
+    def same_shape(self, a: Node, b: Node) -> bool:
+        return all(
+            tuple(nodes[self.index[a]].meta["val"].shape)
+            == tuple(nodes[self.index[b]].meta["val"].shape)
+            for nodes in self.per_graph
+        )
+
+    # -- variables and statements
+    def fresh(self) -> str:
+        while f"v{self.counter}" in self.vars:
+            self.counter += 1
+        self.vars.add(f"v{self.counter}")
+        return f"v{self.counter}"
+
+    def deps(self, expr: str) -> tuple[str, ...]:
+        words = dict.fromkeys(re.findall(r"[A-Za-z_]\w*", expr))
+        return tuple(w for w in words if w in self.vars)
+
+    def add(self, expr: str, tile: bool | None, note: str, reduce: str | None = None) -> str:
+        """A statement `v = expr`; a tile when `tile` says so or (None) when it reads a tile."""
+        deps = self.deps(expr)
+        if tile is None:
+            tile = reduce is None and any(d in self.tile_vars for d in deps)
+        if self.structure == "total" and tile and any(d in self.reduced for d in deps):
+            raise NotSupported(
+                f"aten.{note} uses a whole-tensor reduction's result elementwise (a second pass "
+                "over the tensor): only one level of whole-tensor reductions is supported"
+            )
+        target = self.fresh()
+        reduced = any(d in self.reduced for d in deps)
+        if reduce is not None or reduced:
+            self.reduced.add(target)
+        if tile:
+            self.tile_vars.add(target)
+        self.prog.stmts.append(emit.Stmt(target, expr, tile, deps, note, reduce, reduced))
+        return target
+
+    # -- walking the graph
+    def build(self) -> emit.Program:
+        for node, name in zip(self.placeholders, self.params, strict=True):
+            if node not in self.prologue:
+                self.input(node, name)
+        for node in self.nodes:
+            if node in self.prologue:
+                continue
+            if node is self.gemm_node:
+                self.gemm_value(node)
+            elif node.op == "call_function":
+                self.call(node)
+            elif node.op == "output":
+                self.output(node)
+        self.sizes()
+        return self.prog
+
+    def input(self, node: Node, name: str) -> None:
+        if not node.users:
+            return
+        val = node.meta.get("val")
+        if not isinstance(val, torch.Tensor):
+            raise NotSupported(f"parameter {name} is used in the graph but is not a tensor")
+        if val.dtype not in emit.TL_DTYPES:
+            raise NotSupported(
+                f"parameter {name} has dtype {val.dtype}, which the generator does not load"
+            )
+        var = emit.safe_name(name, self.taken | self.vars)
+        self.vars.add(var)
+        kind = self.kind(node)
+        group = f"group_{kind.lead}" if kind.name.startswith("batch") else ""
+        param = emit.Param(name, var, kind.name, val.dtype, group)
+        self.prog.inputs.append(param)
+        if group:
+            self.groups.add(kind.lead)
+        if param.kind == "wide" and self.structure == "gemm":
+            raise NotSupported(f"input {name} is neither an operand nor the output's shape")
+        if param.kind == "wide":
+            self.wide[node] = param
+            self.prog.symbols[f"{name}_row_stride"] = f"{name}.stride(-2)"
+            return
+        if kind.tile:
+            self.tile_vars.add(var)
+        self.values[node] = Value(var, val.dtype)
+
+    def call(self, node: Node) -> None:
+        name = shp.packet(node)
+        if name == "getitem":
+            return self.getitem(node)
+        if name == "slice" and node.args[0] in self.wide:
+            return self.slice_wide(node)
+        if name in VIEWS:
+            return self.view(node)
+        if name in CONVERSIONS:
+            return self.convert(node)
+        if name in CONSTANTS:
+            return self.constant(node)
+        if name == "var_mean":
+            return self.var_mean(node)
+        self.compute(node, name)
+
+    def output(self, node: Node) -> None:
+        result = node.args[0]
+        outs = list(result) if isinstance(result, tuple | list) else [result]
+        self.prog.tuple_output = isinstance(result, tuple | list)
+        for out in outs:
+            if not isinstance(out, Node) or out not in self.values:
+                raise NotSupported(f"the reference returns {out!r}, not a tensor it computes")
+            kind = self.kind(out).name
+            allowed = {
+                "pointwise": ("full",),
+                "row": ("full", "row"),
+                "total": ("scalar",),
+                "gemm": ("full",),
+            }
+            if kind not in allowed[self.structure]:
+                raise NotSupported(
+                    f"the reference returns a {kind} tensor; in a {self.structure} kernel "
+                    f"outputs must be {' or '.join(allowed[self.structure])}"
+                )
+            value = self.value(out)
+            if not is_var(value.expr):
+                raise NotSupported("the reference returns a constant")
+            self.prog.outputs.append(emit.Output(value.expr, kind, value.dtype, ""))
+            self.out_nodes.append(out)

@@ -1,0 +1,240 @@
+"""The builder's handlers for graph nodes other than inputs, outputs and the matrix multiply:
+views, slices of wide inputs, dtype conversions, constants, tuple items, and compute (elementwise
+ops and reductions, translated by `agents.offline.codegen.ops` through a `_Call`)."""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import TYPE_CHECKING, Any
+
+import torch
+from torch.fx import Node
+
+from agents.offline.codegen import emit
+from agents.offline.codegen import shapes as shp
+from agents.offline.codegen.ops import (
+    ELEMENTWISE,
+    REDUCTIONS,
+    NotSupported,
+    literal,
+    var_and_mean,
+)
+from agents.offline.codegen.trace import op_name
+from agents.offline.codegen.values import Value, constant_value, is_var, rounded
+
+if TYPE_CHECKING:
+    from agents.offline.codegen.builder import Builder
+
+
+class NodesMixin:
+    """Builder methods that translate one node each into statements and values."""
+
+    def view(self, node: Node) -> None:
+        src = node.args[0]
+        k_in, k_out = self.kind(src), self.kind(node)
+        name = shp.packet(node)
+        if name in ("slice", "permute") and not self.same_shape(node, src):
+            raise NotSupported(f"aten.{op_name(node)} reorders or drops elements (data movement)")
+        if name == "permute" and list(self.lit(node, 1)) != sorted(self.lit(node, 1)):
+            raise NotSupported(f"aten.{op_name(node)} reorders elements (a transpose)")
+        expands = name in ("expand", "expand_copy") and shp.join([k_in, k_out]) == k_out
+        if not (k_in == k_out or k_in.name == "scalar" or expands):
+            raise NotSupported(
+                f"aten.{op_name(node)} turns a {k_in.name} tensor into a {k_out.name} one: "
+                "data movement"
+            )
+        if src in self.wide:
+            self.wide[node] = self.wide[src]
+        else:
+            self.values[node] = self.value(src)
+
+    def slice_wide(self, node: Node) -> None:
+        """A slice of a wide input's last dim: a strided load of N columns."""
+        param = self.wide[node.args[0]]
+        for g, nodes in enumerate(self.per_graph):
+            ndim = nodes[self.index[node]].meta["val"].dim()
+            if self.arg_at(g, node, 1, 0) % ndim != ndim - 1:
+                raise NotSupported(
+                    f"aten.{op_name(node)} slices input {param.name} along a dim other than the last"
+                )
+        if self.kind(node).name != "full":
+            raise NotSupported(f"a slice of input {param.name} that is not N columns wide")
+        starts = [self.arg_at(g, node, 2, 0) for g in range(len(self.graphs))]
+        start = "0" if all(v in (None, 0) for v in starts) else self.num(node, 2)
+        step = self.lit(node, 4, 1)
+        cols = "cols" if step == 1 else f"cols * {literal(step)}"
+        offset = f"row * {param.name}_row_stride" + ("" if start == "0" else f" + {start}")
+        other = "0.0" if param.dtype.is_floating_point else "0"
+        expr = f"tl.load({param.name}_ptr + {offset} + {cols}, mask=mask, other={other})"
+        if param.dtype.is_floating_point:
+            expr += ".to(tl.float32)"
+        self.values[node] = Value(self.add(expr, True, op_name(node)), param.dtype)
+
+    def convert(self, node: Node) -> None:
+        src = node.args[0]
+        want = self.lit(node, "dtype", None)
+        if want is None and len(node.args) > 1 and isinstance(node.args[1], torch.dtype):
+            want = node.args[1]
+        if src in self.wide:
+            if (
+                want is None
+                or want == self.wide[src].dtype
+                or want in (torch.float32, torch.float64)
+            ):
+                self.wide[node] = self.wide[src]  # loads convert to fp32 anyway
+                return
+            raise NotSupported(f"aten.{op_name(node)} rounds a whole wide input")
+        value = self.value(src)
+        expr, have = value.expr, value.dtype
+        if want is None or want == have:
+            self.values[node] = value
+            return
+        if want not in emit.TL_DTYPES:
+            raise NotSupported(
+                f"aten.{op_name(node)} converts to {want}, which the generator does not emit"
+            )
+        if want.is_floating_point:
+            if not have.is_floating_point:
+                expr = f"{expr}.to(tl.float32)"
+            elif want in (torch.float32, torch.float64):  # already held in fp32
+                self.values[node] = Value(expr, want)
+                return
+        elif want == torch.bool:
+            expr = f"{expr} != 0"
+        else:
+            expr = f"{expr}.to({emit.TL_DTYPES[want]})"
+        expr = rounded(expr, want)
+        self.values[node] = Value(self.add(expr, None, op_name(node)), want)
+
+    def constant(self, node: Node) -> None:
+        name = shp.packet(node)
+        dtype = self.dtype_of(node)
+        if name in ("full", "full_like"):
+            text = self.num(node, 1)
+        elif name == "scalar_tensor":
+            text = self.num(node, 0)
+        else:
+            text = "1" if name.startswith("ones") else "0"
+        if dtype == torch.bool:
+            text = "False" if text in ("0", "0.0", "False") else "True"
+        elif dtype.is_floating_point and re.fullmatch(r"\d+", text):
+            text += ".0"
+        self.values[node] = Value(text, dtype)
+
+    def getitem(self, node: Node) -> None:
+        src, index = node.args
+        parts = self.values.get(src)
+        if not isinstance(parts, list):
+            raise NotSupported(f"getitem on {shp.describe(src)}, which is not a tuple it knows")
+        self.values[node] = parts[index]
+
+    def var_mean(self, node: Node) -> None:
+        self.check_reduction(node, "var_mean")
+        var, mean = var_and_mean(_Call(self, node))
+        dtypes = [v.dtype for v in shp.tensor_vals(node)]
+        v = self.add(rounded(var, dtypes[0]), False, op_name(node))
+        m = self.add(rounded(mean, dtypes[1]), False, op_name(node))
+        self.values[node] = [Value(v, dtypes[0]), Value(m, dtypes[1])]
+
+    def check_reduction(self, node: Node, name: str) -> None:
+        src, out = self.kind(node.args[0]).name, self.kind(node).name
+        want = "scalar" if self.structure == "total" else "row"
+        if src != "full" or out != ("full" if name in ("_softmax", "_log_softmax") else want):
+            raise NotSupported(
+                f"aten.{op_name(node)} reduces a {src} tensor to a {out} one; only reductions of "
+                "the full tensor over its last dim are supported"
+            )
+
+    def compute(self, node: Node, name: str) -> None:
+        if name in REDUCTIONS:
+            self.check_reduction(node, name)
+            expr = REDUCTIONS[name](_Call(self, node))
+        else:
+            self.check_broadcast(node)
+            expr = ELEMENTWISE[name](_Call(self, node))
+        dtype = self.dtype_of(node)
+        expr = rounded(expr, dtype)
+        if not is_var(expr):  # a bare variable needs no statement
+            expr = self.add(expr, self.kind(node).tile, op_name(node))
+        self.values[node] = Value(expr, dtype)
+
+    def check_broadcast(self, node: Node) -> None:
+        """An elementwise op's operands broadcast to its result as their kinds say."""
+        operands = [a for a in node.args if isinstance(a, Node)]
+        if not operands:
+            return
+        k_in, k_out = shp.join([self.kind(a) for a in operands]), self.kind(node)
+        if k_in != k_out:
+            raise NotSupported(
+                f"aten.{op_name(node)} broadcasts {k_in.name} operands to a {k_out.name} result"
+            )
+        ndim = node.meta["val"].dim()
+        for a in operands:  # torch aligns dims from the right: [B, N] against [B, S, N] is not
+            if self.kind(a).name.startswith("batch") and a.meta["val"].dim() != ndim:
+                raise NotSupported(
+                    f"aten.{op_name(node)} broadcasts {shp.describe(a)} from the right"
+                )
+
+
+class _Call:
+    """One aten call as `ops` sees it (see ops.Call)."""
+
+    def __init__(self, builder: Builder, node: Node) -> None:
+        self.b = builder
+        self.node = node
+        self.op = op_name(node)
+        self.out_dtype = shp.tensor_vals(node)[0].dtype
+        self.count = "n" if builder.structure == "total" else "N"
+        # integer and boolean operands are read as fp32 when the result is floating
+        self.to_float = self.out_dtype.is_floating_point
+
+    def _arg(self, i: int) -> Any:
+        return self.node.args[i] if i < len(self.node.args) else None
+
+    def is_tensor(self, i: int) -> bool:
+        return isinstance(self._arg(i), Node)
+
+    def dtype(self, i: int) -> torch.dtype | None:
+        arg = self._arg(i)
+        return self.b.value(arg).dtype if isinstance(arg, Node) else None
+
+    def x(self, i: int) -> str:
+        arg = self._arg(i)
+        if not isinstance(arg, Node):
+            return self.b.num(self.node, i)
+        value = self.b.value(arg)
+        if self.to_float and not value.dtype.is_floating_point:
+            if shp.packet(self.node) == "where" and i == 0:
+                return value.expr
+            if not is_var(value.expr):  # a constant
+                return literal(constant_value(value.expr))
+            return f"{value.expr}.to(tl.float32)"
+        return value.expr
+
+    def lit(self, key: int | str, default: Any = None) -> Any:
+        return self.b.lit(self.node, key, default)
+
+    def num(self, key: int | str, default: Any = None) -> str:
+        return self.b.num(self.node, key, default)
+
+    def helper(self, name: str) -> None:
+        self.b.prog.helpers.add(name)
+
+    def let(self, expr: str) -> str:
+        return self.b.add(expr, None, self.op)
+
+    def reduce(self, how: str, expr: str) -> str:
+        return self.b.add(expr, False, self.op, reduce=how)
+
+    def reduce_dims(self, key: int | str) -> None:
+        """The reduction runs over the row: the last dim, or trailing dims that fold into it."""
+        for g, nodes in enumerate(self.b.per_graph):
+            here = nodes[self.b.index[self.node]]
+            k = shp.trailing_dims(here)
+            shape = tuple(here.args[0].meta["val"].shape)
+            if k is None or math.prod(shape[k:]) != self.b.domains[g][-1]:
+                raise NotSupported(
+                    f"aten.{self.op} reduces over dims {here.args[1]} of a tensor of shape "
+                    f"{shape}; only the last dims (the row) are supported"
+                )
