@@ -17,6 +17,8 @@ from agents.core.state import Measurement
 def measure(
     ctx: RunContext, incumbent_id: int, incumbent_code: str, candidate_code: str
 ) -> Measurement:
+    """The re-measurement of `candidate_code` against the incumbent, labelled with the
+    incumbent's attempt id (and `scripted` when the test seam produced it)."""
     scripted = ctx.config.scripted_measure
     if scripted is not None:
         result = scripted(ctx.task, incumbent_code, candidate_code)
@@ -42,15 +44,10 @@ def measure(
     return _record(result, incumbent_id, scripted=False)
 
 
-def _record(result: object, incumbent_id: int, *, scripted: bool) -> Measurement:
-    return Measurement(
-        measured=bool(getattr(result, "measured", False)),
-        reason=str(getattr(result, "reason", "")),
-        incumbent_id=incumbent_id,
-        incumbent_us=list(getattr(result, "incumbent_us", [])),
-        candidate_us=list(getattr(result, "candidate_us", [])),
-        gain=float(getattr(result, "gain", 0.0)),
-        noise=float(getattr(result, "noise", 0.0)),
-        significant=bool(getattr(result, "significant", False)),
-        scripted=scripted,
-    )
+def _record(result: Measurement, incumbent_id: int, *, scripted: bool) -> Measurement:
+    """`result` (a copy) labelled with who measured what: the incumbent's id, scripted or not."""
+    if not isinstance(result, Measurement):
+        raise TypeError(
+            f"a re-measurement must be a benchmarks.harness.remeasure.Remeasure, got {type(result).__name__}"
+        )
+    return result.model_copy(update={"incumbent_id": incumbent_id, "scripted": scripted})
