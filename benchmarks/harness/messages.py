@@ -439,8 +439,8 @@ def parse_job(text: str | bytes) -> Job:
     """The job in `text` (request.json)."""
     data = _load(text, "job")
     kind = data.pop("job", None)
-    if kind not in JOBS:
-        raise MessageError(f"job: unknown kind {_show(kind)} (known: {', '.join(JOBS)})")
+    if not isinstance(kind, str) or kind not in JOBS:
+        raise MessageError(f"job: unknown kind {_clip(kind)} (known: {', '.join(JOBS)})")
     return _record(JOBS[kind], data, f"{kind} job")
 
 
@@ -448,9 +448,9 @@ def parse_event(text: str | bytes) -> Event:
     """The event in one progress line."""
     data = _load(text, "progress line")
     kind = data.pop("event", None)
-    if kind not in EVENTS:
+    if not isinstance(kind, str) or kind not in EVENTS:
         raise MessageError(
-            f"progress line: unknown event {_show(kind)} (known: {', '.join(EVENTS)})"
+            f"progress line: unknown event {_clip(kind)} (known: {', '.join(EVENTS)})"
         )
     return _record(EVENTS[kind], data, f"{kind} event")
 
@@ -544,6 +544,11 @@ def _value(tp: Any, value: Any, where: str) -> Any:
 
 
 def _show(value: Any) -> str:
-    """A short description of a value from the wire, for error messages."""
+    """A short description of a value from the wire, for error messages: its type and repr."""
+    return f"{type(value).__name__} {_clip(value)}"
+
+
+def _clip(value: Any) -> str:
+    """The repr of a value from the wire, cut to a readable length."""
     text = repr(value)
-    return f"{type(value).__name__} {text[:60]}{'...' if len(text) > 60 else ''}"
+    return text[:60] + ("..." if len(text) > 60 else "")
