@@ -44,10 +44,9 @@ def measure(
     return _record(result, incumbent_id, scripted=False)
 
 
-def _record(result: Measurement, incumbent_id: int, *, scripted: bool) -> Measurement:
-    """`result` (a copy) labelled with who measured what: the incumbent's id, scripted or not."""
+def _record(result: object, incumbent_id: int, *, scripted: bool) -> Measurement:
+    """`result` (a copy) labelled with who measured what: the incumbent's id, scripted or not.
+    A test seam may return any object with the record's attributes."""
     if not isinstance(result, Measurement):
-        raise TypeError(
-            f"a re-measurement must be a benchmarks.harness.remeasure.Remeasure, got {type(result).__name__}"
-        )
+        result = Measurement.model_validate(result, from_attributes=True)
     return result.model_copy(update={"incumbent_id": incumbent_id, "scripted": scripted})
