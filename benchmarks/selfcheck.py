@@ -91,21 +91,22 @@ def _run_solution(task: Any, fn: Any, device: str, shapes: tuple, trials: int = 
     import torch
 
     from benchmarks.harness.compare import compare_outputs
+    from benchmarks.harness.messages import ShapeSpec
     from benchmarks.harness.worker import trial_plan
 
     gen = torch.Generator(device=device)
     plan = trial_plan(
-        [{"name": s.name, "dims": s.dims} for s in shapes], list(task.modes), trials, 0
+        [ShapeSpec(s.name, dict(s.dims)) for s in shapes], list(task.modes), trials, 0
     )
     for item in plan:
-        gen.manual_seed(item["seed"])
-        args = task.make_inputs(item["dims"], item["mode"], gen)
+        gen.manual_seed(item.seed)
+        args = task.make_inputs(item.dims, item.mode, gen)
         want = task.reference(*args)
-        gen.manual_seed(item["seed"])
-        got = fn(*task.make_inputs(item["dims"], item["mode"], gen))
+        gen.manual_seed(item.seed)
+        got = fn(*task.make_inputs(item.dims, item.mode, gen))
         cmp = compare_outputs(got, want, task.tolerance)
         if not cmp.ok:
-            return f"{cmp.error_class.value} on {item['shape']}/{item['mode']}: {cmp.message}"
+            return f"{cmp.error_class.value} on {item.shape}/{item.mode}: {cmp.message}"
     return None
 
 

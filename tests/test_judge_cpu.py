@@ -58,6 +58,32 @@ def test_next_evaluation_works_after_a_crash_and_a_hang():
     assert all(s.candidate_us is None for s in ok.shapes)
 
 
+def _past_the_static_check(monkeypatch):
+    """Let a candidate through the static stage, as if it had found a hole in it."""
+    from benchmarks.harness.static_check import StaticResult
+
+    monkeypatch.setattr(
+        "benchmarks.harness.judge.check_source",
+        lambda *a, **k: StaticResult(ok=True, error_class=ErrorClass.NONE, message=""),
+    )
+
+
+@pytest.mark.parametrize(
+    ("name", "says"),
+    [
+        ("forged_progress_line", "unknown event 'all_trials_passed'"),
+        ("forged_result", "malformed result.json"),
+    ],
+)
+def test_a_candidate_forging_worker_messages_gets_a_harness_verdict(monkeypatch, name, says):
+    _past_the_static_check(monkeypatch)
+    path = TESTS / "hostile_protocol" / f"{name}.py"
+    verdict = evaluate(get_task("softmax_fp32"), path, CPU)
+    assert verdict.error_class == ErrorClass.HARNESS_ERROR and not verdict.passed, verdict.message
+    assert says in verdict.message
+    assert "harness_error" in verdict.flags
+
+
 STARTER = sorted({t.name: t for t in load_all().values()}.values(), key=lambda t: t.name)
 KNOWN_BAD = [t for t in STARTER if (TESTS / "known_bad" / f"{t.name}.py").is_file()]
 

@@ -29,3 +29,45 @@ def test_cpu_says_not_measured():
     task = get_task("softmax_fp32")
     r = interleaved(task, "x", "y", device="cpu")
     assert not r.measured and "not measured" in r.reason
+
+
+def test_one_record_for_the_fact_stored_by_the_agent_with_its_scripted_label():
+    from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
+
+    from agents.core.state import CHECKPOINT_TYPES, Attempt, Measurement, VerdictSummary
+    from benchmarks.harness.remeasure import Remeasure
+
+    assert Measurement is Remeasure  # the agent stores the harness's record, no copy
+    m = summarize({"incumbent": {"a": [10.0, 10.1]}, "candidate": {"a": [8.0, 8.1]}})
+    m = m.model_copy(update={"incumbent_id": 3, "scripted": True})
+    a = Attempt(
+        id=4,
+        node="optimizer",
+        mode="optimize",
+        iteration=1,
+        key="k",
+        code_path="attempts/4/kernel.py",
+        code_sha256="0" * 64,
+        verdict=VerdictSummary(passed=True),
+        measurement=m,
+    )
+    back = Attempt.model_validate_json(a.model_dump_json())  # as attempt.json stores it
+    assert back == a and back.measurement.scripted and back.measurement.shapes == ["a"]
+    allowed = [(t.__module__, t.__name__) for t in CHECKPOINT_TYPES]
+    serde = JsonPlusSerializer(allowed_msgpack_modules=allowed)  # as the checkpoint stores it
+    assert serde.loads_typed(serde.dumps_typed(a)) == a
+
+
+def test_timings_the_worker_cannot_have_measured_are_not_summarised(monkeypatch):
+    from benchmarks.harness import remeasure
+    from benchmarks.harness.messages import RemeasureResult
+
+    task = get_task("softmax_fp32")
+    for times in (
+        {"incumbent": {"a": [1.0]}},
+        {"incumbent": {"a": [1.0]}, "candidate": {"b": [1.0]}},
+        {"incumbent": {"a": [1.0]}, "candidate": {"a": [0.0]}},
+    ):
+        monkeypatch.setattr(remeasure, "run_job", lambda *a, t=times, **k: RemeasureResult(times=t))
+        r = interleaved(task, "x", "y", device="cuda")
+        assert not r.measured and r.reason.startswith("re-measurement failed: the worker returned")

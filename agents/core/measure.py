@@ -17,6 +17,8 @@ from agents.core.state import Measurement
 def measure(
     ctx: RunContext, incumbent_id: int, incumbent_code: str, candidate_code: str
 ) -> Measurement:
+    """The re-measurement of `candidate_code` against the incumbent, labelled with the
+    incumbent's attempt id (and `scripted` when the test seam produced it)."""
     scripted = ctx.seams.scripted_measure
     if scripted is not None:
         result = scripted(ctx.task, incumbent_code, candidate_code)
@@ -43,14 +45,8 @@ def measure(
 
 
 def _record(result: object, incumbent_id: int, *, scripted: bool) -> Measurement:
-    return Measurement(
-        measured=bool(getattr(result, "measured", False)),
-        reason=str(getattr(result, "reason", "")),
-        incumbent_id=incumbent_id,
-        incumbent_us=list(getattr(result, "incumbent_us", [])),
-        candidate_us=list(getattr(result, "candidate_us", [])),
-        gain=float(getattr(result, "gain", 0.0)),
-        noise=float(getattr(result, "noise", 0.0)),
-        significant=bool(getattr(result, "significant", False)),
-        scripted=scripted,
-    )
+    """`result` (a copy) labelled with who measured what: the incumbent's id, scripted or not.
+    A test seam may return any object with the record's attributes."""
+    if not isinstance(result, Measurement):
+        result = Measurement.model_validate(result, from_attributes=True)
+    return result.model_copy(update={"incumbent_id": incumbent_id, "scripted": scripted})

@@ -18,6 +18,10 @@ from typing import Annotated, Any, TypedDict
 
 from pydantic import BaseModel, Field
 
+# An interleaved re-measurement of a candidate against the incumbent: one record, defined by the
+# harness that measures it, stored as it is in each attempt (and the checkpoint).
+from benchmarks.harness.remeasure import Remeasure as Measurement
+
 
 class Candidate(BaseModel):
     """A proposed kernel awaiting evaluation."""
@@ -51,20 +55,6 @@ class VerdictSummary(BaseModel):
     candidate_us: dict[str, float] = Field(default_factory=dict)  # per shape, where timed
     skipped: list[str] = Field(default_factory=list)
     flags: list[str] = Field(default_factory=list)
-
-
-class Measurement(BaseModel):
-    """Interleaved re-measurement of a candidate against the incumbent (or why there was none)."""
-
-    measured: bool
-    reason: str = ""
-    incumbent_id: int | None = None
-    incumbent_us: list[float] = Field(default_factory=list)
-    candidate_us: list[float] = Field(default_factory=list)
-    gain: float = 0.0
-    noise: float = 0.0
-    significant: bool = False
-    scripted: bool = False  # True when a test seam produced it, not a GPU
 
 
 class Attempt(BaseModel):

@@ -1,11 +1,12 @@
 """A worker process (`benchmarks.harness.worker`) in its own process group, and its progress lines.
 
-Used by the judge for untrusted candidates and by the perf stage for trusted baselines."""
+Used by the judge for untrusted candidates and by the perf stage for trusted baselines. What
+travels between the two is defined in `benchmarks.harness.messages`."""
 
 from __future__ import annotations
 
 import atexit
-import json
+import dataclasses
 import os
 import shutil
 import signal
@@ -13,6 +14,24 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from typing import TypeVar
+
+from benchmarks.harness.messages import (
+    CallEvent,
+    Event,
+    ImportEvent,
+    Job,
+    MalformedEvent,
+    MessageError,
+    PerfEvent,
+    Result,
+    dump,
+    parse_event,
+    parse_result,
+    result_type,
+)
+
+R = TypeVar("R")
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
@@ -57,15 +76,17 @@ class Child:
             start_new_session=True,
         )
         self._pos = 0
-        self.events: list[dict] = []
+        self.events: list[Event] = []
 
-    def submit(self, request: dict) -> None:
-        """Hand the waiting process its one request (written atomically)."""
+    def submit(self, job: Job) -> None:
+        """Hand the waiting process its one job (written atomically)."""
         tmp = self.folder / "request.json.tmp"
-        tmp.write_text(json.dumps(request))
+        tmp.write_text(dump(job))
         tmp.replace(self.folder / "request.json")
 
-    def poll_events(self) -> list[dict]:
+    def poll_events(self) -> list[Event]:
+        """The progress lines written since the last poll, parsed; a line that is not a valid
+        event comes back as a `MalformedEvent` saying why (the caller decides what it means)."""
         path = self.folder / "progress.jsonl"
         if not path.exists():
             return []
@@ -76,12 +97,13 @@ class Child:
         if end < 0:
             return []
         self._pos += end + 1
-        new = []
+        new: list[Event] = []
         for line in chunk[: end + 1].splitlines():
             try:
-                new.append(json.loads(line))
-            except json.JSONDecodeError:
-                new.append({"event": "garbled", "raw": line[:200].decode(errors="replace")})
+                new.append(parse_event(line))
+            except MessageError as exc:
+                raw = line[:200].decode(errors="replace")
+                new.append(MalformedEvent(raw=raw, error=str(exc)[:500]))
         self.events.extend(new)
         return new
 
@@ -105,14 +127,17 @@ class Child:
             if not f.closed:
                 f.close()
 
-    def result(self) -> dict | None:
+    def result(self, cls: type[R]) -> R | None:
+        """The result the worker wrote, as record `cls`; None when there is none. Raises
+        `MessageError` when result.json is not a valid `cls`."""
         path = self.folder / "result.json"
-        if not path.exists():
-            return None
         try:
-            return json.loads(path.read_text())
-        except json.JSONDecodeError:
+            text = path.read_bytes()
+        except FileNotFoundError:
             return None
+        except OSError as exc:
+            raise MessageError(f"result.json cannot be read: {exc}") from None
+        return parse_result(cls, text)
 
     def stderr_tail(self, n: int = 1500) -> str:
         self._close()
@@ -122,12 +147,13 @@ class Child:
             return ""
 
     def last_step(self) -> str:
+        """Where the worker was, from its latest call, perf or import line (for messages)."""
         for evt in reversed(self.events):
-            if evt.get("event") in ("call", "perf", "import"):
-                if evt["event"] == "call":
-                    return f"during the call on shape {evt['shape']}, mode {evt['mode']}, trial {evt['trial']}"
-                if evt["event"] == "perf":
-                    return f"while timing shape {evt['shape']}"
+            if isinstance(evt, CallEvent):
+                return f"during the call on shape {evt.shape}, mode {evt.mode}, trial {evt.trial}"
+            if isinstance(evt, PerfEvent):
+                return f"while timing shape {evt.shape}"
+            if isinstance(evt, ImportEvent):
                 return "while importing the candidate"
         return "before the candidate was imported"
 
@@ -196,35 +222,47 @@ def discard(child: Child) -> None:
 
 def run_job(
     device: str,
-    request: dict,
+    job: Job,
     *,
     timeout_s: float,
     root: Path | None = None,
     files: dict[str, str] | None = None,
-) -> dict:
-    """Run one trusted or measurement job to completion in a fresh child; its result dict, or
-    {"status": "error", "message": ...} when it timed out or died. `files` are written into the
-    child's folder first (name -> text); "{folder}" in request strings is replaced by its path."""
+) -> Result:
+    """Run one trusted or measurement job to completion in a fresh child; its result, an error
+    result when it timed out, died or wrote a malformed result. `files` are written into the
+    child's folder first (name -> text); "{folder}" in the job's strings is replaced by its path."""
     child = acquire(device, root or default_root(), prewarm=False)
+    cls = result_type(job)
     try:
         for name, text in (files or {}).items():
             (child.folder / name).write_text(text)
-        request = {
-            k: v.replace("{folder}", str(child.folder)) if isinstance(v, str) else v
-            for k, v in request.items()
-        }
-        child.submit(request)
+        job = _in_folder(job, child.folder)
+        child.submit(job)
+        failed = cls()
         if child.wait(timeout_s) is None:
-            return {
-                "status": "error",
-                "message": f"{request.get('job')} job ran past {timeout_s:.0f} s and was killed",
-            }
-        return child.result() or {
-            "status": "error",
-            "message": f"{request.get('job')} worker died: {child.stderr_tail(600)}",
-        }
+            failed.fail("", f"{job.kind} job ran past {timeout_s:.0f} s and was killed")
+            return failed
+        try:
+            result = child.result(cls)
+        except MessageError as exc:
+            failed.fail("harness_error", f"{job.kind} worker wrote a malformed result: {exc}")
+            return failed
+        if result is None:
+            failed.fail("", f"{job.kind} worker died: {child.stderr_tail(600)}")
+            return failed
+        return result
     finally:
         discard(child)
+
+
+def _in_folder(job: Job, folder: Path) -> Job:
+    """`job` with "{folder}" in its string fields replaced by `folder`."""
+    changes = {
+        f.name: value.replace("{folder}", str(folder))
+        for f in dataclasses.fields(job)
+        if isinstance(value := getattr(job, f.name), str)
+    }
+    return dataclasses.replace(job, **changes)
 
 
 @atexit.register

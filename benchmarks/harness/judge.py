@@ -16,7 +16,7 @@ import hashlib
 import re
 import shutil
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import torch
@@ -25,11 +25,26 @@ from benchmarks.harness import perf as perf_stage
 from benchmarks.harness.child import Child, acquire, default_root, signal_name
 from benchmarks.harness.compare import bitwise_equal, compare_outputs
 from benchmarks.harness.judge_config import JudgeConfig
+from benchmarks.harness.messages import (
+    PROTOCOL_VERSION,
+    CandidateJob,
+    CandidateResult,
+    CorrectnessDoneEvent,
+    Event,
+    FallbackInfo,
+    ImportEvent,
+    MalformedEvent,
+    MessageError,
+    ShapeSpec,
+    StartEvent,
+    Trial,
+    TrialEvent,
+)
 from benchmarks.harness.precision import full_precision
 from benchmarks.harness.static_check import check_source
 from benchmarks.harness.transport import TransportError, read_trial
 from benchmarks.harness.worker import trial_plan
-from benchmarks.task import Task
+from benchmarks.task import Shape, Task
 from benchmarks.verdict import ErrorClass, Mismatch, ShapeResult, Stage, Verdict, stage_before
 
 BF16_DOT_SKIP = (
@@ -180,22 +195,18 @@ def _evaluate_once(
     folder = child.folder
     try:
         (folder / "candidate.py").write_text(source)
-        want_perf = config.perf and device == "cuda"
-        request = {
-            "job": "candidate",
-            "task_path": str(task.path),
-            "dtype": task.dtype,
-            "candidate_path": str(folder / "candidate.py"),
-            "device": device,
-            "shapes": [{"name": s.name, "dims": s.dims} for s in shapes],
-            "modes": modes,
-            "trials": config.trials,
-            "seed": config.seed,
-            "perf": want_perf,
-        }
-        verdict = _run_candidate(
-            verdict, task, child, request, device, shapes, config, skip_numeric, soft_skip
+        job = CandidateJob(
+            task_path=str(task.path),
+            dtype=task.dtype,
+            candidate_path=str(folder / "candidate.py"),
+            device=device,
+            shapes=[ShapeSpec(name=s.name, dims=dict(s.dims)) for s in shapes],
+            modes=modes,
+            trials=config.trials,
+            seed=config.seed,
+            perf=config.perf and device == "cuda",
         )
+        verdict = _run_candidate(verdict, task, child, job, shapes, config, skip_numeric, soft_skip)
     finally:
         child.kill()
         if not config.keep_dir:
@@ -214,139 +225,242 @@ def _run_candidate(
     verdict: Verdict,
     task: Task,
     child: Child,
-    request: dict,
-    device: str,
-    shapes: list,
+    job: CandidateJob,
+    shapes: list[Shape],
     config: JudgeConfig,
     skip_numeric: bool,
     soft_skip: str | None = None,
 ) -> Verdict:
-    folder = child.folder
-    plan = {
-        p["n"]: p
-        for p in trial_plan(request["shapes"], request["modes"], request["trials"], request["seed"])
-    }
-    by_shape: dict[str, ShapeResult] = {
-        s.name: ShapeResult(
-            shape=s.name,
-            dims=s.dims,
-            dtype=task.dtype,
-            weight=s.weight,
-            phase=s.phase if device == "cuda" else "cpu",
-        )
-        for s in shapes
-    }
-    state = _TrialState()
+    """Hand `job` to the waiting `child`, check what it reports while it runs, and turn the
+    outcome into the verdict."""
     t0 = time.perf_counter()
-    deadline = t0 + config.timeout_s
-    child.submit(request)
-    gen = torch.Generator(device=device)
-    answered = False
+    checker = _TrialChecker(task, child.folder, job, shapes, verdict, t0, skip_numeric, soft_skip)
+    child.submit(job)
+    timeout = _converse(child, checker, t0 + config.timeout_s, config.timeout_s)
+    if timeout is not None:
+        return _fail(verdict, timeout.error, timeout.message, timeout.stage)
+    child.wait(5)
+    verdict.stage_seconds["child"] = time.perf_counter() - t0
+    verdict.stage_seconds.update(_child_timeline(child.events))
 
-    def handle(evt: dict) -> None:
-        nonlocal answered
-        kind = evt.get("event")
-        if kind == "trial" and state.failure is None:
-            item = plan[evt["n"]]
-            if item["n"] == 0:
-                verdict.stage_seconds["first_call"] = time.perf_counter() - t0
-            state.failure, nd = _check_trial(
-                task, folder / evt["file"], item, gen, by_shape[item["shape"]], skip_numeric
-            )
-            if (
-                state.failure
-                and soft_skip
-                and state.failure[0] in (ErrorClass.NUMERICAL_MISMATCH, ErrorClass.NAN_INF_MISMATCH)
-            ):
-                if not any(note.startswith(soft_skip) for note in verdict.skipped):
-                    verdict.skipped.append(
-                        f"{soft_skip} (first mismatch: {state.failure[1][:300]})"
-                    )
-                state.failure = None
-            state.compared += 1
-            if nd == "bits":
-                state.nondet_note = f"repeat call on shape {item['shape']} differed in the last bits (within tolerance)"
-            elif nd:
-                state.pending_nondet = state.pending_nondet or nd
-            if evt.get("fallback") is not None:
-                state.fallback[item["shape"]] = evt["fallback"]
-        elif kind == "correctness_done" and not answered:
-            answered = True
-            verdict.stage_seconds["correctness"] = time.perf_counter() - t0
-            go = (
-                state.failure is None
-                and state.pending_nondet is None
-                and not _fallback_failure(state.fallback)
-            )
-            (folder / ("go_perf" if go and request["perf"] else "stop")).touch()
-
+    if checker.failure:
+        verdict.mismatch = checker.failure.mismatch
+        verdict.shapes = list(checker.by_shape.values())
+        return _fail(verdict, checker.failure.error, checker.failure.message, checker.failure.stage)
     try:
-        while state.failure is None:
+        result = child.result(CandidateResult)
+    except MessageError as exc:
+        verdict.flags.append("harness_error")
+        return _fail(
+            verdict,
+            ErrorClass.HARNESS_ERROR,
+            f"the candidate's process wrote a malformed result.json: {exc}",
+            Stage.CALL,
+        )
+    if result is None:
+        return _verdict_without_result(verdict, child)
+    return _verdict_from_result(verdict, task, job, shapes, config, checker, result)
+
+
+@dataclass
+class _Failure:
+    """Why the candidate failed: error class, message, the stage it failed, the first mismatch."""
+
+    error: ErrorClass
+    message: str
+    stage: Stage
+    mismatch: Mismatch | None = None
+
+
+class _TrialChecker:
+    """What the judge does with each line the worker writes while it runs: checks every trial's
+    outputs against the reference on inputs regenerated here, refuses lines that break the
+    protocol, and answers the worker's correctness_done with go_perf or stop."""
+
+    def __init__(
+        self,
+        task: Task,
+        folder: Path,
+        job: CandidateJob,
+        shapes: list[Shape],
+        verdict: Verdict,
+        t0: float,
+        skip_numeric: bool,
+        soft_skip: str | None,
+    ) -> None:
+        self.task, self.folder, self.job, self.verdict, self.t0 = task, folder, job, verdict, t0
+        self.skip_numeric, self.soft_skip = skip_numeric, soft_skip
+        self.plan = {t.n: t for t in trial_plan(job.shapes, job.modes, job.trials, job.seed)}
+        self.by_shape: dict[str, ShapeResult] = {
+            s.name: ShapeResult(
+                shape=s.name,
+                dims=s.dims,
+                dtype=task.dtype,
+                weight=s.weight,
+                phase=s.phase if job.device == "cuda" else "cpu",
+            )
+            for s in shapes
+        }
+        self.gen = torch.Generator(device=job.device)
+        self.failure: _Failure | None = None
+        self.compared = 0
+        self.seen: set[int] = set()
+        self.pending_nondet: str | None = None
+        self.nondet_note: str | None = None
+        self.fallback: dict[str, FallbackInfo] = {}
+        self.answered = False
+
+    def handle(self, evt: Event) -> None:
+        if isinstance(evt, MalformedEvent):
+            self._refuse(f"a malformed progress line: {evt.error} (line: {evt.raw!r})")
+        elif isinstance(evt, StartEvent) and evt.protocol != PROTOCOL_VERSION:
+            self._refuse(f"protocol {evt.protocol}, not the judge's {PROTOCOL_VERSION}")
+        elif isinstance(evt, TrialEvent) and self.failure is None:
+            self._on_trial(evt)
+        elif isinstance(evt, CorrectnessDoneEvent) and not self.answered:
+            self._answer()
+
+    def _refuse(self, what: str) -> None:
+        if self.failure is None:
+            self.verdict.flags.append("harness_error")
+            self.failure = _Failure(
+                ErrorClass.HARNESS_ERROR,
+                f"the candidate's process broke the worker protocol: {what}",
+                Stage.CALL,
+            )
+
+    def _on_trial(self, evt: TrialEvent) -> None:
+        item = self.plan.get(evt.n)
+        if item is None or evt.n in self.seen or evt.file != f"trial_{evt.n}.json":
+            self._refuse(
+                f"a trial line that is not in the plan of {len(self.plan)} trials "
+                f"(trial {evt.n}, file {evt.file[:100]!r}, seen before: {evt.n in self.seen})"
+            )
+            return
+        self.seen.add(evt.n)
+        if item.n == 0:
+            self.verdict.stage_seconds["first_call"] = time.perf_counter() - self.t0
+        failure, nd = _check_trial(
+            self.task,
+            self.folder / evt.file,
+            item,
+            self.gen,
+            self.by_shape[item.shape],
+            self.skip_numeric,
+        )
+        self.failure = self._soft_skipped(failure)
+        self.compared += 1
+        if nd == "bits":
+            self.nondet_note = (
+                f"repeat call on shape {item.shape} differed in the last bits (within tolerance)"
+            )
+        elif nd:
+            self.pending_nondet = self.pending_nondet or nd
+        if evt.fallback is not None:
+            self.fallback[item.shape] = evt.fallback
+
+    def _soft_skipped(self, failure: _Failure | None) -> _Failure | None:
+        """A numerical mismatch of a kernel the CPU interpreter gets wrong (fp8 casts) becomes a
+        skipped note; any other failure stays."""
+        if not (
+            failure
+            and self.soft_skip
+            and failure.error in (ErrorClass.NUMERICAL_MISMATCH, ErrorClass.NAN_INF_MISMATCH)
+        ):
+            return failure
+        skipped = self.verdict.skipped
+        if not any(note.startswith(self.soft_skip) for note in skipped):
+            skipped.append(f"{self.soft_skip} (first mismatch: {failure.message[:300]})")
+        return None
+
+    def _answer(self) -> None:
+        self.answered = True
+        self.verdict.stage_seconds["correctness"] = time.perf_counter() - self.t0
+        go = (
+            self.failure is None
+            and self.pending_nondet is None
+            and not _fallback_failure(self.fallback)
+        )
+        (self.folder / ("go_perf" if go and self.job.perf else "stop")).touch()
+
+
+def _converse(
+    child: Child, checker: _TrialChecker, deadline: float, timeout_s: float
+) -> _Failure | None:
+    """Feed the worker's lines to `checker` until a trial fails, the worker exits or the
+    deadline passes; the timeout, or None. The worker is killed on a failure or a timeout."""
+    try:
+        while checker.failure is None:
             for evt in child.poll_events():
-                handle(evt)
-            if state.failure is not None:
+                checker.handle(evt)
+            if checker.failure is not None:
                 break
             if child.proc.poll() is not None:
                 for evt in child.poll_events():  # lines written just before the exit
-                    handle(evt)
+                    checker.handle(evt)
                 break
             if time.perf_counter() > deadline:
                 step = child.last_step()
                 child.kill()
-                return _fail(
-                    verdict,
+                return _Failure(
                     ErrorClass.TIMEOUT,
-                    f"the candidate process ran past the {config.timeout_s:.0f} s limit {step} and was killed",
+                    f"the candidate process ran past the {timeout_s:.0f} s limit {step} and was killed",
                     Stage.CALL,
                 )
             time.sleep(0.005)
     except BaseException:
         child.kill()
         raise
-    if state.failure is not None:
+    if checker.failure is not None:
         child.kill()
-    child.wait(5)
-    verdict.stage_seconds["child"] = time.perf_counter() - t0
-    verdict.stage_seconds.update(_child_timeline(child.events))
+    return None
 
-    if state.failure:
-        error, message, stage, mismatch = state.failure
-        verdict.mismatch = mismatch
-        verdict.shapes = list(by_shape.values())
-        return _fail(verdict, error, message, stage)
-    compared, pending_nondet, fallback = state.compared, state.pending_nondet, state.fallback
 
-    result = child.result()
-    if result is None:
-        code = child.proc.returncode
-        step = child.last_step()
-        tail = child.stderr_tail()
-        if not any(evt.get("event") == "import" for evt in child.events):
-            # the worker died in its own set-up, before any candidate code ran (out of memory at
-            # CUDA start-up, say): the judge's failure, never the candidate's
-            verdict.flags.append("worker_lost")
-            return _fail(
-                verdict,
-                ErrorClass.HARNESS_ERROR,
-                f"the worker process exited with code {code} before the candidate was imported (not the candidate's fault). stderr: {tail[-600:]}",
-                Stage.COMPILE,
-            )
-        if code is not None and code < 0:
-            return _fail(
-                verdict,
-                ErrorClass.CRASH,
-                f"the candidate process died with {signal_name(code)} {step}. stderr: {tail[-600:]}",
-                Stage.CALL,
-            )
+def _verdict_without_result(verdict: Verdict, child: Child) -> Verdict:
+    """The verdict when the worker exited without a result: lost in its own set-up (the judge's
+    failure, retried), killed by a signal, or exited early."""
+    code = child.proc.returncode
+    step = child.last_step()
+    tail = child.stderr_tail()
+    if not any(isinstance(evt, ImportEvent) for evt in child.events):
+        # the worker died in its own set-up, before any candidate code ran (out of memory at
+        # CUDA start-up, say): the judge's failure, never the candidate's
+        verdict.flags.append("worker_lost")
         return _fail(
             verdict,
-            ErrorClass.EARLY_EXIT,
-            f"the candidate process exited with code {code} {step} without returning a result (sys.exit / os._exit?)",
+            ErrorClass.HARNESS_ERROR,
+            f"the worker process exited with code {code} before the candidate was imported (not the candidate's fault). stderr: {tail[-600:]}",
+            Stage.COMPILE,
+        )
+    if code is not None and code < 0:
+        return _fail(
+            verdict,
+            ErrorClass.CRASH,
+            f"the candidate process died with {signal_name(code)} {step}. stderr: {tail[-600:]}",
             Stage.CALL,
         )
-    if result.get("status") == "error":
-        error = ErrorClass(result.get("error_class", "harness_error"))
-        where = result.get("where")
+    return _fail(
+        verdict,
+        ErrorClass.EARLY_EXIT,
+        f"the candidate process exited with code {code} {step} without returning a result (sys.exit / os._exit?)",
+        Stage.CALL,
+    )
+
+
+def _verdict_from_result(
+    verdict: Verdict,
+    task: Task,
+    job: CandidateJob,
+    shapes: list[Shape],
+    config: JudgeConfig,
+    checker: _TrialChecker,
+    result: CandidateResult,
+) -> Verdict:
+    """The verdict from the worker's result, once every trial it shipped passed: its error, or
+    the stages after correctness (determinism, no fallback) and the timings."""
+    planned = len(checker.plan)
+    if result.failed:
+        error = ErrorClass(result.error_class or "harness_error")
         stage = {
             ErrorClass.IMPORT_ERROR: Stage.COMPILE,
             ErrorClass.COMPILE_ERROR: Stage.COMPILE,
@@ -354,64 +468,82 @@ def _run_candidate(
         }.get(error, Stage.CALL)
         if error == ErrorClass.HARNESS_ERROR:
             verdict.flags.append("harness_error")
-        if compared < len(plan) or where:
-            return _fail(verdict, error, result.get("message", ""), stage)
+        if checker.compared < planned or result.where:
+            return _fail(verdict, error, result.message, stage)
         # failure while timing, after correctness passed
         verdict.flags.append("perf_failed")
-        verdict.perf_status = f"failed: {result.get('message', '')}"
-    if compared < len(plan):
+        verdict.perf_status = f"failed: {result.message}"
+    if checker.compared < planned:
         return _fail(
             verdict,
             ErrorClass.HARNESS_ERROR,
-            f"the worker returned after {compared} of {len(plan)} trials",
+            f"the worker returned after {checker.compared} of {planned} trials",
             Stage.CALL,
         )
 
-    verdict.triton_launches = dict(result.get("launches_total", {}))
-    features = result.get("ptx_features")
-    if isinstance(features, dict) and all(
-        isinstance(k, str) and isinstance(v, bool) for k, v in features.items()
-    ):
-        verdict.ptx_features = features
+    verdict.triton_launches = dict(result.launches_total)
+    if result.ptx_features is not None:
+        verdict.ptx_features = result.ptx_features
+    failed = _after_correctness(verdict, job, checker)
+    if failed is not None:
+        return failed
+    verdict.passed = True
+    verdict.shapes = list(checker.by_shape.values())
+    _perf(verdict, task, job, shapes, config, result)
+    return verdict
+
+
+def _after_correctness(
+    verdict: Verdict, job: CandidateJob, checker: _TrialChecker
+) -> Verdict | None:
+    """The stages after correctness: deterministic, then no PyTorch fallback. The failed
+    verdict, or None when both passed."""
     verdict.stage_reached = (
-        Stage.CORRECT_OUTLIER
-        if any(m != "standard" for m in request["modes"])
-        else Stage.CORRECT_STANDARD
+        Stage.CORRECT_OUTLIER if any(m != "standard" for m in job.modes) else Stage.CORRECT_STANDARD
     )
-    if pending_nondet:
-        return _fail(verdict, ErrorClass.NONDETERMINISTIC, pending_nondet, Stage.DETERMINISTIC)
-    if state.nondet_note:
+    if checker.pending_nondet:
+        return _fail(
+            verdict, ErrorClass.NONDETERMINISTIC, checker.pending_nondet, Stage.DETERMINISTIC
+        )
+    if checker.nondet_note:
         verdict.flags.append("nondeterministic_bits")
     verdict.stage_reached = Stage.DETERMINISTIC
 
+    fallback = checker.fallback
     ops: dict[str, int] = {}
     for info in fallback.values():
-        for name, n in info.get("all_ops", {}).items():
+        for name, n in info.all_ops.items():
             ops[name] = ops.get(name, 0) + n
     verdict.aten_ops = ops
     fb = _fallback_failure(fallback)
     if fb:
-        verdict.fallback_ops = sorted(
-            {op for info in fallback.values() for op in info.get("compute_ops", {})}
-        )
+        verdict.fallback_ops = sorted({op for info in fallback.values() for op in info.compute_ops})
         return _fail(verdict, ErrorClass.FALLBACK, fb, Stage.NO_FALLBACK)
     verdict.stage_reached = Stage.NO_FALLBACK
-    verdict.passed = True
-    verdict.shapes = list(by_shape.values())
+    return None
 
-    if device != "cuda":
+
+def _perf(
+    verdict: Verdict,
+    task: Task,
+    job: CandidateJob,
+    shapes: list[Shape],
+    config: JudgeConfig,
+    result: CandidateResult,
+) -> None:
+    """The perf stage's numbers from the worker's timings (or why there are none)."""
+    if job.device != "cuda":
         verdict.perf_status = "not measured (no GPU)"
-        return verdict
-    if not request["perf"]:
+        return
+    if not job.perf:
         verdict.perf_status = "not measured (perf off)"
-        return verdict
-    if result.get("perf"):
+        return
+    if result.perf:
         t1 = time.perf_counter()
-        perf_stage.fill_perf(verdict, task, shapes, result["perf"], config)
+        perf_stage.fill_perf(verdict, task, shapes, result.perf.by_shape_dict(), config)
         verdict.stage_seconds["perf"] = (
             time.perf_counter() - t1 + verdict.stage_seconds.get("perf", 0.0)
         )
-    return verdict
 
 
 def _fill_estimated_costs(verdict: Verdict, task: Task) -> None:
@@ -422,13 +554,13 @@ def _fill_estimated_costs(verdict: Verdict, task: Task) -> None:
             sr.flops, sr.bytes = task.flops(sr.dims), task.min_bytes(sr.dims)
 
 
-def _child_timeline(events: list[dict]) -> dict[str, float]:
+def _child_timeline(events: list[Event]) -> dict[str, float]:
     """Seconds the child spent importing the candidate, in its first call (compile, op tracing),
     in the remaining trials, and timing — from the timestamps on its progress lines."""
     first: dict[str, float] = {}
     for evt in events:
-        if "t" in evt and evt.get("event") not in first:
-            first[evt["event"]] = float(evt["t"])
+        if not isinstance(evt, MalformedEvent) and evt.kind not in first:
+            first[evt.kind] = evt.t
     spans = {
         "child_import": ("import", "call"),
         "child_first_call": ("call", "trial"),
@@ -444,22 +576,11 @@ def _child_timeline(events: list[dict]) -> dict[str, float]:
     }
 
 
-@dataclass
-class _TrialState:
-    failure: tuple[ErrorClass, str, Stage, Mismatch | None] | None = None
-    compared: int = 0
-    pending_nondet: str | None = None
-    nondet_note: str | None = None
-    fallback: dict[str, dict] = field(default_factory=dict)
-
-
-def _fallback_failure(fallback: dict[str, dict]) -> str | None:
+def _fallback_failure(fallback: dict[str, FallbackInfo]) -> str | None:
     from benchmarks.harness.fallback import verdict_for
 
     for shape, info in fallback.items():
-        msg = verdict_for(
-            info.get("compute_ops", {}), info.get("launches", {}), info.get("output_problems")
-        )
+        msg = verdict_for(info.compute_ops, info.launches, info.output_problems)
         if msg:
             return f"{msg} (shape {shape})"
     return None
@@ -468,34 +589,30 @@ def _fallback_failure(fallback: dict[str, dict]) -> str | None:
 def _check_trial(
     task: Task,
     path: Path,
-    item: dict,
+    item: Trial,
     gen: torch.Generator,
     shape_result: ShapeResult,
     skip_numeric: bool,
-) -> tuple[tuple[ErrorClass, str, Stage, Mismatch | None] | None, str | None]:
+) -> tuple[_Failure | None, str | None]:
     """Compare one trial's outputs with the reference. Returns (failure, nondeterminism)."""
-    stage = _correctness_stage(item["mode"])
-    where = f"shape {item['shape']} {item['dims']}, mode {item['mode']}, trial {item['trial']} (seed {item['seed']})"
+    stage = _correctness_stage(item.mode)
+    where = f"{item.where()} (seed {item.seed})"
     try:
         payload = read_trial(path, str(gen.device))
     except TransportError as exc:  # the candidate's process wrote something we cannot read
-        return (
-            ErrorClass.WRONG_OUTPUT_TYPE,
-            f"outputs on {where} could not be read back: {exc}",
-            stage,
-            None,
+        return _Failure(
+            ErrorClass.WRONG_OUTPUT_TYPE, f"outputs on {where} could not be read back: {exc}", stage
         ), None
     if payload.get("mutated"):
-        return (
+        return _Failure(
             ErrorClass.INPUT_MUTATED,
             f"the candidate modified input(s) {payload['mutated']} on {where}; inputs are read-only",
             stage,
-            None,
         ), None
-    gen.manual_seed(item["seed"])
-    args = task.make_inputs(item["dims"], item["mode"], gen)
+    gen.manual_seed(item.seed)
+    args = task.make_inputs(item.dims, item.mode, gen)
     with torch.no_grad(), full_precision():
-        want = task.reference_for(item["dims"])(*args)
+        want = task.reference_for(item.dims)(*args)
         scale = task.error_terms(args)
     got = payload["out"]
     tol = task.tolerance
@@ -505,7 +622,7 @@ def _check_trial(
         and cmp.error_class in (ErrorClass.NUMERICAL_MISMATCH, ErrorClass.NAN_INF_MISMATCH)
     ):
         shape_result.notes.append(f"first failure at {where}")
-        return (cmp.error_class, f"{cmp.message} [{where}]", stage, cmp.mismatch), None
+        return _Failure(cmp.error_class, f"{cmp.message} [{where}]", stage, cmp.mismatch), None
     if cmp.ok:
         shape_result.max_abs_err = max(shape_result.max_abs_err or 0.0, cmp.max_abs_err)
         shape_result.max_rel_err = max(shape_result.max_rel_err or 0.0, cmp.max_rel_err)

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.harness.child import run_job
+from benchmarks.harness.messages import BaselineJob, ShapeSpec, to_dict
 from benchmarks.task import Shape, Task
 from benchmarks.verdict import ShapeResult, Verdict
 from profiling import roofline
@@ -44,15 +45,14 @@ def run_baseline(
     key = (task.id, tuple(s.name for s in shapes), seed)
     if key in _BASELINES:
         return _BASELINES[key]
-    request = {
-        "job": "baseline",
-        "task_path": str(task.path),
-        "dtype": task.dtype,
-        "device": "cuda",
-        "shapes": [{"name": s.name, "dims": s.dims} for s in shapes],
-        "seed": seed,
-    }
-    result = run_job("cuda", request, timeout_s=timeout_s, root=work_root)
+    job = BaselineJob(
+        task_path=str(task.path),
+        dtype=task.dtype,
+        device="cuda",
+        shapes=[ShapeSpec(name=s.name, dims=dict(s.dims)) for s in shapes],
+        seed=seed,
+    )
+    result = to_dict(run_job("cuda", job, timeout_s=timeout_s, root=work_root))
     _BASELINES[key] = result
     return result
 

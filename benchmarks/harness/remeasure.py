@@ -10,24 +10,31 @@ On a machine without a GPU nothing is measured, and the result says so.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from pydantic import BaseModel, Field
 
 from benchmarks.harness.child import run_job
 from benchmarks.harness.judge_config import REMEASURE_ROUNDS
+from benchmarks.harness.messages import RemeasureJob, ShapeSpec
 from benchmarks.task import Task
 from profiling.roofline import geomean
 
 
-@dataclass
-class Remeasure:
+class Remeasure(BaseModel):
+    """Interleaved re-measurement of a candidate against the incumbent (or why there was none).
+
+    The one record of this fact: the agent stores it in its attempts (`agents.core.state`), so
+    it round-trips through JSON and the agent's checkpoints."""
+
     measured: bool
     reason: str = ""
-    incumbent_us: list[float] = field(default_factory=list)  # per shape: median of its timings
-    candidate_us: list[float] = field(default_factory=list)
-    shapes: list[str] = field(default_factory=list)
+    incumbent_id: int | None = None  # the caller's id of the incumbent (the agent's attempt id)
+    incumbent_us: list[float] = Field(default_factory=list)  # per shape: median of its timings
+    candidate_us: list[float] = Field(default_factory=list)
+    shapes: list[str] = Field(default_factory=list)
     gain: float = 0.0  # geomean over shapes of incumbent/candidate, minus 1
     noise: float = 0.0  # largest relative spread between repeated timings of the same code
     significant: bool = False
+    scripted: bool = False  # True when a test seam produced it, not a GPU
 
 
 def summarize(times: dict[str, dict[str, list[float]]], min_gain: float = 0.01) -> Remeasure:
@@ -42,7 +49,15 @@ def summarize(times: dict[str, dict[str, list[float]]], min_gain: float = 0.01) 
             if len(vals) > 1:
                 noise = max(noise, (max(vals) - min(vals)) / min(vals))
     gain = geomean([i / c for i, c in zip(inc, cand, strict=True)]) - 1.0
-    return Remeasure(True, "", inc, cand, shapes, gain, noise, gain > max(noise, min_gain))
+    return Remeasure(
+        measured=True,
+        incumbent_us=inc,
+        candidate_us=cand,
+        shapes=shapes,
+        gain=gain,
+        noise=noise,
+        significant=gain > max(noise, min_gain),
+    )
 
 
 def interleaved(
@@ -58,20 +73,35 @@ def interleaved(
 ) -> Remeasure:
     """Time both kernels A B B A per round on every GPU shape of `task`."""
     if device != "cuda":
-        return Remeasure(False, "not measured (no GPU): timing needs a CUDA device")
-    request = {
-        "job": "remeasure",
-        "task_path": str(task.path),
-        "dtype": task.dtype,
-        "device": "cuda",
-        "incumbent_path": "{folder}/incumbent.py",
-        "candidate_path": "{folder}/candidate.py",
-        "shapes": [{"name": s.name, "dims": s.dims} for s in task.shapes],
-        "rounds": rounds,
-        "seed": seed,
-    }
+        return Remeasure(measured=False, reason="not measured (no GPU): timing needs a CUDA device")
+    job = RemeasureJob(
+        task_path=str(task.path),
+        dtype=task.dtype,
+        device="cuda",
+        incumbent_path="{folder}/incumbent.py",
+        candidate_path="{folder}/candidate.py",
+        shapes=[ShapeSpec(name=s.name, dims=dict(s.dims)) for s in task.shapes],
+        rounds=rounds,
+        seed=seed,
+    )
     files = {"incumbent.py": incumbent_source, "candidate.py": candidate_source}
-    result = run_job("cuda", request, timeout_s=timeout_s, files=files)
-    if result.get("status") != "ok":
-        return Remeasure(False, f"re-measurement failed: {result.get('message', '')}")
-    return summarize(result["times"], min_gain)
+    result = run_job("cuda", job, timeout_s=timeout_s, files=files)
+    if result.failed:
+        return Remeasure(measured=False, reason=f"re-measurement failed: {result.message}")
+    problem = _unusable(result.times)
+    if problem:
+        return Remeasure(measured=False, reason=f"re-measurement failed: {problem}")
+    return summarize(result.times, min_gain)
+
+
+def _unusable(times: dict[str, dict[str, list[float]]]) -> str | None:
+    """Why timings from the worker (which ran candidate code) cannot be summarised, or None."""
+    if sorted(times) != ["candidate", "incumbent"]:
+        return f"the worker returned timings for {sorted(times)}, not incumbent and candidate"
+    if not times["incumbent"] or set(times["incumbent"]) != set(times["candidate"]):
+        return "the worker returned timings for different shapes of the two kernels"
+    for label, by_shape in times.items():
+        for shape, values in by_shape.items():
+            if not values or not all(v > 0 for v in values):
+                return f"the worker returned no positive timings of the {label} on shape {shape}"
+    return None

@@ -11,6 +11,8 @@ group, and reads what it writes into the request's folder:
     trial_<n>.json   the candidate's outputs for trial n, with trial_<n>.bin (benchmarks/harness/transport.py)
     result.json      written last; its absence means the process died or exited early
 
+Every one of these messages is a record of `benchmarks/harness/messages.py`.
+
 Protocol for a candidate job: run every correctness trial and write its file, then write a
 "correctness_done" line and wait for the judge to create `go_perf` (it does so only when every
 trial passed) or `stop`. The judge compares outputs in its own process; nothing here decides
@@ -22,20 +24,58 @@ the GPU machine, which has none of our other dependencies.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
-import json
 import os
 import sys
 import time
 import traceback
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from benchmarks.harness.messages import (
+    PROTOCOL_VERSION,
+    BaselineEvent,
+    BaselineJob,
+    BaselineResult,
+    BaselineTimes,
+    CallEvent,
+    CandidateJob,
+    CandidatePerf,
+    CandidateResult,
+    CorrectnessDoneEvent,
+    DoneEvent,
+    Event,
+    FallbackInfo,
+    FirstCalledEvent,
+    FirstInputsEvent,
+    FirstRepeatedEvent,
+    ImportEvent,
+    Job,
+    JobResult,
+    MessageError,
+    PeaksEvent,
+    PerfEvent,
+    ReadyEvent,
+    RemeasureJob,
+    RemeasureResult,
+    ShapeSpec,
+    ShapeTiming,
+    StartEvent,
+    StreamProfile,
+    Trial,
+    TrialEvent,
+    dump,
+    parse_job,
+    result_type,
+)
 
 # Bind the clock and the synchronisation before any candidate code exists in this process.
 _perf_counter = time.perf_counter
 _sleep = time.sleep
 
-PROTOCOL_VERSION = 1
+__all__ = ["PROTOCOL_VERSION", "load_module", "main", "same_bits", "trial_plan", "trial_seed"]
 
 
 def trial_seed(base: int, shape: str, mode: str, trial: int) -> int:
@@ -44,37 +84,45 @@ def trial_seed(base: int, shape: str, mode: str, trial: int) -> int:
     return int.from_bytes(digest[:4], "little") & 0x7FFFFFFF
 
 
-def trial_plan(shapes: list[dict], modes: list[str], trials: int, base_seed: int) -> list[dict]:
+def trial_plan(
+    shapes: list[ShapeSpec], modes: list[str], trials: int, base_seed: int
+) -> list[Trial]:
     """Every (shape, mode, trial) the correctness stage runs, in order, numbered."""
-    plan = []
+    plan: list[Trial] = []
     # mode-major, so every shape passes "standard" before any "outlier" trial runs and the
     # stage a failure is reported at is the earliest one that fails
     for mode in modes:
         for shape in shapes:
             for t in range(trials):
                 plan.append(
-                    {
-                        "n": len(plan),
-                        "shape": shape["name"],
-                        "dims": shape["dims"],
-                        "mode": mode,
-                        "trial": t,
-                        "seed": trial_seed(base_seed, shape["name"], mode, t),
+                    Trial(
+                        n=len(plan),
+                        shape=shape.name,
+                        dims=shape.dims,
+                        mode=mode,
+                        trial=t,
+                        seed=trial_seed(base_seed, shape.name, mode, t),
                         # trace ops and repeat the call on the first standard trial of each shape
-                        "first": mode == "standard" and t == 0,
-                    }
+                        first=mode == "standard" and t == 0,
+                    )
                 )
     return plan
 
 
 class _Progress:
+    """Writes progress events to progress.jsonl, one line each, stamped with the clock."""
+
     def __init__(self, folder: Path) -> None:
         self._f = open(folder / "progress.jsonl", "a", buffering=1)  # noqa: SIM115
 
-    def __call__(self, event: str, **fields: Any) -> None:
-        self._f.write(json.dumps({"event": event, "t": round(_perf_counter(), 4), **fields}) + "\n")
+    def __call__(self, event: Event) -> None:
+        self._f.write(dump(dataclasses.replace(event, t=round(_perf_counter(), 4))) + "\n")
         self._f.flush()
         os.fsync(self._f.fileno())
+
+
+def _quiet(event: Event) -> None:
+    """A progress sink that writes nothing (the timeline steps of trials after the first)."""
 
 
 def _classify(exc: BaseException, calls_done: int) -> str:
@@ -139,10 +187,20 @@ def _wait_for(folder: Path, names: tuple[str, ...], timeout_s: float) -> str | N
 # ------------------------------------------------------------------------------------------
 
 
+@dataclass
+class _SetupFailure:
+    """Why the candidate's callable for a shape could not be built."""
+
+    error_class: str
+    message: str
+    traceback: str = ""
+
+
 class _Bound:
     """The candidate's callable per shape: its entry function, or for a class entry point
     (KernelBench's ModelNew) an instance built for that shape's sizes with the reference's
-    weights copied in (`Task.bind_candidate`). A failure to build is returned as an error dict."""
+    weights copied in (`Task.bind_candidate`). A failure to build is returned as a
+    `_SetupFailure`."""
 
     def __init__(self, task: Any, entry: Any, device: str) -> None:
         self.task, self.entry, self.device = task, entry, device
@@ -156,150 +214,178 @@ class _Bound:
         try:
             fn = self.task.bind_candidate(self.entry, dims, self.device)
         except CandidateSetupError as exc:
-            return {"status": "error", "error_class": "parameter_mismatch", "message": str(exc)}
+            return _SetupFailure("parameter_mismatch", str(exc))
         except BaseException as exc:  # noqa: BLE001 - building the untrusted class failed
             cls = "early_exit" if isinstance(exc, SystemExit) else "runtime_error"
-            return {
-                "status": "error",
-                "error_class": cls,
-                "message": f"building {self.task.entry_point} for shape {shape} {dims} failed: {type(exc).__name__}: {str(exc)[:1500]}",
-                "traceback": _short_tb(exc),
-            }
+            return _SetupFailure(
+                cls,
+                f"building {self.task.entry_point} for shape {shape} {dims} failed: {type(exc).__name__}: {str(exc)[:1500]}",
+                _short_tb(exc),
+            )
         self._fns[shape] = fn
         return fn
 
 
-def run_candidate(req: dict, folder: Path, progress: _Progress) -> dict:
-    import torch
-
-    # the timer binds torch's sync and event functions when imported: before any candidate code
-    import profiling.timing  # noqa: F401
-    from benchmarks.harness.fallback import TritonLaunchCounter, output_problems, trace_call
-    from benchmarks.harness.transport import write_trial
+def _load_task(job: Job) -> Any:
     from benchmarks.task import load_task_file
 
-    device = req["device"]
+    return next(t for t in load_task_file(job.task_path) if t.dtype == job.dtype)
+
+
+def run_candidate(job: CandidateJob, folder: Path, progress: _Progress) -> CandidateResult:
+    """Every correctness trial of the candidate, each shipped as a trial file; then, when the
+    judge answers go_perf, its timings."""
+    # the timer binds torch's sync and event functions when imported: before any candidate code
+    import profiling.timing  # noqa: F401
+    from benchmarks.harness.fallback import TritonLaunchCounter
+
     counter = TritonLaunchCounter()
     counter.install()
-    task = next(t for t in load_task_file(req["task_path"]) if t.dtype == req["dtype"])
-    result: dict[str, Any] = {"status": "ok", "trials": [], "fallback": {}, "perf": {}}
+    task = _load_task(job)
+    result = CandidateResult()
 
-    progress("import")
+    progress(ImportEvent())
     try:
-        cand = load_module(req["candidate_path"], "kernforge_candidate")
+        cand = load_module(job.candidate_path, "kernforge_candidate")
         entry = getattr(cand, task.entry_point)
     except BaseException as exc:  # noqa: BLE001 - any failure of untrusted code is a verdict
         cls = "early_exit" if isinstance(exc, SystemExit) else "import_error"
-        return {
-            "status": "error",
-            "error_class": cls,
-            "message": f"importing the candidate failed: {type(exc).__name__}: {exc}",
-            "traceback": _short_tb(exc),
-        }
-    bound = _Bound(task, entry, device)
+        result.fail(
+            cls, f"importing the candidate failed: {type(exc).__name__}: {exc}", _short_tb(exc)
+        )
+        return result
+    bound = _Bound(task, entry, job.device)
+    trials = _TrialRunner(task, job.device, counter, folder, progress, result)
+    for item in trial_plan(job.shapes, job.modes, job.trials, job.seed):
+        fn = bound.get(item.shape, item.dims)
+        if isinstance(fn, _SetupFailure):
+            result.fail(fn.error_class, fn.message, fn.traceback)
+            return result
+        if not trials.run(item, fn):
+            return result
+    result.launches_total = dict(counter.launches)
+    if counter.ptx_features:
+        from benchmarks.harness.ptx import merge_features
 
-    gen = torch.Generator(device=device)
-    calls = 0
-    sync = torch.cuda.synchronize if device == "cuda" else (lambda: None)
-    det = torch.utils.deterministic
-    for item in trial_plan(req["shapes"], req["modes"], req["trials"], req["seed"]):
-        fn = bound.get(item["shape"], item["dims"])
-        if isinstance(fn, dict):
-            return {**result, **fn}
-        progress("call", n=item["n"], shape=item["shape"], mode=item["mode"], trial=item["trial"])
+        result.ptx_features = merge_features(list(counter.ptx_features.values()))
+    progress(CorrectnessDoneEvent())
+
+    if not job.perf:
+        return result
+    answer = _wait_for(folder, ("go_perf", "stop"), job.handshake_timeout_s)
+    if answer != "go_perf":
+        result.perf_skipped = "judge did not ask for performance"
+        return result
+    try:
+        result.perf = _time_candidate(bound, task, job, trials.gen, progress, counter)
+    except BaseException as exc:  # noqa: BLE001
+        result.fail(
+            _classify(exc, trials.calls),
+            f"timing the candidate failed: {type(exc).__name__}: {str(exc)[:1500]}",
+            _short_tb(exc),
+        )
+    return result
+
+
+class _TrialRunner:
+    """Runs one correctness trial at a time: makes its inputs, calls the candidate (traced and
+    repeated on a shape's first trial), checks the inputs were left alone, ships the outputs."""
+
+    def __init__(
+        self,
+        task: Any,
+        device: str,
+        counter: Any,
+        folder: Path,
+        progress: _Progress,
+        result: CandidateResult,
+    ) -> None:
+        import torch
+
+        self.task, self.counter, self.folder = task, counter, folder
+        self.progress, self.result = progress, result
+        self.gen = torch.Generator(device=device)
+        self.sync = torch.cuda.synchronize if device == "cuda" else (lambda: None)
+        self.calls = 0
+
+    def run(self, item: Trial, fn: Any) -> bool:
+        """Run trial `item`; False when it failed (the failure is in the result)."""
+        import torch
+
+        from benchmarks.harness.transport import write_trial
+
+        self.progress(CallEvent(n=item.n, shape=item.shape, mode=item.mode, trial=item.trial))
         # the first trial's steps carry timestamps of their own (the harness-speed timeline)
-        step = progress if item["n"] == 0 else (lambda *_a, **_k: None)
-        gen.manual_seed(item["seed"])
-        args = task.make_inputs(item["dims"], item["mode"], gen)
+        step = self.progress if item.n == 0 else _quiet
+        self.gen.manual_seed(item.seed)
+        args = self.task.make_inputs(item.dims, item.mode, self.gen)
         private = [a.clone() if isinstance(a, torch.Tensor) else a for a in args]
-        step("first_inputs")
-        record: dict[str, Any] = {}
+        step(FirstInputsEvent())
+        try:
+            t0 = _perf_counter()
+            out, fallback = self._call(item, fn, args)
+            call_s = _perf_counter() - t0
+            self.calls += 1
+            step(FirstCalledEvent())
+            repeat = None
+            if item.first:
+                repeat = fn(*[a.clone() if isinstance(a, torch.Tensor) else a for a in private])
+                self.sync()
+            step(FirstRepeatedEvent())
+        except BaseException as exc:  # noqa: BLE001
+            self.result.fail(
+                _classify(exc, self.calls),
+                f"the call raised on {item.where()}: {type(exc).__name__}: {str(exc)[:1500]}",
+                _short_tb(exc),
+            )
+            self.result.where = item
+            return False
+        changed = [
+            i
+            for i, (a, p) in enumerate(zip(args, private, strict=True))
+            if isinstance(p, torch.Tensor) and (type(a) is not torch.Tensor or not same_bits(a, p))
+        ]
+        file = write_trial(self.folder, f"trial_{item.n}", out, repeat, changed)
+        del out, repeat, args, private
+        self.progress(TrialEvent(n=item.n, file=file, call_s=round(call_s, 6), fallback=fallback))
+        return True
+
+    def _call(self, item: Trial, fn: Any, args: tuple) -> tuple[Any, FallbackInfo | None]:
+        """One call on poisoned fresh memory; on a shape's first trial, traced (its ops and
+        launches recorded in the result)."""
+        import torch
+
+        from benchmarks.harness.fallback import output_problems, trace_call
+
+        det = torch.utils.deterministic
         # Poison fresh allocations: torch.empty & co. come back filled with NaN (ints: max),
         # so a kernel that leaves its output unwritten fails instead of passing on stale zeros.
         old_fill = det.fill_uninitialized_memory
         torch.use_deterministic_algorithms(True, warn_only=True)
         det.fill_uninitialized_memory = True
         try:
-            t0 = _perf_counter()
-            if item["first"]:
-                with trace_call(counter) as (recorder, launches):
-                    out = fn(*args)
-                    sync()
-                outs = list(out) if isinstance(out, tuple | list) else [out]
-                result["fallback"][item["shape"]] = {
-                    "compute_ops": recorder.compute_ops(),
-                    "all_ops": dict(recorder.ops),
-                    "launches": dict(launches),
-                    "output_problems": output_problems(outs, recorder, counter),
-                }
-            else:
+            if not item.first:
                 out = fn(*args)
-                sync()
-            record["call_s"] = _perf_counter() - t0
-            calls += 1
-            step("first_called")
-            repeat = None
-            if item["first"]:
-                repeat = fn(*[a.clone() if isinstance(a, torch.Tensor) else a for a in private])
-                sync()
-            step("first_repeated")
-        except BaseException as exc:  # noqa: BLE001
-            cls = _classify(exc, calls)
-            where = (
-                f"shape {item['shape']} {item['dims']}, mode {item['mode']}, trial {item['trial']}"
+                self.sync()
+                return out, None
+            with trace_call(self.counter) as (recorder, launches):
+                out = fn(*args)
+                self.sync()
+            outs = list(out) if isinstance(out, tuple | list) else [out]
+            info = FallbackInfo(
+                compute_ops=recorder.compute_ops(),
+                all_ops=dict(recorder.ops),
+                launches=dict(launches),
+                output_problems=output_problems(outs, recorder, self.counter),
             )
-            return {
-                **result,
-                "status": "error",
-                "error_class": cls,
-                "message": f"the call raised on {where}: {type(exc).__name__}: {str(exc)[:1500]}",
-                "traceback": _short_tb(exc),
-                "where": item,
-            }
+            self.result.fallback[item.shape] = info
+            return out, info
         finally:
             torch.use_deterministic_algorithms(False)
             det.fill_uninitialized_memory = old_fill
-        changed = [
-            i
-            for i, (a, p) in enumerate(zip(args, private, strict=True))
-            if isinstance(p, torch.Tensor) and (type(a) is not torch.Tensor or not same_bits(a, p))
-        ]
-        record["file"] = write_trial(folder, f"trial_{item['n']}", out, repeat, changed)
-        del out, repeat, args, private
-        progress(
-            "trial",
-            n=item["n"],
-            file=record["file"],
-            call_s=round(record["call_s"], 6),
-            fallback=result["fallback"].get(item["shape"]) if item["first"] else None,
-        )
-    result["launches_total"] = dict(counter.launches)
-    if counter.ptx_features:
-        from benchmarks.harness.ptx import merge_features
-
-        result["ptx_features"] = merge_features(list(counter.ptx_features.values()))
-    progress("correctness_done")
-
-    if not req.get("perf"):
-        return result
-    answer = _wait_for(folder, ("go_perf", "stop"), req.get("handshake_timeout_s", 600))
-    if answer != "go_perf":
-        result["perf_skipped"] = "judge did not ask for performance"
-        return result
-    try:
-        result["perf"] = _time_candidate(bound, task, req, gen, progress, counter)
-    except BaseException as exc:  # noqa: BLE001
-        return {
-            **result,
-            "status": "error",
-            "error_class": _classify(exc, calls),
-            "message": f"timing the candidate failed: {type(exc).__name__}: {str(exc)[:1500]}",
-            "traceback": _short_tb(exc),
-        }
-    return result
 
 
-def _profile_streams(fn: Any, args: tuple, launched: set[str]) -> dict[str, Any]:
+def _profile_streams(fn: Any, args: tuple, launched: set[str]) -> StreamProfile:
     """One call under torch.profiler: device time per kernel, and whether any kernel ran on a
     stream other than the current one.
 
@@ -324,14 +410,14 @@ def _profile_streams(fn: Any, args: tuple, launched: set[str]) -> dict[str, Any]
         kernels.append((start, evt.name, dur, getattr(evt, "device_resource_id", None)))
     kernels.sort()
     if not kernels:
-        return {
-            "kernel_us": {},
-            "total_us": 0.0,
-            "triton_us": 0.0,
-            "triton_ratio": None,
-            "side_stream": False,
-            "note": "profiler saw no kernels",
-        }
+        return StreamProfile(
+            kernel_us={},
+            total_us=0.0,
+            triton_us=0.0,
+            triton_ratio=None,
+            side_stream=False,
+            note="profiler saw no kernels",
+        )
     _, _, _, ref_stream = kernels[0]
     names: dict[str, float] = {}
     total = triton_time = 0.0
@@ -343,33 +429,34 @@ def _profile_streams(fn: Any, args: tuple, launched: set[str]) -> dict[str, Any]
             side = True
         if any(kname == n or kname.startswith(n) for n in launched):
             triton_time += dur
-    return {
-        "kernel_us": names,
-        "total_us": total,
-        "triton_us": triton_time,
-        "triton_ratio": (triton_time / total) if total > 0 else None,
-        "side_stream": side,
-    }
+    return StreamProfile(
+        kernel_us=names,
+        total_us=total,
+        triton_us=triton_time,
+        triton_ratio=(triton_time / total) if total > 0 else None,
+        side_stream=side,
+    )
 
 
 def _time_candidate(
-    bound: _Bound, task: Any, req: dict, gen: Any, progress: _Progress, counter: Any
-) -> dict:
+    bound: _Bound, task: Any, job: CandidateJob, gen: Any, progress: _Progress, counter: Any
+) -> CandidatePerf:
     from profiling.timing import launch_floor_us, time_cuda
 
-    out: dict[str, Any] = {"launch_floor_us": launch_floor_us()}
+    floor = launch_floor_us()
+    shapes: dict[str, ShapeTiming] = {}
     launched = set(counter.launches)
-    for shape in req["shapes"]:
-        progress("perf", shape=shape["name"])
-        fn = bound.get(shape["name"], shape["dims"])  # bound during the correctness trials
-        gen.manual_seed(trial_seed(req["seed"], shape["name"], "perf", 0))
-        args = task.make_inputs(shape["dims"], "standard", gen)
+    for shape in job.shapes:
+        progress(PerfEvent(shape=shape.name))
+        fn = bound.get(shape.name, shape.dims)  # bound during the correctness trials
+        gen.manual_seed(trial_seed(job.seed, shape.name, "perf", 0))
+        args = task.make_inputs(shape.dims, "standard", gen)
         fn(*args)  # compile / autotune outside the clock
         before = sum(counter.launches.values())
         prof = _profile_streams(fn, args, launched)
         per_call = sum(counter.launches.values()) - before  # launches of one steady-state call
         # no profile (CUPTI unavailable) means we cannot rule out side streams: time device-wide
-        side_stream = bool(prof["side_stream"]) or "note" in prof
+        side_stream = prof.side_stream or bool(prof.note)
         calls = [0]
 
         def timed(a: tuple = args, n: list[int] = calls, f: Any = fn) -> Any:
@@ -379,20 +466,20 @@ def _time_candidate(
         before = sum(counter.launches.values())
         timing = time_cuda(timed, device_wide=side_stream)
         during = sum(counter.launches.values()) - before
-        out[shape["name"]] = {
-            "launches_per_call": per_call,
-            "launches_while_timed": during,
-            "calls_while_timed": calls[0],
-            "candidate_us": timing.median_us,
-            "p20_us": timing.p20_us,
-            "p80_us": timing.p80_us,
-            "reps": timing.reps,
-            "method": timing.method,
-            "side_stream": side_stream,
-            "profile": prof,
-        }
+        shapes[shape.name] = ShapeTiming(
+            launches_per_call=per_call,
+            launches_while_timed=during,
+            calls_while_timed=calls[0],
+            candidate_us=timing.median_us,
+            p20_us=timing.p20_us,
+            p80_us=timing.p80_us,
+            reps=timing.reps,
+            method=timing.method,
+            side_stream=side_stream,
+            profile=prof,
+        )
         del args
-    return out
+    return CandidatePerf(launch_floor_us=floor, shapes=shapes)
 
 
 # ------------------------------------------------------------------------------------------
@@ -400,45 +487,50 @@ def _time_candidate(
 # ------------------------------------------------------------------------------------------
 
 
-def run_baseline(req: dict, folder: Path, progress: _Progress) -> dict:
+def run_baseline(job: BaselineJob, folder: Path, progress: _Progress) -> BaselineResult:
+    """Eager and torch.compile times of the task's reference per shape, with the device peaks."""
     from benchmarks.harness.precision import full_precision
 
     with full_precision():  # the precision the task states, compiled and timed (no cuDNN TF32)
-        return _baseline_times(req, progress)
+        return _baseline_times(job, progress)
 
 
-def _baseline_times(req: dict, progress: _Progress) -> dict:
+def _baseline_times(job: BaselineJob, progress: _Progress) -> BaselineResult:
     import torch
 
-    from benchmarks.task import load_task_file
     from profiling.peaks import get_peaks
     from profiling.timing import launch_floor_us, time_cuda
 
-    task = next(t for t in load_task_file(req["task_path"]) if t.dtype == req["dtype"])
-    result: dict[str, Any] = {"status": "ok", "shapes": {}}
-    progress("peaks")
+    task = _load_task(job)
+    result = BaselineResult()
+    progress(PeaksEvent())
     peaks = get_peaks("cuda")
-    result["peaks"] = peaks.to_dict() if hasattr(peaks, "to_dict") else dict(peaks.__dict__)
-    result["launch_floor_us"] = launch_floor_us()
+    result.peaks = peaks.to_dict() if hasattr(peaks, "to_dict") else dict(peaks.__dict__)
+    result.launch_floor_us = launch_floor_us()
     gen = torch.Generator(device="cuda")
     compiled_by_fn: dict[Any, Any] = {}  # one torch.compile per baseline function
-    for shape in req["shapes"]:
-        progress("baseline", shape=shape["name"])
-        eager = task.baseline_for(shape["dims"])
+    for shape in job.shapes:
+        progress(BaselineEvent(shape=shape.name))
+        eager = task.baseline_for(shape.dims)
         if eager not in compiled_by_fn:
             compiled_by_fn[eager] = torch.compile(eager, dynamic=False)
         compiled = compiled_by_fn[eager]
-        gen.manual_seed(trial_seed(req["seed"], shape["name"], "perf", 0))
-        args = task.make_inputs(shape["dims"], "standard", gen)
-        entry: dict[str, Any] = {}
-        entry["eager_us"] = time_cuda(lambda a=args, f=eager: f(*a)).median_us
+        gen.manual_seed(trial_seed(job.seed, shape.name, "perf", 0))
+        args = task.make_inputs(shape.dims, "standard", gen)
+        eager_us = time_cuda(lambda a=args, f=eager: f(*a)).median_us
         try:
             compiled(*args)
-            entry["compile_us"] = time_cuda(lambda a=args, f=compiled: f(*a)).median_us
+            times = BaselineTimes(
+                eager_us=eager_us,
+                compile_us=time_cuda(lambda a=args, f=compiled: f(*a)).median_us,
+            )
         except Exception as exc:  # noqa: BLE001 - a compile failure is reported, not fatal
-            entry["compile_us"] = None
-            entry["compile_error"] = f"{type(exc).__name__}: {str(exc)[:300]}"
-        result["shapes"][shape["name"]] = entry
+            times = BaselineTimes(
+                eager_us=eager_us,
+                compile_us=None,
+                compile_error=f"{type(exc).__name__}: {str(exc)[:300]}",
+            )
+        result.shapes[shape.name] = times
         del args
         torch.cuda.empty_cache()
     return result
@@ -449,47 +541,47 @@ def _baseline_times(req: dict, progress: _Progress) -> dict:
 # ------------------------------------------------------------------------------------------
 
 
-def run_remeasure(req: dict, folder: Path, progress: _Progress) -> dict:
+def run_remeasure(job: RemeasureJob, folder: Path, progress: _Progress) -> RemeasureResult:
+    """Both kernels timed incumbent, candidate, candidate, incumbent per round and shape."""
     import torch
 
-    from benchmarks.task import load_task_file
     from profiling.timing import time_cuda
 
-    task = next(t for t in load_task_file(req["task_path"]) if t.dtype == req["dtype"])
+    task = _load_task(job)
+    result = RemeasureResult()
     bound = {}
-    for label in ("incumbent", "candidate"):
-        progress("import", which=label)
+    for label, path in (("incumbent", job.incumbent_path), ("candidate", job.candidate_path)):
+        progress(ImportEvent(which=label))
         try:
             bound[label] = _Bound(
-                task,
-                getattr(load_module(req[f"{label}_path"], f"kernforge_{label}"), task.entry_point),
-                "cuda",
+                task, getattr(load_module(path, f"kernforge_{label}"), task.entry_point), "cuda"
             )
         except BaseException as exc:  # noqa: BLE001
-            return {
-                "status": "error",
-                "error_class": "import_error",
-                "message": f"importing the {label} failed: {type(exc).__name__}: {exc}",
-            }
+            result.fail(
+                "import_error", f"importing the {label} failed: {type(exc).__name__}: {exc}"
+            )
+            return result
     gen = torch.Generator(device="cuda")
     times: dict[str, dict[str, list[float]]] = {"incumbent": {}, "candidate": {}}
-    for shape in req["shapes"]:
-        fns = {label: b.get(shape["name"], shape["dims"]) for label, b in bound.items()}
-        failed = next((f for f in fns.values() if isinstance(f, dict)), None)
+    for shape in job.shapes:
+        fns = {label: b.get(shape.name, shape.dims) for label, b in bound.items()}
+        failed = next((f for f in fns.values() if isinstance(f, _SetupFailure)), None)
         if failed:
-            return failed
-        gen.manual_seed(trial_seed(req["seed"], shape["name"], "perf", 0))
-        args = task.make_inputs(shape["dims"], "standard", gen)
+            result.fail(failed.error_class, failed.message, failed.traceback)
+            return result
+        gen.manual_seed(trial_seed(job.seed, shape.name, "perf", 0))
+        args = task.make_inputs(shape.dims, "standard", gen)
         for fn in fns.values():
             fn(*args)  # compile and autotune outside the clock
-        for r in range(req["rounds"]):
-            progress("perf", shape=shape["name"], round=r)
+        for r in range(job.rounds):
+            progress(PerfEvent(shape=shape.name, round=r))
             for label in ("incumbent", "candidate", "candidate", "incumbent"):
                 t = time_cuda(lambda f=fns[label], a=args: f(*a), device_wide=True).median_us
-                times[label].setdefault(shape["name"], []).append(t)
+                times[label].setdefault(shape.name, []).append(t)
         del args
         torch.cuda.empty_cache()
-    return {"status": "ok", "times": times}
+    result.times = times
+    return result
 
 
 def _warm_up(device: str, folder: Path) -> None:
@@ -538,7 +630,7 @@ def serve(
         torch.cuda.init()
         torch.empty(1, device="cuda")
     _warm_up(device, folder)
-    progress("ready")
+    progress(ReadyEvent())
     # the judge passes its pid: a judge that died while we were still importing would otherwise
     # leave us waiting for an hour under whichever process adopted us
     parent = parent if parent is not None else os.getppid()
@@ -564,33 +656,34 @@ def main(argv: list[str]) -> int:
         req_path = Path(argv[1])
         folder = req_path.parent
         progress = _Progress(folder)
-    req = json.loads(req_path.read_text())
-    progress("start", pid=os.getpid(), protocol=PROTOCOL_VERSION)
-    try:
-        if req["job"] == "candidate":
-            result = run_candidate(req, folder, progress)
-        elif req["job"] == "baseline":
-            result = run_baseline(req, folder, progress)
-        elif req["job"] == "remeasure":
-            result = run_remeasure(req, folder, progress)
-        else:
-            result = {
-                "status": "error",
-                "error_class": "harness_error",
-                "message": f"unknown job {req['job']!r}",
-            }
-    except BaseException as exc:  # noqa: BLE001 - report, never die silently
-        result = {
-            "status": "error",
-            "error_class": "harness_error",
-            "message": f"worker failed: {type(exc).__name__}: {exc}",
-            "traceback": _short_tb(exc),
-        }
+    progress(StartEvent(pid=os.getpid(), protocol=PROTOCOL_VERSION))
+    result = _run_job(req_path, folder, progress)
     tmp = folder / "result.json.tmp"
-    tmp.write_text(json.dumps(result, default=str))
+    tmp.write_text(dump(result))
     tmp.replace(folder / "result.json")
-    progress("done")
+    progress(DoneEvent())
     return 0
+
+
+def _run_job(req_path: Path, folder: Path, progress: _Progress) -> JobResult:
+    """The job in `req_path`, run; its result, or a harness error when the job is malformed or
+    the worker itself failed."""
+    try:
+        job = parse_job(req_path.read_bytes())
+    except MessageError as exc:
+        result = JobResult()
+        result.fail("harness_error", f"malformed request.json: {exc}")
+        return result
+    try:
+        if isinstance(job, CandidateJob):
+            return run_candidate(job, folder, progress)
+        if isinstance(job, BaselineJob):
+            return run_baseline(job, folder, progress)
+        return run_remeasure(job, folder, progress)
+    except BaseException as exc:  # noqa: BLE001 - report, never die silently
+        result = result_type(job)()
+        result.fail("harness_error", f"worker failed: {type(exc).__name__}: {exc}", _short_tb(exc))
+        return result
 
 
 if __name__ == "__main__":
