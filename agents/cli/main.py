@@ -158,6 +158,11 @@ def eval_cmd(
     timeout: float = typer.Option(300.0, help="seconds before the candidate process is killed"),
     no_perf: bool = typer.Option(False, "--no-perf", help="skip timing"),
     as_json: bool = typer.Option(False, "--json", help="print the full verdict record as JSON"),
+    unsafe_no_isolation: bool = typer.Option(
+        False,
+        "--unsafe-no-isolation",
+        help="UNSAFE: where no OS isolation (bubblewrap) is available, run the candidate anyway, as you",
+    ),
 ) -> None:
     """Judge one candidate kernel. Exits 1 when it fails."""
     from benchmarks.harness.judge import JudgeConfig, evaluate
@@ -170,7 +175,12 @@ def eval_cmd(
             t,
             candidate,
             JudgeConfig(
-                device=device, trials=trials, seed=seed, timeout_s=timeout, perf=not no_perf
+                device=device,
+                trials=trials,
+                seed=seed,
+                timeout_s=timeout,
+                perf=not no_perf,
+                allow_unisolated=unsafe_no_isolation,
             ),
         )
     except (RuntimeError, ValueError) as exc:

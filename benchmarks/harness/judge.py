@@ -22,6 +22,7 @@ from pathlib import Path
 import torch
 
 from benchmarks.harness import perf as perf_stage
+from benchmarks.harness import sandbox
 from benchmarks.harness.child import Child, acquire, default_root, signal_name
 from benchmarks.harness.compare import bitwise_equal, compare_outputs
 from benchmarks.harness.precision import full_precision
@@ -82,6 +83,12 @@ class JudgeConfig:
     keep_dir: bool = False  # keep the child's folder (for debugging)
     prewarm: bool = True  # start the next worker process while this one runs
     work_root: Path | None = None
+    # who wrote the candidate: True for this project's own kernels (offline generator, knowledge
+    # base, the test suite's files), which may run unisolated, with a warning, where no OS
+    # isolation exists; False (model-written, imported, `kernforge eval`) refuses them there
+    trusted: bool = False
+    # UNSAFE: run untrusted candidates with no OS isolation where none is available
+    allow_unisolated: bool = False
 
 
 def resolve_device(device: str) -> str:
@@ -153,6 +160,7 @@ def _evaluate_once(
         seed=config.seed,
         trials=config.trials,
         notes=task.notes_for(device),
+        isolation=sandbox.level(),
     )
     verdict.fingerprint = perf_stage.fingerprint(device)
 
@@ -189,14 +197,17 @@ def _evaluate_once(
     if skip_reason:
         verdict.skipped.append(skip_reason)
 
-    child = acquire(device, _work_root(config), prewarm=config.prewarm)
+    refused = sandbox.refusal(trusted=config.trusted, allow_unisolated=config.allow_unisolated)
+    if refused:
+        return _fail(verdict, ErrorClass.HARNESS_ERROR, refused, Stage.COMPILE)
+    child = acquire(device, _work_root(config), prewarm=config.prewarm, isolate=True)
     folder = child.folder
     try:
         (folder / "candidate.py").write_text(source)
         want_perf = config.perf and device == "cuda"
         request = {
             "job": "candidate",
-            "task_path": str(task.path),
+            "task_path": child.stage(task.path),
             "dtype": task.dtype,
             "candidate_path": str(folder / "candidate.py"),
             "device": device,

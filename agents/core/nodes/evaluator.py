@@ -67,6 +67,9 @@ def judge(
             seed=cfg.seed,
             timeout_s=cfg.judge_timeout_s,
             perf=True,
+            # offline, every candidate is the project's own (knowledge base, code generator);
+            # with a model any may be model-written: refused where no OS isolation exists
+            trusted=ctx.offline,
         ),
         source=candidate.code,
         label=f"attempt {attempt_id}",
