@@ -128,6 +128,14 @@ class Child:
             sandbox.end_namespace(self._init_pid, self._init_started)
         self._close()
 
+    def returncode(self) -> int | None:
+        """The worker's exit status, negative for a signal as subprocess reports it. Under bwrap
+        the sandbox's init passes a worker killed by signal N on as exit code 128 + N."""
+        code = self.proc.returncode
+        if self.isolation == sandbox.BWRAP and code is not None and 128 < code < 128 + 65:
+            return -(code - 128)
+        return code
+
     def wait(self, timeout: float) -> int | None:
         try:
             return self.proc.wait(timeout=timeout)

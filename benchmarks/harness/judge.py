@@ -4,7 +4,7 @@
 
 Stages (see `benchmarks.verdict`): the static check runs here on the source text, never executing
 it. Everything that executes the candidate runs in a child process (`benchmarks.harness.worker`) started
-in its own process group; a timeout kills the group. The child streams each trial's outputs back
+in its own process group and OS sandbox (`benchmarks.harness.sandbox`); a timeout kills it all. The child streams each trial's outputs back
 as files; this process regenerates the same inputs from the same seeds, runs the task's reference
 itself and compares. A crash, hang, `sys.exit` or `os._exit` in the candidate ends in a verdict,
 and the next evaluation starts a fresh child.
@@ -342,7 +342,7 @@ def _run_candidate(
 
     result = child.result()
     if result is None:
-        code = child.proc.returncode
+        code = child.returncode()
         step = child.last_step()
         tail = child.stderr_tail()
         if not any(evt.get("event") == "import" for evt in child.events):
