@@ -6,9 +6,17 @@ STAMP   := $(VENV)/.kernforge-installed
 # torch 2.13.0 CPU is the build this workplace ships on disk; the GPU machine brings its own.
 TORCH   ?= torch==2.13.0
 
-.PHONY: setup demo test lint format clean
+.PHONY: setup sandbox demo test lint format clean
 
-setup: $(STAMP)
+setup: $(STAMP) sandbox
+
+# bubblewrap isolates the judge's candidate processes; installed where apt-get can (non-fatal:
+# without it the suite's own kernels run with a warning and `kernforge doctor` says so)
+sandbox:
+	@command -v bwrap >/dev/null 2>&1 || (command -v apt-get >/dev/null 2>&1 && \
+	  (apt-get install -y -qq bubblewrap >/dev/null 2>&1 || sudo -n apt-get install -y -qq bubblewrap >/dev/null 2>&1) && \
+	  echo "installed bubblewrap for the judge's sandbox") || \
+	  command -v bwrap >/dev/null 2>&1 || echo "note: bubblewrap (bwrap) not installed; candidates will run unisolated (see docs/judge.md)"
 
 $(STAMP): pyproject.toml Makefile
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)

@@ -171,6 +171,9 @@ class Verdict(BaseModel):
     fingerprint: dict[str, Any] = Field(default_factory=dict)
     trials: int = 0
     seed: int = 0
+    # the OS isolation the candidate's process ran under (benchmarks/harness/sandbox.py): "bwrap"
+    # or "none"; "" in verdicts written before isolation was recorded
+    isolation: str = ""
 
     def failed_at(self) -> Stage | None:
         """The stage that failed, or None when the candidate passed everything it was asked."""

@@ -19,3 +19,11 @@ if "TRITON_INTERPRET" not in os.environ:
 
 # tests import their helpers (hostile_manifest, llm_servers, ...) by module name
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+# Where no OS isolation is available (no bubblewrap), the suite's own candidates run unisolated
+# with the judge's one-line warning: the README's `make test` keeps working on such a machine, and
+# the tests that need isolation skip, saying why (tests/test_sandbox_hostile.py).
+from benchmarks.harness import sandbox  # noqa: E402
+
+if sandbox.level() == sandbox.NONE:
+    os.environ.setdefault(sandbox.UNSAFE_ENV, "1")

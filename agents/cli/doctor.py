@@ -64,9 +64,9 @@ def collect() -> dict[str, Any]:
         info["gpu"] = "none"
         info["judge device"] = "cpu: Triton interpreter on CPU shapes; performance not measured"
     info["ncu"] = _ncu()
-    info["sandbox"] = (
-        "child process in its own process group, killed on timeout; static AST checks (no OS sandbox)"
-    )
+    from benchmarks.harness import sandbox
+
+    info["isolation"] = sandbox.describe()
     info["OPENAI_API_KEY"] = "set" if os.environ.get("OPENAI_API_KEY") else "not set"
     info["ANTHROPIC_API_KEY"] = "set" if os.environ.get("ANTHROPIC_API_KEY") else "not set"
     keys = info["OPENAI_API_KEY"] == "set" or info["ANTHROPIC_API_KEY"] == "set"

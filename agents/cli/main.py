@@ -169,6 +169,11 @@ def eval_cmd(
     ),
     no_perf: bool = typer.Option(False, "--no-perf", help="skip timing"),
     as_json: bool = typer.Option(False, "--json", help="print the full verdict record as JSON"),
+    unsafe_no_isolation: bool = typer.Option(
+        False,
+        "--unsafe-no-isolation",
+        help="UNSAFE: where no OS isolation (bubblewrap) is available, run the candidate anyway, as you",
+    ),
 ) -> None:
     """Judge one candidate kernel. Exits 1 when it fails."""
     from benchmarks.harness.judge import evaluate
@@ -181,7 +186,12 @@ def eval_cmd(
             t,
             candidate,
             JudgeConfig(
-                device=device, trials=trials, seed=seed, timeout_s=timeout, perf=not no_perf
+                device=device,
+                trials=trials,
+                seed=seed,
+                timeout_s=timeout,
+                perf=not no_perf,
+                allow_unisolated=unsafe_no_isolation,
             ),
         )
     except (RuntimeError, ValueError) as exc:

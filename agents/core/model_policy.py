@@ -80,6 +80,7 @@ class ModelPolicy:
 
     repairs = True
     writes_tests = True
+    trusted_code = False  # model-written (or replayed) code: isolated or refused
 
     def references(
         self, ctx: RunContext, kernel_hits: list[dict[str, Any]]

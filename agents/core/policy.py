@@ -90,6 +90,12 @@ class Policy(Protocol):
         """Whether this policy can write its own test script (agent.llm_tests)."""
         ...
 
+    @property
+    def trusted_code(self) -> bool:
+        """Whether every kernel it proposes is the project's own (knowledge base, code generator),
+        so the judge may run it without OS isolation where none exists; model-written code never is."""
+        ...
+
     def references(
         self, ctx: RunContext, kernel_hits: list[dict[str, Any]]
     ) -> list[dict[str, Any]]:

@@ -371,6 +371,7 @@ class OfflinePolicy:
 
     repairs = False  # a different reference is a fresh start, not a fix of the failed kernel
     writes_tests = False
+    trusted_code = True  # knowledge-base kernels and generated ones, with tunables set
 
     def references(
         self, ctx: RunContext, kernel_hits: list[dict[str, Any]]

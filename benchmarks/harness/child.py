@@ -1,7 +1,8 @@
 """A worker process (`benchmarks.harness.worker`) in its own process group, and its progress lines.
 
-Used by the judge for untrusted candidates and by the perf stage for trusted baselines. What
-travels between the two is defined in `benchmarks.harness.messages`."""
+Used by the judge for untrusted candidates (isolated: `benchmarks.harness.sandbox`) and by the perf
+stage for trusted baselines (the task's own reference: run as this process's user). What travels
+between the two is defined in `benchmarks.harness.messages`."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ import tempfile
 from pathlib import Path
 from typing import TypeVar
 
+from benchmarks.harness import sandbox
 from benchmarks.harness.messages import (
     CallEvent,
     Event,
@@ -44,42 +46,68 @@ class Child:
     the current evaluation runs, which hides the start-up from a bench or an agent. A child
     runs one request and exits: no candidate ever shares a process with another."""
 
-    def __init__(self, folder: Path, device: str) -> None:
+    def __init__(self, folder: Path, device: str, *, isolate: bool) -> None:
+        """`isolate`: the worker will run untrusted code (a candidate), so it starts in the
+        isolation this machine offers (`self.isolation`: "bwrap" or "none"; scrubbed environment
+        and rlimits either way). A trusted worker (baselines) runs as this process, unisolated."""
         self.folder = folder
         self.device = device
-        env = dict(os.environ)
-        env["PYTHONPATH"] = os.pathsep.join([str(REPO_ROOT), env.get("PYTHONPATH", "")]).rstrip(
-            os.pathsep
-        )
-        env["PYTHONUNBUFFERED"] = "1"
-        if device == "cpu":
-            env["TRITON_INTERPRET"] = "1"
+        worker = [sys.executable, "-m", "benchmarks.harness.worker", "--serve", str(folder), device]
+        preexec = None
+        if isolate:
+            launch = sandbox.candidate_launch(folder, device, worker)
+            # in its own pid namespace the worker's parent is bubblewrap's init, never the judge;
+            # the sandbox dies with the judge (--die-with-parent) instead
+            argv = launch.argv if launch.isolation == sandbox.BWRAP else [*worker, str(os.getpid())]
+            env, preexec, self.isolation = launch.env, launch.preexec_fn, launch.isolation
         else:
-            env.pop("TRITON_INTERPRET", None)
+            argv, self.isolation = [*worker, str(os.getpid())], "trusted (unisolated)"
+            env = dict(os.environ)
+            env["PYTHONPATH"] = os.pathsep.join([str(REPO_ROOT), env.get("PYTHONPATH", "")]).rstrip(
+                os.pathsep
+            )
+            env["PYTHONUNBUFFERED"] = "1"
+            if device == "cpu":
+                env["TRITON_INTERPRET"] = "1"
+            else:
+                env.pop("TRITON_INTERPRET", None)
         self._out = open(folder / "stdout.txt", "wb")  # noqa: SIM115
         self._err = open(folder / "stderr.txt", "wb")  # noqa: SIM115
+        # under bwrap, the sandbox's init reports its host pid on a pipe, so that `kill` can wait
+        # for the whole pid namespace (the candidate's every process) to be gone
+        self._info, pass_fds = None, ()
+        if self.isolation == sandbox.BWRAP:
+            self._info, info_w = os.pipe()
+            argv = [argv[0], "--info-fd", str(info_w), *argv[1:]]
+            pass_fds = (info_w,)
+        self._init_pid: int | None = None
+        self._init_started: str | None = None
         self.proc = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "benchmarks.harness.worker",
-                "--serve",
-                str(folder),
-                device,
-                str(os.getpid()),
-            ],
+            argv,
             cwd=folder,
             env=env,
             stdin=subprocess.DEVNULL,
             stdout=self._out,
             stderr=self._err,
             start_new_session=True,
+            pass_fds=pass_fds,
+            preexec_fn=preexec,  # noqa: PLW1509 - only setrlimit calls, between fork and exec
         )
+        for fd in pass_fds:
+            os.close(fd)
         self._pos = 0
         self.events: list[Event] = []
 
+    def stage(self, path: str | Path) -> str:
+        """A path to `path` this worker can read (a copy in its read-only inputs folder where its
+        sandbox hides the original, e.g. a task file under /tmp or a home folder)."""
+        if self.isolation != sandbox.BWRAP:
+            return str(path)
+        return str(sandbox.stage_file(Path(path), self.folder))
+
     def submit(self, job: Job) -> None:
         """Hand the waiting process its one job (written atomically)."""
+        self._read_init()
         tmp = self.folder / "request.json.tmp"
         tmp.write_text(dump(job))
         tmp.replace(self.folder / "request.json")
@@ -108,13 +136,26 @@ class Child:
         return new
 
     def kill(self) -> None:
+        """End the worker and, when sandboxed, its pid namespace: on return nothing the
+        candidate started is left running."""
+        self._read_init()
         if self.proc.poll() is None:
             try:
                 os.killpg(self.proc.pid, signal.SIGKILL)
             except ProcessLookupError:
                 pass
         self.proc.wait()
+        if self._init_pid is not None and self._init_started is not None:
+            sandbox.end_namespace(self._init_pid, self._init_started)
         self._close()
+
+    def returncode(self) -> int | None:
+        """The worker's exit status, negative for a signal as subprocess reports it. Under bwrap
+        the sandbox's init passes a worker killed by signal N on as exit code 128 + N."""
+        code = self.proc.returncode
+        if self.isolation == sandbox.BWRAP and code is not None and 128 < code < 128 + 65:
+            return -(code - 128)
+        return code
 
     def wait(self, timeout: float) -> int | None:
         try:
@@ -122,10 +163,21 @@ class Child:
         except subprocess.TimeoutExpired:
             return None
 
+    def _read_init(self) -> None:
+        if self._info is not None and self._init_pid is None:
+            alive = self.proc.poll() is None
+            self._init_pid = sandbox.read_init_pid(self._info, timeout_s=2 if alive else 0)
+            seen = sandbox.process_start(self._init_pid) if self._init_pid else None
+            self._init_started = seen[1] if seen else None
+
     def _close(self) -> None:
         for f in (self._out, self._err):
             if not f.closed:
                 f.close()
+        if self._info is not None:
+            self._read_init()
+            os.close(self._info)
+            self._info = None
 
     def result(self, cls: type[R]) -> R | None:
         """The result the worker wrote, as record `cls`; None when there is none. Raises
@@ -170,7 +222,7 @@ def signal_name(code: int) -> str:
 # A pool of spare children per (device, folder root), started ahead of need
 # --------------------------------------------------------------------------------------------
 
-_SPARES: dict[tuple[str, str], list[Child]] = {}
+_SPARES: dict[tuple[str, str, bool], list[Child]] = {}
 # How many spares to keep starting. A worker needs ~8 s to import torch and triton, start CUDA and
 # warm up (H200); a warm GPU evaluation takes ~5 s, so with one spare, evaluations run back to
 # back wait for it (13 s instead of 5: H200, torch 2.11, triton 3.6, 2026-11-29,
@@ -189,15 +241,16 @@ def default_root() -> Path:
     return shm if shm.is_dir() and os.access(shm, os.W_OK) else Path(tempfile.gettempdir())
 
 
-def _spawn(device: str, root: Path) -> Child:
-    return Child(Path(tempfile.mkdtemp(prefix="kf-judge-", dir=root)), device)
+def _spawn(device: str, root: Path, isolate: bool) -> Child:
+    return Child(Path(tempfile.mkdtemp(prefix="kf-judge-", dir=root)), device, isolate=isolate)
 
 
-def acquire(device: str, root: Path, prewarm: bool = True) -> Child:
+def acquire(device: str, root: Path, prewarm: bool = True, *, isolate: bool) -> Child:
     """A fresh, waiting child for `device` whose folder sits under `root`: the oldest spare
     still alive, else a new one. With `prewarm`, spares are started now, in the background, up
-    to SPARES_PER_DEVICE, for the following calls."""
-    key = (device, str(root))
+    to SPARES_PER_DEVICE, for the following calls. `isolate`: for untrusted code (see Child);
+    isolated and trusted workers are pooled apart."""
+    key = (device, str(root), isolate)
     spares = _SPARES.setdefault(key, [])
     child = None
     while spares and child is None:
@@ -207,10 +260,10 @@ def acquire(device: str, root: Path, prewarm: bool = True) -> Child:
         else:
             discard(candidate)
     if child is None:
-        child = _spawn(device, root)
+        child = _spawn(device, root, isolate)
     if prewarm:
         while len(spares) < SPARES_PER_DEVICE.get(device, 1):
-            spares.append(_spawn(device, root))
+            spares.append(_spawn(device, root, isolate))
     return child
 
 
@@ -227,13 +280,19 @@ def run_job(
     timeout_s: float,
     root: Path | None = None,
     files: dict[str, str] | None = None,
+    isolate: bool | None = None,
 ) -> Result:
     """Run one trusted or measurement job to completion in a fresh child; its result, an error
     result when it timed out, died or wrote a malformed result. `files` are written into the
-    child's folder first (name -> text); "{folder}" in the job's strings is replaced by its path."""
-    child = acquire(device, root or default_root(), prewarm=False)
+    child's folder first (name -> text); "{folder}" in the job's strings is replaced by its path.
+    `isolate` (default: by job) runs it sandboxed: every job but "baseline" (the task's own
+    reference, trusted) imports candidate code."""
+    if isolate is None:
+        isolate = job.kind != "baseline"
+    child = acquire(device, root or default_root(), prewarm=False, isolate=isolate)
     cls = result_type(job)
     try:
+        job = dataclasses.replace(job, task_path=child.stage(job.task_path))
         for name, text in (files or {}).items():
             (child.folder / name).write_text(text)
         job = _in_folder(job, child.folder)

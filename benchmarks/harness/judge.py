@@ -4,7 +4,7 @@
 
 Stages (see `benchmarks.verdict`): the static check runs here on the source text, never executing
 it. Everything that executes the candidate runs in a child process (`benchmarks.harness.worker`) started
-in its own process group; a timeout kills the group. The child streams each trial's outputs back
+in its own process group and OS sandbox (`benchmarks.harness.sandbox`); a timeout kills it all. The child streams each trial's outputs back
 as files; this process regenerates the same inputs from the same seeds, runs the task's reference
 itself and compares. A crash, hang, `sys.exit` or `os._exit` in the candidate ends in a verdict,
 and the next evaluation starts a fresh child.
@@ -22,6 +22,7 @@ from pathlib import Path
 import torch
 
 from benchmarks.harness import perf as perf_stage
+from benchmarks.harness import sandbox
 from benchmarks.harness.child import Child, acquire, default_root, signal_name
 from benchmarks.harness.compare import bitwise_equal, compare_outputs
 from benchmarks.harness.judge_config import JudgeConfig
@@ -155,6 +156,7 @@ def _evaluate_once(
         seed=config.seed,
         trials=config.trials,
         notes=task.notes_for(device),
+        isolation=sandbox.level(),
     )
     verdict.fingerprint = perf_stage.fingerprint(device)
 
@@ -191,12 +193,15 @@ def _evaluate_once(
     if skip_reason:
         verdict.skipped.append(skip_reason)
 
-    child = acquire(device, _work_root(config), prewarm=config.prewarm)
+    refused = sandbox.refusal(trusted=config.trusted, allow_unisolated=config.allow_unisolated)
+    if refused:
+        return _fail(verdict, ErrorClass.HARNESS_ERROR, refused, Stage.COMPILE)
+    child = acquire(device, _work_root(config), prewarm=config.prewarm, isolate=True)
     folder = child.folder
     try:
         (folder / "candidate.py").write_text(source)
         job = CandidateJob(
-            task_path=str(task.path),
+            task_path=child.stage(task.path),
             dtype=task.dtype,
             candidate_path=str(folder / "candidate.py"),
             device=device,
@@ -419,7 +424,7 @@ def _converse(
 def _verdict_without_result(verdict: Verdict, child: Child) -> Verdict:
     """The verdict when the worker exited without a result: lost in its own set-up (the judge's
     failure, retried), killed by a signal, or exited early."""
-    code = child.proc.returncode
+    code = child.returncode()
     step = child.last_step()
     tail = child.stderr_tail()
     if not any(isinstance(evt, ImportEvent) for evt in child.events):

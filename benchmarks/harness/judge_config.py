@@ -28,3 +28,9 @@ class JudgeConfig:
     keep_dir: bool = False  # keep the child's folder (for debugging)
     prewarm: bool = True  # start the next worker process while this one runs
     work_root: Path | None = None
+    # who wrote the candidate: True for this project's own kernels (offline generator, knowledge
+    # base, the test suite's files), which may run unisolated, with a warning, where no OS
+    # isolation exists; False (model-written, imported, `kernforge eval`) refuses them there
+    trusted: bool = False
+    # UNSAFE: run untrusted candidates with no OS isolation where none is available
+    allow_unisolated: bool = False

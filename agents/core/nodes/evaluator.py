@@ -67,6 +67,8 @@ def judge(
             seed=cfg.seed,
             timeout_s=cfg.judge_timeout_s,
             perf=True,
+            # model-written code is refused where no OS isolation exists
+            trusted=ctx.policy.trusted_code,
         ),
         source=candidate.code,
         label=f"attempt {attempt_id}",

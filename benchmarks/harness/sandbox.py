@@ -1,0 +1,424 @@
+"""OS isolation for the worker processes that run candidates.
+
+The static check gives early, clear messages; it is not the wall. The wall is here: a candidate's
+worker (`benchmarks.harness.worker`, started by `benchmarks.harness.child.Child`) runs inside
+bubblewrap (`bwrap`) where it works, with
+
+- no network (its own network namespace: not even the host's loopback),
+- its own pid namespace (it cannot see or signal the judge; `/proc` shows only its own
+  processes; when the worker exits, by itself or killed, the kernel kills everything it started,
+  `setsid` daemons and double forks included), `--die-with-parent` and `--new-session`,
+- a read-only view of the whole filesystem (project tree, task files, venv) except its private
+  scratch folder; `/root`, `/home`, the user's HOME, `/tmp`, `/var/tmp` and `/run` replaced by
+  empty folders (so `~/.ssh`, `~/.netrc` and host sockets are out of reach), the paths Python needs
+  bound back read-only; no capabilities,
+- a scrubbed environment built from an allow-list (no API keys, tokens or the user's HOME),
+- rlimits (processes, address space, CPU time, file size, open files), and on CUDA the GPU's
+  device nodes bound in.
+
+Where bubblewrap is absent or cannot run (no user namespaces, say) the level is "none": the
+worker still gets the scrubbed environment and the rlimits, but no namespaces. Then kernels this
+project wrote (offline generator, knowledge base) run with a one-line warning and model-written or
+imported candidates are refused (`refusal`) unless the caller opts in to the unsafe mode
+(`JudgeConfig(allow_unisolated=True)`, `kernforge eval --unsafe-no-isolation`, or the environment
+variable KERNFORGE_UNSAFE_NO_ISOLATION=1).
+"""
+
+from __future__ import annotations
+
+import functools
+import glob
+import os
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+BWRAP = "bwrap"
+NONE = "none"
+
+UNSAFE_ENV = "KERNFORGE_UNSAFE_NO_ISOLATION"
+REPO_ROOT = Path(__file__).resolve().parents[2]
+GiB = 1 << 30
+
+# Environment variables a candidate's worker inherits from the judge, by exact name (plus LC_*).
+# Everything else is dropped: API keys, tokens, HOME, the user's configuration.
+ALLOWED_ENV = frozenset(
+    {
+        "PATH",
+        "LANG",
+        "LANGUAGE",
+        "TZ",
+        "LD_LIBRARY_PATH",
+        "CUDA_VISIBLE_DEVICES",
+        "CUDA_DEVICE_ORDER",
+        "CUDA_HOME",
+        "CUDA_PATH",
+        "NVIDIA_VISIBLE_DEVICES",
+        "NVIDIA_DRIVER_CAPABILITIES",
+        "OMP_NUM_THREADS",
+        "MKL_NUM_THREADS",
+        "OPENBLAS_NUM_THREADS",
+        "PYTORCH_CUDA_ALLOC_CONF",
+        "TRITON_PTXAS_PATH",
+        "TRITON_LIBCUDA_PATH",
+    }
+)
+ALLOWED_ENV_PREFIXES = ("LC_",)
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Resource limits set on a candidate's worker before it starts (None = unlimited)."""
+
+    processes: int  # RLIMIT_NPROC (threads count too; not enforced by Linux for root)
+    address_space: int | None  # RLIMIT_AS, bytes
+    cpu_s: int  # RLIMIT_CPU, seconds of CPU time summed over threads
+    file_size: int  # RLIMIT_FSIZE, bytes per file written
+    open_files: int  # RLIMIT_NOFILE
+
+
+def limits_for(device: str) -> Limits:
+    """The limits for a worker on `device`.
+
+    A CPU worker with torch and triton imported maps under 1 GiB; 8 GiB leaves room for the
+    interpreter's small shapes. On CUDA the address space stays unlimited: the driver reserves
+    virtual ranges far larger than the GPU's memory for unified addressing at initialisation, and
+    a limit makes `cuInit` fail. CPU time is a backstop behind the judge's wall-clock timeout (a
+    spare waits up to an hour, sleeping). Trial files hold one output and its repeat."""
+    return Limits(
+        processes=4096,
+        address_space=None if device == "cuda" else 8 * GiB,
+        cpu_s=3600,
+        file_size=(16 if device == "cuda" else 2) * GiB,
+        open_files=4096,
+    )
+
+
+def apply_limits(limits: Limits) -> None:
+    """Set `limits` on this process (run in the child between fork and exec). A limit above the
+    current hard limit is lowered to it: only root may raise a hard limit."""
+
+    def cap(which: int, value: int | None, hard_extra: int = 0) -> None:
+        _, hard = resource.getrlimit(which)
+        soft = resource.RLIM_INFINITY if value is None else value
+        new_hard = resource.RLIM_INFINITY if value is None else value + hard_extra
+        if hard != resource.RLIM_INFINITY:
+            soft = hard if soft == resource.RLIM_INFINITY else min(soft, hard)
+            new_hard = hard if new_hard == resource.RLIM_INFINITY else min(new_hard, hard)
+        resource.setrlimit(which, (soft, new_hard))
+
+    cap(resource.RLIMIT_NPROC, limits.processes)
+    cap(resource.RLIMIT_AS, limits.address_space)
+    cap(resource.RLIMIT_CPU, limits.cpu_s, hard_extra=10)  # SIGXCPU first, SIGKILL 10 s later
+    cap(resource.RLIMIT_FSIZE, limits.file_size)
+    cap(resource.RLIMIT_NOFILE, limits.open_files)
+
+
+# --------------------------------------------------------------------------------------------
+# what this machine offers
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Available:
+    """The isolation this machine offers: `level` is "bwrap" or "none"; `reason` says why."""
+
+    level: str
+    reason: str
+
+
+@functools.cache
+def detect() -> Available:
+    """Probe once per process: bubblewrap on PATH and able to run a trivial command with the
+    flags a worker gets (user and pid namespaces, no network, capabilities dropped)."""
+    path = shutil.which("bwrap")
+    if path is None:
+        return Available(NONE, "bubblewrap (bwrap) is not installed; apt-get install bubblewrap")
+    with tempfile.TemporaryDirectory(prefix="kf-sandbox-probe-") as tmp:
+        folder = Path(tmp)
+        (folder / "inputs").mkdir()
+        argv = [*bwrap_prefix(folder, "cpu", bwrap=path), sys.executable, "-c", "pass"]
+        try:
+            proc = subprocess.run(
+                argv, env=worker_env(folder, "cpu"), capture_output=True, text=True, timeout=60
+            )
+        except (OSError, subprocess.SubprocessError) as exc:
+            return Available(NONE, f"{path} does not run: {type(exc).__name__}: {exc}")
+    if proc.returncode != 0:
+        why = (proc.stderr or proc.stdout).strip().splitlines()
+        return Available(
+            NONE,
+            f"{path} cannot start a sandbox here (exit {proc.returncode}: "
+            f"{why[-1] if why else 'no message'}); user namespaces may be disabled",
+        )
+    return Available(BWRAP, f"{path}: network, pid, mount, ipc and user namespaces")
+
+
+def level() -> str:
+    """The isolation level candidates run under on this machine: "bwrap" or "none"."""
+    return detect().level
+
+
+def describe() -> str:
+    """One line for `kernforge doctor`."""
+    found = detect()
+    if found.level == BWRAP:
+        return (
+            f"bwrap ({found.reason}; read-only filesystem but a scratch folder, home hidden, "
+            "scrubbed environment, rlimits)"
+        )
+    return f"none: {found.reason}. Project-written kernels run with a warning; other candidates are refused"
+
+
+# --------------------------------------------------------------------------------------------
+# who may run where no isolation exists
+# --------------------------------------------------------------------------------------------
+
+_warned = False
+
+
+def refusal(*, trusted: bool, allow_unisolated: bool) -> str | None:
+    """Why a candidate may not run here, or None when it may.
+
+    With bubblewrap every candidate runs isolated. Without it, a candidate the project wrote
+    (`trusted`) runs with a one-line warning on stderr; any other runs only when the caller opted
+    in to the unsafe mode (`allow_unisolated`, or the environment variable KERNFORGE_UNSAFE_NO_ISOLATION=1)."""
+    global _warned
+    found = detect()
+    if found.level != NONE:
+        return None
+    unsafe = allow_unisolated or os.environ.get(UNSAFE_ENV) == "1"
+    if not (trusted or unsafe):
+        return (
+            f"refused to run this candidate: no OS isolation is available here ({found.reason}), "
+            "and it was not written by this project. Install bubblewrap, or opt in to running it "
+            f"unisolated with `kernforge eval --unsafe-no-isolation`, JudgeConfig(allow_unisolated=True) "
+            f"or {UNSAFE_ENV}=1 (the candidate then runs as you, able to read your files)"
+        )
+    if not _warned:
+        _warned = True
+        who = "project-written kernels" if trusted else "candidates (unsafe mode chosen)"
+        print(
+            f"kernforge: warning: no OS isolation ({found.reason}); {who} run unisolated",
+            file=sys.stderr,
+        )
+    return None
+
+
+# --------------------------------------------------------------------------------------------
+# the worker's command line and environment
+# --------------------------------------------------------------------------------------------
+
+
+def _under(path: Path, root: Path) -> bool:
+    return path == root or root in path.parents
+
+
+def _outermost(paths: list[Path]) -> list[Path]:
+    """`paths` resolved, existing, without duplicates and without those inside another."""
+    seen: list[Path] = []
+    for p in sorted({p for p in paths if p.is_dir()}, key=lambda q: len(q.parts)):
+        if not any(_under(p, q) for q in seen):
+            seen.append(p)
+    return seen
+
+
+def masked_dirs() -> list[Path]:
+    """Folders replaced by an empty tmpfs in the sandbox: homes, temporary folders, host sockets."""
+    names = ["/root", "/home", os.environ.get("HOME", ""), "/tmp", "/var/tmp", "/run"]
+    found = []
+    for name in names:
+        if not name:
+            continue
+        p = Path(name).resolve()
+        if p != Path("/"):
+            found.append(p)
+    return _outermost(found)
+
+
+def _needed_dirs() -> list[Path]:
+    """Folders the worker must read: the project, the Python installation, its import paths."""
+    import site
+
+    paths = [REPO_ROOT, Path(sys.prefix), Path(sys.base_prefix), Path(sys.exec_prefix)]
+    paths.append(Path(os.path.realpath(sys.executable)).parent)
+    paths += [Path(p) for p in site.getsitepackages()]
+    for var in ("PYTHONPATH", "LD_LIBRARY_PATH"):
+        paths += [Path(p) for p in os.environ.get(var, "").split(os.pathsep) if p]
+    return [p.resolve() for p in paths]
+
+
+def reexposed_dirs(masks: list[Path] | None = None) -> list[Path]:
+    """Folders the worker needs that sit inside a masked folder: bound back read-only."""
+    masks = masked_dirs() if masks is None else masks
+    return _outermost([p for p in _needed_dirs() if any(_under(p, m) for m in masks)])
+
+
+def gpu_nodes() -> list[str]:
+    """The GPU device nodes a CUDA worker needs."""
+    nodes = sorted(glob.glob("/dev/nvidia*"))
+    nodes += [p for p in ("/dev/dri",) if os.path.exists(p)]
+    return nodes
+
+
+def visible(path: Path, folder: Path) -> bool:
+    """Whether the worker sandboxed with scratch `folder` can read `path`."""
+    path = path.resolve()
+    if _under(path, folder.resolve()):
+        return True
+    masks = masked_dirs()
+    if not any(_under(path, m) for m in masks):
+        return True
+    return any(_under(path, r) for r in reexposed_dirs(masks))
+
+
+def bwrap_prefix(folder: Path, device: str, *, bwrap: str = "bwrap") -> list[str]:
+    """The bubblewrap arguments, up to and including `--`, that run a command sandboxed with
+    `folder` as its only writable place; `folder/inputs` is bound read-only over it (for files
+    the judge hands in, such as a task file the sandbox cannot otherwise see)."""
+    folder = folder.resolve()
+    args = [
+        bwrap,
+        "--unshare-all",  # user, pid, network, ipc, uts, cgroup, mount
+        "--die-with-parent",
+        "--new-session",
+        "--cap-drop",
+        "ALL",
+        "--ro-bind",
+        "/",
+        "/",
+        "--dev",
+        "/dev",
+        "--proc",
+        "/proc",
+    ]
+    masks = masked_dirs()
+    for m in masks:
+        args += ["--tmpfs", str(m)]
+    for r in reexposed_dirs(masks):
+        args += ["--ro-bind", str(r), str(r)]
+    if device == "cuda":
+        for node in gpu_nodes():
+            args += ["--dev-bind", node, node]
+    args += ["--bind", str(folder), str(folder)]
+    args += ["--ro-bind", str(folder / "inputs"), str(folder / "inputs")]
+    args += ["--chdir", str(folder), "--"]
+    return args
+
+
+def worker_env(folder: Path, device: str, base: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The environment of a candidate's worker: the allow-listed variables of `base` (default:
+    this process's environment), and HOME, TMPDIR and Triton's cache inside `folder`."""
+    base = os.environ if base is None else base
+    env = {k: v for k, v in base.items() if k in ALLOWED_ENV or k.startswith(ALLOWED_ENV_PREFIXES)}
+    env.setdefault("PATH", os.defpath)
+    extra = base.get("PYTHONPATH", "")
+    env["PYTHONPATH"] = os.pathsep.join([str(REPO_ROOT), extra]).rstrip(os.pathsep)
+    env["PYTHONUNBUFFERED"] = "1"
+    env["PYTHONDONTWRITEBYTECODE"] = "1"
+    env["HOME"] = str(folder)
+    env["TMPDIR"] = str(folder / "tmp")
+    env["XDG_CACHE_HOME"] = str(folder / ".cache")
+    env["TRITON_CACHE_DIR"] = str(folder / ".triton" / "cache")
+    if device == "cpu":
+        env["TRITON_INTERPRET"] = "1"
+    return env
+
+
+@dataclass
+class Launch:
+    """How to start one worker: its argv, environment, pre-exec hook and isolation level."""
+
+    argv: list[str]
+    env: dict[str, str]
+    preexec_fn: Callable[[], None] | None
+    isolation: str
+
+
+def candidate_launch(folder: Path, device: str, worker_argv: list[str]) -> Launch:
+    """Wrap `worker_argv` (a worker for untrusted code) in the isolation this machine offers.
+
+    Creates `folder/tmp` and `folder/inputs`. The environment is scrubbed and the rlimits set
+    whatever the level; under bwrap the worker also gets its namespaces."""
+    (folder / "tmp").mkdir(exist_ok=True)
+    (folder / "inputs").mkdir(exist_ok=True)
+    limits = limits_for(device)
+    found = detect()
+    argv = list(worker_argv)
+    if found.level == BWRAP:
+        argv = bwrap_prefix(folder, device, bwrap=shutil.which("bwrap") or "bwrap") + argv
+    return Launch(
+        argv=argv,
+        env=worker_env(folder, device),
+        preexec_fn=functools.partial(apply_limits, limits),
+        isolation=found.level,
+    )
+
+
+def read_init_pid(fd: int, timeout_s: float = 5.0) -> int | None:
+    """The host pid of the sandbox's init (pid 1 of its pid namespace), from the JSON bubblewrap
+    writes on `--info-fd` once the sandbox is set up; None when nothing came in `timeout_s`."""
+    import json
+    import select
+
+    data = b""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        ready, _, _ = select.select([fd], [], [], max(0.0, deadline - time.monotonic()))
+        if not ready:
+            break
+        chunk = os.read(fd, 4096)
+        if not chunk:
+            break
+        data += chunk
+        try:
+            return int(json.loads(data)["child-pid"])
+        except (ValueError, KeyError):
+            continue
+    return None
+
+
+def process_start(pid: int) -> tuple[str, str] | None:
+    """(state, start time) of a process from /proc/<pid>/stat, or None when there is none. The
+    start time tells a process from a later one that reuses its pid."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+    return fields[0], fields[19]
+
+
+def end_namespace(init_pid: int, started: str, timeout_s: float = 30.0) -> bool:
+    """Kill the sandbox's init (the process `init_pid` that started at `started`) and wait until
+    it is gone: its pid namespace dies with it, and the kernel has killed every process the
+    candidate started. True when it went."""
+    seen = process_start(init_pid)
+    if seen is None or seen[1] != started:
+        return True  # gone, and the pid may be another process's now: leave it alone
+    try:
+        os.kill(init_pid, 9)
+    except ProcessLookupError:
+        return True
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        seen = process_start(init_pid)
+        if seen is None or seen[1] != started or seen[0] in ("Z", "X"):
+            return True  # a zombie has exited: it waits only to be reaped by its adopter
+        time.sleep(0.02)
+    return False
+
+
+def stage_file(path: Path, folder: Path) -> Path:
+    """A path to `path` the worker sandboxed in `folder` can read: the path itself when visible
+    there, else a copy in `folder/inputs` (read-only inside the sandbox)."""
+    if visible(path, folder):
+        return path
+    dest = folder / "inputs" / path.name
+    shutil.copyfile(path, dest)
+    return dest

@@ -1,0 +1,265 @@
+"""Hostile candidates against the OS layer (benchmarks/harness/sandbox.py), CPU interpreter.
+
+Each case names the verdict it must get and the side effect that must not happen. Candidates that
+cross the static check (a format string that walks `__globals__`, pathlib reached through a name
+Triton re-exports) go through the whole judge. Candidates the static check rejects (they import
+os or socket) are run past it, straight in a sandboxed worker: the OS layer must hold on its own.
+Every test here needs bubblewrap and skips, saying why, where it cannot run."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import shutil
+import socket
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from hostile_manifest import HOSTILE_DIR, parse_header
+
+from benchmarks.harness import sandbox
+from benchmarks.harness.child import Child
+from benchmarks.harness.judge import JudgeConfig, evaluate
+from benchmarks.task import TASKS_DIR, get_task
+
+pytestmark = pytest.mark.skipif(
+    sandbox.level() != sandbox.BWRAP, reason=f"no OS isolation here: {sandbox.detect().reason}"
+)
+
+KEY = "sk-test-kf-planted-0123456789abcdef"
+SSH = "KF-PLANTED-SSH-PRIVATE-KEY"
+NETRC = "machine example.com login kf password KF-PLANTED-NETRC"
+
+
+@pytest.fixture
+def planted(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Secrets in the judge's environment and in a home folder of its own (HOME points there)."""
+    home = tmp_path / "kf-planted-home"
+    (home / ".ssh").mkdir(parents=True)
+    (home / ".ssh" / "id_rsa").write_text(SSH)
+    (home / ".netrc").write_text(NETRC)
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
+    monkeypatch.setenv("HF_TOKEN", KEY)
+    monkeypatch.setenv("HOME", str(home))
+    return home
+
+
+def _judge(name: str, work: Path):
+    case = parse_header(HOSTILE_DIR / f"{name}.py")
+    task = get_task(case.task)
+    config = JudgeConfig(
+        device="cpu",
+        trials=1,
+        modes=("standard",),
+        shapes=(task.shapes_for("cpu")[0].name,),
+        timeout_s=120,
+        keep_dir=True,  # the scratch folder is searched afterwards
+        prewarm=False,
+        work_root=work,  # a pool of its own: its workers start after the secrets are planted
+    )
+    verdict = evaluate(task, case.path, config)
+    assert verdict.error_class == case.expect, verdict.message
+    assert verdict.isolation == sandbox.BWRAP
+    return verdict
+
+
+def _files_contain(root: Path, needle: str) -> list[str]:
+    hits = []
+    for path in root.rglob("*"):
+        if path.is_file() and needle.encode() in path.read_bytes():
+            hits.append(str(path))
+    return hits
+
+
+def test_environment_key_stays_out_of_verdict_and_scratch(planted: Path, tmp_path: Path) -> None:
+    work = tmp_path / "work"
+    verdict = _judge("os_env_key_format", work)
+    assert "leaked environment" in verdict.message  # the read worked: it saw a scrubbed one
+    assert "TRITON_INTERPRET" in verdict.message
+    assert KEY not in verdict.model_dump_json()
+    assert str(planted) not in verdict.message  # nor the user's HOME
+    assert _files_contain(work, KEY) == []
+
+
+def test_secrets_and_other_processes_are_unreadable(planted: Path, tmp_path: Path) -> None:
+    work = tmp_path / "work"
+    verdict = _judge("os_read_secrets_path", work)
+    assert "pids seen" in verdict.message
+    text = verdict.model_dump_json()
+    judge_argv0 = sys.argv[0]  # on the judge's /proc/<pid>/cmdline, on no worker's
+    for secret in (KEY, SSH, "KF-PLANTED-NETRC", judge_argv0):
+        assert secret not in text, secret
+        assert _files_contain(work, secret) == [], secret
+    pids = [int(p) for p in re.findall(r"\d+", verdict.message.split("pids seen")[1].split("]")[0])]
+    assert os.getpid() not in pids and len(pids) <= 4  # its own pid namespace: bwrap's init, itself
+
+
+def test_project_tree_task_file_home_and_run_folder_are_unwritable(
+    planted: Path, tmp_path: Path
+) -> None:
+    work = tmp_path / "work"
+    task_file = get_task("softmax_fp32").path
+    before = hashlib.sha256(task_file.read_bytes()).hexdigest()
+    import torch
+
+    targets = [
+        TASKS_DIR,
+        sandbox.REPO_ROOT,
+        Path(torch.__file__).parent,
+        work,
+        planted,
+        Path("/root"),
+    ]
+    leftovers = [
+        t / "kf_hostile_marker.txt" for t in targets if (t / "kf_hostile_marker.txt").exists()
+    ]
+    assert leftovers == [], "markers from an earlier run: remove them first"
+    try:
+        verdict = _judge("os_write_tree_path", work)
+        assert "refused" in verdict.message  # it tried
+        written = [t for t in targets if (t / "kf_hostile_marker.txt").exists()]
+        assert written == [], verdict.message
+        assert hashlib.sha256(task_file.read_bytes()).hexdigest() == before
+    finally:
+        for t in targets:
+            (t / "kf_hostile_marker.txt").unlink(missing_ok=True)
+
+
+# ---------------------------------------------------------------------------------------------
+# past the static check: the payload straight in a sandboxed worker
+# ---------------------------------------------------------------------------------------------
+
+
+def _run_unchecked(name: str, folder: Path) -> tuple[Child, dict | None]:
+    """Run tests/hostile/<name>.py in a sandboxed worker with no static check (a test-only path:
+    nothing in the product skips the check) and wait for the worker to exit by itself."""
+    case = parse_header(HOSTILE_DIR / f"{name}.py")
+    task = get_task(case.task)
+    folder.mkdir()
+    child = Child(folder, "cpu", isolate=True)
+    assert child.isolation == sandbox.BWRAP
+    shutil.copyfile(case.path, folder / "candidate.py")
+    shape = task.shapes_for("cpu")[0]
+    child.submit(
+        {
+            "job": "candidate",
+            "task_path": child.stage(task.path),
+            "dtype": task.dtype,
+            "candidate_path": str(folder / "candidate.py"),
+            "device": "cpu",
+            "shapes": [{"name": shape.name, "dims": shape.dims}],
+            "modes": ["standard"],
+            "trials": 1,
+            "seed": 0,
+            "perf": False,
+        }
+    )
+    try:
+        assert child.wait(180) is not None, "the worker did not finish"
+        return child, child.result()
+    finally:
+        child.kill()
+
+
+def _processes_in(folder: Path) -> list[int]:
+    """Host pids of processes whose working directory is `folder` (a candidate's descendants)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            if Path(os.readlink(entry / "cwd")) == folder:
+                found.append(int(entry.name))
+        except OSError:
+            continue
+    return found
+
+
+def _settled(folder: Path, seconds: float) -> list[int]:
+    deadline = time.monotonic() + seconds
+    while (left := _processes_in(folder)) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    return left
+
+
+def test_loopback_server_on_the_host_is_unreachable(tmp_path: Path) -> None:
+    port = int(
+        re.search(r"^PORT = (\d+)", (HOSTILE_DIR / "os_loopback_socket.py").read_text(), re.M)[1]
+    )
+    server = socket.socket()
+    server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        server.bind(("127.0.0.1", port))
+    except OSError as exc:
+        pytest.skip(f"port {port} is busy here: {exc}")
+    server.listen(4)
+    server.settimeout(0.5)
+    got: list[bytes] = []
+    stop = threading.Event()
+
+    def accept() -> None:
+        while not stop.is_set():
+            try:
+                conn, _ = server.accept()
+            except OSError:
+                continue
+            with conn:
+                got.append(conn.recv(100) or b"connected")
+
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=2) as s:  # the server works
+            s.sendall(b"control")
+        deadline = time.monotonic() + 5
+        while not got and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert got == [b"control"]
+        _, result = _run_unchecked("os_loopback_socket", tmp_path / "w")
+        assert result is not None and result["status"] == "ok", result
+        time.sleep(1)
+        assert got == [b"control"], "the candidate reached the host's loopback"
+    finally:
+        stop.set()
+        thread.join(timeout=5)
+        server.close()
+
+
+def test_forked_processes_die_when_the_worker_exits_by_itself(tmp_path: Path) -> None:
+    folder = tmp_path / "w"
+    _, result = _run_unchecked("os_fork_many", folder)
+    assert result is not None and result["status"] == "ok", result
+    assert _settled(folder.resolve(), 1) == []  # Child.kill waited for the namespace to end
+
+
+def test_setsid_daemon_does_not_outlive_the_evaluation(tmp_path: Path) -> None:
+    folder = tmp_path / "w"
+    _, result = _run_unchecked("os_setsid_daemon", folder)
+    assert result is not None and result["status"] == "ok", result
+    assert _settled(folder.resolve(), 1) == []  # Child.kill waited for the namespace to end
+    time.sleep(4)  # past the daemon's 3 s
+    assert not (folder / "late.txt").exists()
+
+
+def test_the_judge_cannot_be_killed_from_inside(tmp_path: Path) -> None:
+    child, result = _run_unchecked("os_kill_judge", tmp_path / "w")
+    assert result is not None and result["status"] == "ok", result  # we are alive to read it
+    assert str(os.getpid()) not in child.proc.args  # the judge's pid is not on its command line
+
+
+def test_the_judge_survives_its_sandbox_and_the_next_evaluation_passes(tmp_path: Path) -> None:
+    _run_unchecked("os_fork_many", tmp_path / "w1")
+    task = get_task("softmax_fp32")
+    verdict = evaluate(
+        task,
+        HOSTILE_DIR / "good_softmax.py",
+        JudgeConfig(device="cpu", trials=1, prewarm=False, work_root=tmp_path / "work"),
+    )
+    assert verdict.passed, verdict.message
+    assert verdict.isolation == sandbox.BWRAP
+    assert list((tmp_path / "work").iterdir()) == []  # its folder is gone
