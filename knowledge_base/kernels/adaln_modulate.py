@@ -29,16 +29,20 @@ KB_META = {
 @triton.jit
 def _adaln_modulate_kernel(x_ptr, shift_ptr, scale_ptr, y_ptr, R, T, D, ROWS: tl.constexpr,
                            BLOCK_D: tl.constexpr):
+    # axis 0: ROWS token rows of x viewed as [B * T, D]; axis 1: a BLOCK_D slice of the features
     rows = tl.program_id(0) * ROWS + tl.arange(0, ROWS)
     cols = tl.program_id(1) * BLOCK_D + tl.arange(0, BLOCK_D)
     mask = (rows[:, None] < R) & (cols[None, :] < D)
     rows64 = rows.to(tl.int64)
+    # shift and scale are [B, D], one vector per sample: token row r uses sample r // T (the T
+    # re-reads of a vector come from L2)
     sample = rows64 // T
     offs = rows64[:, None] * D + cols[None, :]
     vec_offs = sample[:, None] * D + cols[None, :]
     x = tl.load(x_ptr + offs, mask=mask, other=0.0).to(tl.float32)
     shift = tl.load(shift_ptr + vec_offs, mask=mask, other=0.0).to(tl.float32)
     scale = tl.load(scale_ptr + vec_offs, mask=mask, other=0.0).to(tl.float32)
+    # fp32 math, one rounding at the store
     y = x * (1.0 + scale) + shift
     tl.store(y_ptr + offs, y.to(y_ptr.dtype.element_ty), mask=mask)
 

@@ -34,15 +34,21 @@ LR, BETA1, BETA2, EPS, WEIGHT_DECAY, STEP = 1e-3, 0.9, 0.999, 1e-8, 1e-4, 10
 @triton.jit
 def _adam_kernel(p_ptr, g_ptr, m_ptr, v_ptr, p_out, m_out, v_out, n, beta1, one_minus_beta1, beta2,
                  one_minus_beta2, step_size, inv_sqrt_bc2, eps, weight_decay, BLOCK: tl.constexpr):
+    # flat 1-D sweep, one BLOCK of elements per program; int64 offsets so tensors past 2**31
+    # elements do not wrap
     offs = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
     mask = offs < n
     p = tl.load(p_ptr + offs, mask=mask, other=0.0)
     g = tl.load(g_ptr + offs, mask=mask, other=0.0)
     m = tl.load(m_ptr + offs, mask=mask, other=0.0)
     v = tl.load(v_ptr + offs, mask=mask, other=0.0)
+    # classic Adam with L2 decay: the decay term joins the gradient and so passes through m and v
+    # (AdamW decays p directly instead)
     d = g + weight_decay * p
     m = beta1 * m + one_minus_beta1 * d
     v = beta2 * v + one_minus_beta2 * d * d
+    # bias corrections are host scalars: step_size = lr / (1 - beta1**t) and inv_sqrt_bc2 = 1 /
+    # sqrt(1 - beta2**t), so this is sqrt(v_hat) + eps
     denom = tl.sqrt(v) * inv_sqrt_bc2 + eps
     tl.store(m_out + offs, m, mask=mask)
     tl.store(v_out + offs, v, mask=mask)
@@ -56,6 +62,8 @@ def adam(param: torch.Tensor, grad: torch.Tensor, exp_avg: torch.Tensor, exp_avg
     exp_avg, exp_avg_sq = exp_avg.contiguous(), exp_avg_sq.contiguous()
     n = param.numel()
     p_out, m_out, v_out = torch.empty_like(param), torch.empty_like(exp_avg), torch.empty_like(exp_avg_sq)
+    # the step count is fixed, so both bias corrections are computed once here rather than per
+    # element
     step_size = LR / (1.0 - BETA1**STEP)
     inv_sqrt_bc2 = 1.0 / math.sqrt(1.0 - BETA2**STEP)
     _adam_kernel[(triton.cdiv(n, BLOCK),)](param, grad, exp_avg, exp_avg_sq, p_out, m_out, v_out, n, BETA1,

@@ -58,6 +58,7 @@ def _adamw_kernel(
     BLOCK: tl.constexpr,
 ):
     pid = tl.program_id(0)
+    # flat 1-D sweep, one BLOCK of elements per program; int64 offsets
     offs = pid.to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
     mask = offs < n
     p = tl.load(p_ptr + offs, mask=mask, other=0.0)
@@ -66,7 +67,10 @@ def _adamw_kernel(
     v = tl.load(v_ptr + offs, mask=mask, other=0.0)
     m = beta1 * m + one_minus_beta1 * g
     v = beta2 * v + one_minus_beta2 * g * g
+    # sqrt(v_hat) + eps, with the bias correction of v precomputed on the host
     denom = tl.sqrt(v) * inv_sqrt_bc2 + eps
+    # decoupled weight decay: p is scaled by decay = 1 - lr * wd, outside the adaptive step (the
+    # gradient and m, v never see it)
     p = p * decay - step_size * (m / denom)
     tl.store(p_out + offs, p, mask=mask)
     tl.store(m_out + offs, m, mask=mask)

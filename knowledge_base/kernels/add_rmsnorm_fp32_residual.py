@@ -32,6 +32,7 @@ EPS = 1e-5
 @triton.jit
 def _add_rmsnorm_f32res_kernel(x_ptr, r_ptr, w_ptr, out_ptr, h_ptr, stride_x, stride_r, stride_o, stride_h, N, eps,
                                BLOCK_N: tl.constexpr):
+    # one program per row; int64 row index before it meets a stride
     row = tl.program_id(0).to(tl.int64)
     x_row = x_ptr + row * stride_x
     r_row = r_ptr + row * stride_r
@@ -44,12 +45,16 @@ def _add_rmsnorm_f32res_kernel(x_ptr, r_ptr, w_ptr, out_ptr, h_ptr, stride_x, st
         cols = start + offs
         mask = cols < N
         x = tl.load(x_row + cols, mask=mask, other=0.0).to(tl.float32)
+        # the residual stream is fp32 (asserted on the host) and h = r + x stays fp32 when stored:
+        # repeated residual adds do not lose bits to bf16 rounding
         r = tl.load(r_row + cols, mask=mask, other=0.0)
         h = r + x
         tl.store(h_row + cols, h, mask=mask)
+        # per-lane fp32 sum of squares, reduced across lanes once after the loop
         acc += h * h
     rstd = 1.0 / tl.sqrt(tl.sum(acc, axis=0) / N + eps)
 
+    # second pass recomputes h = r + x (the same bits) instead of reading h back
     for start in range(0, N, BLOCK_N):
         cols = start + offs
         mask = cols < N

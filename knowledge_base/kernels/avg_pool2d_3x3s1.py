@@ -30,18 +30,26 @@ KB_META = {
 
 @triton.jit
 def _avg_pool_3x3s1_kernel(x_ptr, y_ptr, H, W, BLOCK: tl.constexpr):
+    # axis 0: one (batch, channel) plane of NCHW x; axis 1: a BLOCK of that plane's output pixels,
+    # flattened
     plane = tl.program_id(0).to(tl.int64)
     offs = tl.program_id(1) * BLOCK + tl.arange(0, BLOCK)
     out_ok = offs < H * W
+    # stride 1 with padding 1 keeps the output H x W: output pixel (i, j) averages the window
+    # centred on input (i, j)
     i = offs // W
     j = offs % W
     x_plane = x_ptr + plane * H * W
     acc = tl.zeros([BLOCK], tl.float32)
+    # the 3x3 window, unrolled at compile time; neighbouring pixels share inputs, which come from
+    # L1/L2
     for dh in tl.static_range(3):
         h = i - 1 + dh
         h_ok = out_ok & (h >= 0) & (h < H)
         for dw in tl.static_range(3):
             w = j - 1 + dw
+            # taps off the image read 0 and still count in the divisor (count_include_pad=True,
+            # PyTorch's default): always divide by 9
             ok = h_ok & (w >= 0) & (w < W)
             acc += tl.load(x_plane + h * W + w, mask=ok, other=0.0).to(tl.float32)
     tl.store(y_ptr + plane * H * W + offs, (acc / 9.0).to(y_ptr.dtype.element_ty), mask=out_ok)

@@ -30,18 +30,25 @@ KB_META = {
 
 @triton.jit
 def _colsum_partial_kernel(dy_ptr, part_ptr, M, N, rows_per_split, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    # bias gradient = column sums of dy [M, N]. Axis 0: a BLOCK_N strip of columns; axis 1: a slab
+    # of rows_per_split rows, so a tall dy with few columns still gets enough programs
     cols = tl.program_id(0) * BLOCK_N + tl.arange(0, BLOCK_N)
     split = tl.program_id(1)
     col_ok = cols < N
     row0 = split * rows_per_split
     row_end = tl.minimum(row0 + rows_per_split, M)
     offs_m = tl.arange(0, BLOCK_M)
+    # 2-D fp32 accumulator: tiles are added elementwise in the loop, and the BLOCK_M rows are
+    # folded only once at the end
     acc = tl.zeros([BLOCK_M, BLOCK_N], tl.float32)
     for start in range(row0, row_end, BLOCK_M):
         rows = start + offs_m
+        # mask against this slab's end (the last slab may be short) and the column edge
         mask = (rows[:, None] < row_end) & col_ok[None, :]
         ptrs = dy_ptr + rows[:, None].to(tl.int64) * N + cols[None, :]
         acc += tl.load(ptrs, mask=mask, other=0.0).to(tl.float32)
+    # one fp32 partial row per slab; the combine kernel adds the slabs in a fixed order, not with
+    # atomics, so every run gives the same bits
     tl.store(part_ptr + split.to(tl.int64) * N + cols, tl.sum(acc, axis=0), mask=col_ok)
 
 
@@ -65,6 +72,7 @@ def bias_grad_colsum(dy: torch.Tensor, BLOCK_M: int = 32, BLOCK_N: int = 128, TA
     # enough M-slabs to give the GPU ~TARGET_PROGRAMS programs, each slab a whole number of tiles
     split = max(1, min(triton.cdiv(M, BLOCK_M), TARGET_PROGRAMS // col_blocks))
     rows_per_split = triton.cdiv(triton.cdiv(M, split), BLOCK_M) * BLOCK_M
+    # recount after rounding each slab up to whole BLOCK_M tiles: no slab is empty
     split = triton.cdiv(M, rows_per_split)
     partial = torch.empty((split, N), dtype=torch.float32, device=dy.device)
     out = torch.empty((N,), dtype=dy.dtype, device=dy.device)

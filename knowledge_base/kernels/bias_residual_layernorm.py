@@ -32,6 +32,7 @@ KB_META = {
 EPS = 1e-5
 
 
+# h = x + bias + residual, in fp32
 @triton.jit
 def _residual(x_row, r_row, bias_ptr, cols, mask):
     x = tl.load(x_row + cols, mask=mask, other=0.0).to(tl.float32)
@@ -43,6 +44,7 @@ def _residual(x_row, r_row, bias_ptr, cols, mask):
 @triton.jit
 def _bias_residual_ln_kernel(x_ptr, bias_ptr, r_ptr, w_ptr, b_ptr, out_ptr, h_ptr, stride_x, stride_r, stride_o,
                              stride_h, N, eps, BLOCK_N: tl.constexpr, ONE_TILE: tl.constexpr):
+    # one program per row; int64 row index
     row = tl.program_id(0).to(tl.int64)
     x_row = x_ptr + row * stride_x
     r_row = r_ptr + row * stride_r
@@ -51,16 +53,23 @@ def _bias_residual_ln_kernel(x_ptr, bias_ptr, r_ptr, w_ptr, b_ptr, out_ptr, h_pt
     offs = tl.arange(0, BLOCK_N)
     dtype = h_ptr.dtype.element_ty
 
+    # the row fits in one block: load it once and keep it in registers for the mean, the variance
+    # and the output
     if ONE_TILE:
         mask = offs < N
         hf = _residual(x_row, r_row, bias_ptr, offs, mask)
         tl.store(h_row + offs, hf.to(dtype), mask=mask)
         mean = tl.sum(hf, axis=0) / N
+        # masked lanes would add (0 - mean)**2 to the variance: zero them
         d = tl.where(mask, hf - mean, 0.0)
+        # two-pass variance (mean first, then squared deviations) rather than E[h^2] - E[h]^2,
+        # which cancels badly
         rstd = 1.0 / tl.sqrt(tl.sum(d * d, axis=0) / N + eps)
         w = tl.load(w_ptr + offs, mask=mask, other=0.0).to(tl.float32)
         b = tl.load(b_ptr + offs, mask=mask, other=0.0).to(tl.float32)
         tl.store(o_row + offs, (d * rstd * w + b).to(dtype), mask=mask)
+    # a long row: three passes (mean, variance, output), recomputing h from x, bias and residual
+    # each time instead of re-reading it
     else:
         acc = tl.zeros([BLOCK_N], tl.float32)
         for start in range(0, N, BLOCK_N):

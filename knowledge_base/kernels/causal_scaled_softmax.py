@@ -36,8 +36,11 @@ LOG2E = 1.4426950408889634
 
 @triton.jit
 def _causal_softmax_kernel(s_ptr, p_ptr, SQ, SK, qk_scale, BLOCK_N: tl.constexpr, ONE_TILE: tl.constexpr):
+    # one program per row of scores [BH * SQ, SK]; i is the query's position within its head
     row = tl.program_id(0)
     i = row % SQ
+    # bottom-right-aligned causal mask (queries are the last SQ of SK positions): query i sees keys
+    # 0 .. i + SK - SQ
     limit = i + SK - SQ + 1  # number of visible keys, >= 1
     base = row.to(tl.int64) * SK
     s_row = s_ptr + base
@@ -46,13 +49,18 @@ def _causal_softmax_kernel(s_ptr, p_ptr, SQ, SK, qk_scale, BLOCK_N: tl.constexpr
     dtype = p_ptr.dtype.element_ty
 
     if ONE_TILE:
+        # masked keys load -inf and get probability 0; keys past limit are never read, but are
+        # still stored as 0
         vis = offs < limit
         s = tl.load(s_row + offs, mask=vis, other=float("-inf")).to(tl.float32)
         m = tl.max(s, axis=0)
+        # qk_scale = scale * log2(e): softmax(scale * s) computed with exp2. The max is taken on
+        # unscaled s, which is fine since scale > 0
         e = tl.where(vis, tl.exp2((s - m) * qk_scale), 0.0)
         p = e / tl.sum(e, axis=0)
         tl.store(p_row + offs, p.to(dtype), mask=offs < SK)
     else:
+        # online softmax over the visible keys: per-lane running max and rescaled sum, fp32
         m_run = tl.full([BLOCK_N], float("-inf"), tl.float32)
         l_run = tl.zeros([BLOCK_N], tl.float32)
         for start in range(0, limit, BLOCK_N):
@@ -63,8 +71,10 @@ def _causal_softmax_kernel(s_ptr, p_ptr, SQ, SK, qk_scale, BLOCK_N: tl.constexpr
             l_run = l_run * alpha + tl.where(s == float("-inf"), 0.0, tl.exp2((s - m_new) * qk_scale))
             m_run = m_new
         m = tl.max(m_run, axis=0)
+        # combine the lanes at the row max; lanes that saw only -inf weigh 0
         l_sum = tl.sum(tl.where(m_run == float("-inf"), 0.0, l_run * tl.exp2((m_run - m) * qk_scale)), axis=0)
         inv = 1.0 / l_sum
+        # second pass covers the whole row so the masked tail is written as zeros
         for start in range(0, SK, BLOCK_N):
             cols = start + offs
             vis = cols < limit

@@ -34,9 +34,12 @@ SMOOTHING = 0.1
 @triton.jit
 def _ce_ls_row_kernel(x_ptr, t_ptr, loss_ptr, valid_ptr, stride_x, C, ignore_index, eps,
                       BLOCK_C: tl.constexpr):
+    # one program per row of logits; the row is walked in BLOCK_C chunks, so any class count works
     row = tl.program_id(0)
     x_row = x_ptr + row.to(tl.int64) * stride_x
     offs = tl.arange(0, BLOCK_C)
+    # online log-sum-exp: per-lane running max m and sum s of exp(x - m), fp32; total is the
+    # running sum of logits for the smoothing term
     m = tl.full([BLOCK_C], float("-inf"), tl.float32)
     s = tl.zeros([BLOCK_C], tl.float32)
     total = tl.zeros([BLOCK_C], tl.float32)
@@ -46,23 +49,33 @@ def _ce_ls_row_kernel(x_ptr, t_ptr, loss_ptr, valid_ptr, stride_x, C, ignore_ind
         x = tl.load(x_row + cols, mask=mask, other=float("-inf")).to(tl.float32)
         m_new = tl.maximum(m, x)
         alpha = tl.where(m_new == float("-inf"), 0.0, tl.exp(m - m_new))
+        # rescale the old sum when the max grows, then add this chunk (exp of x - max <= 1, no
+        # overflow)
         s = s * alpha + tl.where(mask, tl.exp(x - m_new), 0.0)
         m = m_new
         total += tl.where(mask, x, 0.0)
     row_max = tl.max(m, axis=0)
+    # combine the lanes at the row max: lse = log(sum(exp(x)))
     lse = row_max + tl.log(tl.sum(s * tl.where(m == float("-inf"), 0.0, tl.exp(m - row_max)), axis=0))
     mean_x = tl.sum(total, axis=0) / C
 
     t = tl.load(t_ptr + row)
     valid = t != ignore_index
+    # the target's logit, one scalar load; an ignored row reads column 0 instead of an out-of-range
+    # index
     picked = tl.load(x_row + tl.where(valid, t, 0)).to(tl.float32)
+    # label smoothing: (1 - eps) * NLL of the target + eps * the mean NLL over all classes, and
+    # mean_c(lse - x_c) = lse - mean(x)
     loss = (1.0 - eps) * (lse - picked) + eps * (lse - mean_x)
     tl.store(loss_ptr + row, tl.where(valid, loss, 0.0))
+    # per-row loss and a 0/1 valid flag; a second kernel divides the summed loss by the number of
+    # non-ignored rows
     tl.store(valid_ptr + row, valid.to(tl.float32))
 
 
 @triton.jit
 def _mean_valid_kernel(loss_ptr, valid_ptr, out_ptr, M, BLOCK_M: tl.constexpr):
+    # one program sums all rows in a fixed order (no atomics: the same bits every run)
     offs = tl.arange(0, BLOCK_M)
     acc = tl.zeros([BLOCK_M], tl.float32)
     cnt = tl.zeros([BLOCK_M], tl.float32)

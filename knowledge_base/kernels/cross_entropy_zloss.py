@@ -33,9 +33,11 @@ Z_COEF = 1e-4
 
 @triton.jit
 def _ce_z_row_kernel(x_ptr, t_ptr, ce_ptr, lse2_ptr, valid_ptr, stride_x, V, ignore_index, BLOCK_V: tl.constexpr):
+    # one program per row of logits; the vocabulary is walked in BLOCK_V chunks
     row = tl.program_id(0)
     x_row = x_ptr + row.to(tl.int64) * stride_x
     offs = tl.arange(0, BLOCK_V)
+    # online log-sum-exp: per-lane running max and rescaled sum, fp32
     m = tl.full([BLOCK_V], float("-inf"), tl.float32)
     s = tl.zeros([BLOCK_V], tl.float32)
     for start in range(0, V, BLOCK_V):
@@ -46,18 +48,23 @@ def _ce_z_row_kernel(x_ptr, t_ptr, ce_ptr, lse2_ptr, valid_ptr, stride_x, V, ign
         s = s * alpha + tl.where(x == float("-inf"), 0.0, tl.exp(x - m_new))
         m = m_new
     row_max = tl.max(m, axis=0)
+    # combine the lanes at the row max
     lse = row_max + tl.log(tl.sum(s * tl.where(m == float("-inf"), 0.0, tl.exp(m - row_max)), axis=0))
 
     t = tl.load(t_ptr + row)
     valid = t != ignore_index
+    # the target's logit; an ignored row reads column 0 instead of -100
     picked = tl.load(x_row + tl.where(valid, t, 0)).to(tl.float32)
     tl.store(ce_ptr + row, tl.where(valid, lse - picked, 0.0))
+    # z-loss term per row is lse**2 (it pushes the normaliser toward 0); ignored rows store zeros
     tl.store(lse2_ptr + row, tl.where(valid, lse * lse, 0.0))
     tl.store(valid_ptr + row, valid.to(tl.float32))
 
 
 @triton.jit
 def _ce_z_combine_kernel(ce_ptr, lse2_ptr, valid_ptr, ce_out, z_out, M, z_coef, BLOCK_M: tl.constexpr):
+    # one program reduces every row in a fixed order, then divides both sums by the number of valid
+    # rows
     offs = tl.arange(0, BLOCK_M)
     ce = tl.zeros([BLOCK_M], tl.float32)
     z = tl.zeros([BLOCK_M], tl.float32)

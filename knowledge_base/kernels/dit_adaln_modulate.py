@@ -35,6 +35,7 @@ EPS = 1e-6
 @triton.jit
 def _adaln_kernel(x_ptr, shift_ptr, scale_ptr, y_ptr, L, N, stride_mod, eps, BLOCK_N: tl.constexpr,
                   ONE_TILE: tl.constexpr):
+    # one program per token row of x [B, L, N]; shift and scale are per sample, row b = row // L
     row = tl.program_id(0).to(tl.int64)
     b = row // L
     x_row = x_ptr + row * N
@@ -44,15 +45,20 @@ def _adaln_kernel(x_ptr, shift_ptr, scale_ptr, y_ptr, L, N, stride_mod, eps, BLO
     offs = tl.arange(0, BLOCK_N)
     dtype = y_ptr.dtype.element_ty
 
+    # the row fits in one block: one load, kept in registers
     if ONE_TILE:
         mask = offs < N
         x = tl.load(x_row + offs, mask=mask, other=0.0).to(tl.float32)
         mean = tl.sum(x, axis=0) / N
+        # masked lanes would add (0 - mean)**2 to the variance: zero them
         d = tl.where(mask, x - mean, 0.0)
         rstd = 1.0 / tl.sqrt(tl.sum(d * d, axis=0) / N + eps)
         sh = tl.load(sh_row + offs, mask=mask, other=0.0).to(tl.float32)
         sc = tl.load(sc_row + offs, mask=mask, other=0.0).to(tl.float32)
+        # LayerNorm without affine weights, then the adaLN modulation x_hat * (1 + scale) + shift
         tl.store(y_row + offs, (d * rstd * (1.0 + sc) + sh).to(dtype), mask=mask)
+    # long row: three passes (mean, variance, output); two-pass variance avoids E[x^2] - E[x]^2
+    # cancellation
     else:
         acc = tl.zeros([BLOCK_N], tl.float32)
         for start in range(0, N, BLOCK_N):

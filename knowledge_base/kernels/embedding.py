@@ -32,11 +32,14 @@ KB_META = {
 
 @triton.jit
 def _embedding_kernel(ids_ptr, table_ptr, out_ptr, D, stride_t, stride_o, BLOCK_D: tl.constexpr):
+    # axis 0: one token; axis 1: a BLOCK_D slice of its embedding row
     tok = tl.program_id(0)
     blk = tl.program_id(1)
+    # the token id picks the table row; int64 because id * stride can pass 2**31
     idx = tl.load(ids_ptr + tok).to(tl.int64)
     cols = blk * BLOCK_D + tl.arange(0, BLOCK_D)
     mask = cols < D
+    # a pure copy in the table's dtype: no arithmetic, no cast
     vals = tl.load(table_ptr + idx * stride_t + cols, mask=mask)
     tl.store(out_ptr + tok.to(tl.int64) * stride_o + cols, vals, mask=mask)
 

@@ -32,10 +32,14 @@ KB_META = {
 def _round_to_e4m3(v):
     """fp32 v with |v| <= 448 -> the nearest e4m3 value (ties to even), still as fp32."""
     bits = v.to(tl.int32, bitcast=True)
+    # unbiased exponent of v, floored at -6 (e4m3's smallest normal exponent): below it the grid
+    # spacing stays 2**-9, the subnormal step
     e = tl.maximum(((bits >> 23) & 0xFF) - 127, -6)
     quantum = ((e + 124) << 23).to(tl.float32, bitcast=True)  # 2^(e - 3)
     inv_quantum = ((130 - e) << 23).to(tl.float32, bitcast=True)  # 2^(3 - e)
     r = v * inv_quantum
+    # rounded here in fp32, so the cast to fp8 afterwards is exact whatever rounding the hardware
+    # conversion would use
     r = (r + 12582912.0) - 12582912.0  # rint, ties to even
     return r * quantum
 
@@ -43,14 +47,21 @@ def _round_to_e4m3(v):
 @triton.jit
 def _fp8_act_block_kernel(x_ptr, q_ptr, s_ptr, NG, stride_x, stride_q, stride_s, GROUP: tl.constexpr,
                           GROUPS: tl.constexpr):
+    # axis 0: a row of x; axis 1: GROUPS consecutive 128-wide groups of that row, each with its own
+    # scale (1 x 128 activation blocks)
     row = tl.program_id(0).to(tl.int64)
     groups = tl.program_id(1) * GROUPS + tl.arange(0, GROUPS)
     g_ok = groups < NG
+    # a [GROUPS, 128] tile: one group per tile row. K % 128 == 0 (asserted), so only whole groups
+    # past NG need masking
     cols = groups[:, None] * GROUP + tl.arange(0, GROUP)[None, :]
     x = tl.load(x_ptr + row * stride_x + cols, mask=g_ok[:, None], other=0.0).to(tl.float32)
     amax = tl.max(tl.abs(x), axis=1)
+    # scale = amax / 448 (e4m3's largest finite value), IEEE-rounded division; the floor keeps an
+    # all-zero group from dividing by 0
     scale = tl.math.div_rn(tl.maximum(amax, 1e-10), tl.zeros_like(amax) + 448.0)
     v = tl.math.div_rn(x, tl.zeros_like(x) + scale[:, None])
+    # clamp: rounding in x / scale can land a hair past 448
     v = tl.minimum(tl.maximum(v, -448.0), 448.0)
     tl.store(q_ptr + row * stride_q + cols, _round_to_e4m3(v).to(tl.float8e4nv), mask=g_ok[:, None])
     tl.store(s_ptr + row * stride_s + groups, scale, mask=g_ok)

@@ -34,21 +34,29 @@ KB_META = {
 def _round_to_e4m3(v):
     """fp32 v with |v| <= 448 -> the nearest e4m3 value (ties to even), still as fp32."""
     bits = v.to(tl.int32, bitcast=True)
+    # unbiased exponent of v, floored at -6 (e4m3's smallest normal exponent): below it the grid
+    # spacing stays 2**-9, the subnormal step
     e = tl.maximum(((bits >> 23) & 0xFF) - 127, -6)
     quantum = ((e + 124) << 23).to(tl.float32, bitcast=True)  # 2^(e - 3)
     inv_quantum = ((130 - e) << 23).to(tl.float32, bitcast=True)  # 2^(3 - e)
     r = v * inv_quantum
+    # rounded here in fp32, so the cast to fp8 afterwards is exact whatever rounding the hardware
+    # conversion would use
     r = (r + 12582912.0) - 12582912.0  # rint, ties to even
     return r * quantum
 
 
 @triton.jit
 def _fp8_per_tensor_kernel(x_ptr, s_ptr, q_ptr, N, BLOCK: tl.constexpr):
+    # flat 1-D sweep; the one scale (computed by the caller) is a scalar load per program
     offs = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
     mask = offs < N
     scale = tl.load(s_ptr)
     x = tl.load(x_ptr + offs, mask=mask, other=0.0).to(tl.float32)
+    # IEEE round-to-nearest division (plain / on fp32 compiles to an approximate divide), so the
+    # quantised values match torch's x / scale
     v = tl.math.div_rn(x, tl.zeros_like(x) + scale)
+    # saturate to e4m3's finite range
     v = tl.minimum(tl.maximum(v, -448.0), 448.0)
     tl.store(q_ptr + offs, _round_to_e4m3(v).to(tl.float8e4nv), mask=mask)
 

@@ -32,16 +32,21 @@ KB_META = {
 def _round_to_e4m3(v):
     """fp32 v with |v| <= 448 -> the nearest e4m3 value (ties to even), still as fp32."""
     bits = v.to(tl.int32, bitcast=True)
+    # unbiased exponent of v, floored at -6 (e4m3's smallest normal exponent): below it the grid
+    # spacing stays 2**-9, the subnormal step
     e = tl.maximum(((bits >> 23) & 0xFF) - 127, -6)
     quantum = ((e + 124) << 23).to(tl.float32, bitcast=True)  # 2^(e - 3)
     inv_quantum = ((130 - e) << 23).to(tl.float32, bitcast=True)  # 2^(3 - e)
     r = v * inv_quantum
+    # rounded here in fp32, so the cast to fp8 afterwards is exact whatever rounding the hardware
+    # conversion would use
     r = (r + 12582912.0) - 12582912.0  # rint, ties to even
     return r * quantum
 
 
 @triton.jit
 def _quant_e4m3(x, scale):
+    # IEEE round-to-nearest division, then saturate to e4m3's finite range (+-448)
     v = tl.math.div_rn(x, tl.zeros_like(x) + scale)
     v = tl.minimum(tl.maximum(v, -448.0), 448.0)
     return _round_to_e4m3(v).to(tl.float8e4nv)
@@ -49,16 +54,21 @@ def _quant_e4m3(x, scale):
 
 @triton.jit
 def _fp8_per_token_kernel(x_ptr, q_ptr, s_ptr, K, stride_x, stride_q, BLOCK_K: tl.constexpr, ONE_PASS: tl.constexpr):
+    # one program per token row, one scale per row
     row = tl.program_id(0).to(tl.int64)
     x_row = x_ptr + row * stride_x
     q_row = q_ptr + row * stride_q
     offs = tl.arange(0, BLOCK_K)
+    # the row fits in one block: amax and quantisation from one load
     if ONE_PASS:
         mask = offs < K
         x = tl.load(x_row + offs, mask=mask, other=0.0).to(tl.float32)
+        # scale = amax / 448, IEEE-rounded; the floor keeps an all-zero row finite
         scale = tl.math.div_rn(tl.maximum(tl.max(tl.abs(x), axis=0), 1e-10), 448.0)
         tl.store(q_row + offs, _quant_e4m3(x, scale), mask=mask)
     else:
+        # long row: one pass for the row's amax (per lane, folded after the loop), a second to
+        # quantise
         amax = tl.zeros([BLOCK_K], tl.float32)
         for k0 in range(0, K, BLOCK_K):
             x = tl.load(x_row + k0 + offs, mask=(k0 + offs) < K, other=0.0).to(tl.float32)

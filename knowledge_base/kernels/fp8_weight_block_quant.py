@@ -33,24 +33,33 @@ KB_META = {
 def _round_to_e4m3(v):
     """fp32 v with |v| <= 448 -> the nearest e4m3 value (ties to even), still as fp32."""
     bits = v.to(tl.int32, bitcast=True)
+    # unbiased exponent of v, floored at -6 (e4m3's smallest normal exponent): below it the grid
+    # spacing stays 2**-9, the subnormal step
     e = tl.maximum(((bits >> 23) & 0xFF) - 127, -6)
     quantum = ((e + 124) << 23).to(tl.float32, bitcast=True)  # 2^(e - 3)
     inv_quantum = ((130 - e) << 23).to(tl.float32, bitcast=True)  # 2^(3 - e)
     r = v * inv_quantum
+    # rounded here in fp32, so the cast to fp8 afterwards is exact whatever rounding the hardware
+    # conversion would use
     r = (r + 12582912.0) - 12582912.0  # rint, ties to even
     return r * quantum
 
 
 @triton.jit
 def _fp8_weight_block_kernel(w_ptr, q_ptr, s_ptr, N, K, stride_w, stride_q, stride_s, BLOCK: tl.constexpr):
+    # one program per 128 x 128 block of the weight [N, K], each block with its own scale
+    # (DeepSeek-style block quantisation)
     bn = tl.program_id(0)
     bk = tl.program_id(1)
     rows = bn * BLOCK + tl.arange(0, BLOCK)
     cols = bk * BLOCK + tl.arange(0, BLOCK)
+    # edge blocks may hang past N or K: their outside reads 0, which never raises amax
     mask = (rows < N)[:, None] & (cols < K)[None, :]
     w = tl.load(w_ptr + rows[:, None].to(tl.int64) * stride_w + cols[None, :], mask=mask, other=0.0)
     w = w.to(tl.float32)
     amax = tl.max(tl.max(tl.abs(w), axis=1), axis=0)
+    # scale = block amax / 448 (e4m3's largest finite value), IEEE-rounded; floored so an all-zero
+    # block stays finite
     scale = tl.math.div_rn(tl.maximum(amax, 1e-10), 448.0)
     v = tl.math.div_rn(w, tl.zeros_like(w) + scale)
     v = tl.minimum(tl.maximum(v, -448.0), 448.0)

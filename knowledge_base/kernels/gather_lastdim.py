@@ -26,10 +26,13 @@ KB_META = {
 
 @triton.jit
 def _gather_lastdim_kernel(x_ptr, idx_ptr, out_ptr, n_out, N, K, BLOCK: tl.constexpr):
+    # flat sweep over the M * K outputs; output element (row, k) is offs = row * K + k, and idx has
+    # the same layout
     offs = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
     mask = offs < n_out
     col = tl.load(idx_ptr + offs, mask=mask, other=0)
     row = offs // K
+    # a scattered read from x's row; the indices are trusted (not bounds-checked)
     val = tl.load(x_ptr + row * N + col, mask=mask, other=0.0)
     tl.store(out_ptr + offs, val, mask=mask)
 

@@ -26,9 +26,11 @@ KB_META = {
 @triton.jit
 def _gelu_erf_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
     pid = tl.program_id(0)
+    # flat 1-D sweep, one BLOCK per program; int64 offsets
     offs = pid.to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
     mask = offs < n
     x = tl.load(x_ptr + offs, mask=mask, other=0.0).to(tl.float32)
+    # exact GELU, erf form (0.7071... = 1/sqrt(2)), computed in fp32
     y = 0.5 * x * (1.0 + tl.erf(x * 0.7071067811865476))
     tl.store(y_ptr + offs, y.to(y_ptr.dtype.element_ty), mask=mask)
 

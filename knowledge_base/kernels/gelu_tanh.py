@@ -35,10 +35,13 @@ KB_META = {
 @triton.jit
 def _gelu_tanh_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
     pid = tl.program_id(0)
+    # flat 1-D sweep, one BLOCK per program; int64 offsets
     offs = pid.to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
     mask = offs < n
     x = tl.load(x_ptr + offs, mask=mask, other=0.0).to(tl.float32)
     z = 0.7978845608028654 * (x + 0.044715 * x * x * x)
+    # 0.5 * x * (1 + tanh(z)) rewritten as x * sigmoid(2z): one exp, no tanh; for large |z| the exp
+    # goes to 0 or inf and y to x or 0, no NaN
     y = x / (1.0 + tl.exp(-2.0 * z))
     tl.store(y_ptr + offs, y.to(y_ptr.dtype.element_ty), mask=mask)
 

@@ -29,13 +29,17 @@ KB_META = {
 
 @triton.jit
 def _gelu_tanh_and_mul_kernel(x_ptr, out_ptr, H, stride_x, stride_o, BLOCK_H: tl.constexpr):
+    # axis 0: a row; axis 1: a BLOCK_H slice of the output columns
     row = tl.program_id(0).to(tl.int64)
     cols = tl.program_id(1) * BLOCK_H + tl.arange(0, BLOCK_H)
     mask = cols < H
     x_row = x_ptr + row * stride_x
+    # x is [M, 2H]: the gate is the first H columns, the up projection the next H (halves, not
+    # interleaved)
     g = tl.load(x_row + cols, mask=mask, other=0.0).to(tl.float32)
     u = tl.load(x_row + H + cols, mask=mask, other=0.0).to(tl.float32)
     z = 0.7978845608028654 * (g + 0.044715 * g * g * g)
+    # tanh-GELU as g * sigmoid(2z) (one exp, no tanh), times u; fp32, one rounding at the store
     y = g / (1.0 + tl.exp(-2.0 * z)) * u
     tl.store(out_ptr + row * stride_o + cols, y.to(out_ptr.dtype.element_ty), mask=mask)
 

@@ -36,6 +36,7 @@ CAP = 30.0
 @triton.jit
 def _softcap(x, cap):
     u = x / cap
+    # tanh from exp(-2|u|) and the sign put back after: the exp never overflows
     e = tl.exp(-2.0 * tl.abs(u))
     t = (1.0 - e) / (1.0 + e)
     return cap * tl.where(u < 0, -t, t)
@@ -43,14 +44,18 @@ def _softcap(x, cap):
 
 @triton.jit
 def _softcap_partials_kernel(x_ptr, pm_ptr, ps_ptr, V, S, cap, CHUNK: tl.constexpr):
+    # pass 1, axis 0: a row; axis 1: a CHUNK of the vocabulary. Splitting the row gives few, long
+    # rows enough programs
     row = tl.program_id(0).to(tl.int64)
     chunk = tl.program_id(1)
     cols = chunk * CHUNK + tl.arange(0, CHUNK)
     mask = cols < V
     x = tl.load(x_ptr + row * V + cols, mask=mask, other=0.0).to(tl.float32)
+    # capped logits; the chunk tail is -inf so it adds nothing to the sum
     c = tl.where(mask, _softcap(x, cap), float("-inf"))
     m = tl.max(c, axis=0)
     s = tl.sum(tl.exp(c - m), axis=0)
+    # per-chunk partials: the chunk's max and sum of exp(c - max), fp32
     tl.store(pm_ptr + row * S + chunk, m)
     tl.store(ps_ptr + row * S + chunk, s)
 
@@ -61,15 +66,19 @@ def _softcap_finish_kernel(x_ptr, pm_ptr, ps_ptr, p_ptr, V, S, cap, CHUNK: tl.co
     chunk = tl.program_id(1)
     parts = tl.arange(0, BLOCK_S)
     pmask = parts < S
+    # pass 2: every program re-merges all of its row's partials (S is small), then normalises its
+    # own chunk
     pm = tl.load(pm_ptr + row * S + parts, mask=pmask, other=float("-inf"))
     ps = tl.load(ps_ptr + row * S + parts, mask=pmask, other=0.0)
     m = tl.max(pm, axis=0)
+    # log-sum-exp merge: each chunk's sum rescaled to the row max
     z = tl.sum(tl.where(pmask, ps * tl.exp(pm - m), 0.0), axis=0)
     inv = 1.0 / z
 
     cols = chunk * CHUNK + tl.arange(0, CHUNK)
     mask = cols < V
     x = tl.load(x_ptr + row * V + cols, mask=mask, other=0.0).to(tl.float32)
+    # the softcap is recomputed from x rather than stored between passes; p is written in fp32
     p = tl.exp(_softcap(x, cap) - m) * inv
     tl.store(p_ptr + row * V + cols, p, mask=mask)
 

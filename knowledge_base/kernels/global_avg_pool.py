@@ -28,15 +28,20 @@ KB_META = {
 
 @triton.jit
 def _global_avg_pool_kernel(x_ptr, y_ptr, R, L, inv_l, ROWS: tl.constexpr, BLOCK_L: tl.constexpr):
+    # x viewed as [B * C, H * W]: each program averages ROWS planes at once, with ROWS * BLOCK_L
+    # about TILE elements, so small planes (7 x 7) still give a program a full tile of work
     rows = tl.program_id(0) * ROWS + tl.arange(0, ROWS)
     row_ok = rows < R
     base = rows.to(tl.int64)[:, None] * L
     offs = tl.arange(0, BLOCK_L)
+    # 2-D fp32 accumulator: summed elementwise over the loop, reduced along the plane once at the
+    # end
     acc = tl.zeros([ROWS, BLOCK_L], tl.float32)
     for start in range(0, L, BLOCK_L):
         cols = start + offs
         mask = row_ok[:, None] & (cols[None, :] < L)
         acc += tl.load(x_ptr + base + cols[None, :], mask=mask, other=0.0).to(tl.float32)
+    # multiply by 1/L (computed on the host) instead of dividing
     mean = tl.sum(acc, axis=1) * inv_l
     tl.store(y_ptr + rows, mean.to(y_ptr.dtype.element_ty), mask=row_ok)
 

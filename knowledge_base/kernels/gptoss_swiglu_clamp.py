@@ -33,15 +33,20 @@ LIMIT = 7.0
 
 @triton.jit
 def _swiglu_clamp_kernel(x_ptr, out_ptr, n_inter, stride_x, stride_o, alpha, limit, BLOCK_I: tl.constexpr):
+    # axis 0: a row; axis 1: a BLOCK_I slice of the intermediate features
     row = tl.program_id(0).to(tl.int64)
     cols = tl.program_id(1) * BLOCK_I + tl.arange(0, BLOCK_I)
     mask = cols < n_inter
     pair = tl.arange(0, 2)
+    # gpt-oss interleaves gate and up: feature i is columns 2i (gate) and 2i + 1 (up). Load a
+    # contiguous [BLOCK_I, 2] tile and split it, rather than two stride-2 loads
     offs = cols[:, None] * 2 + pair[None, :]
     xv = tl.load(x_ptr + row * stride_x + offs, mask=mask[:, None], other=0.0).to(tl.float32)
     g, u = tl.split(xv)
+    # the gate is clamped only from above, the up projection on both sides, as in the reference
     g = tl.minimum(g, limit)
     u = tl.minimum(tl.maximum(u, -limit), limit)
+    # g * sigmoid(alpha * g) times (u + 1), fp32
     y = (u + 1.0) * (g / (1.0 + tl.exp(-alpha * g)))
     tl.store(out_ptr + row * stride_o + cols, y.to(out_ptr.dtype.element_ty), mask=mask)
 

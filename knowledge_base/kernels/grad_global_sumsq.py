@@ -29,6 +29,8 @@ KB_META = {
 
 @triton.jit
 def _sumsq_partial_kernel(g_ptr, part_ptr, N, iters, BLOCK: tl.constexpr):
+    # at most MAX_PROGRAMS programs, each walking blocks pid, pid + nprog, ... (a grid-stride
+    # loop), so at each step the programs read adjacent blocks
     pid = tl.program_id(0)
     nprog = tl.num_programs(0)
     offs = tl.arange(0, BLOCK)
@@ -36,7 +38,10 @@ def _sumsq_partial_kernel(g_ptr, part_ptr, N, iters, BLOCK: tl.constexpr):
     for it in range(0, iters):
         idx = (it * nprog + pid).to(tl.int64) * BLOCK + offs
         g = tl.load(g_ptr + idx, mask=idx < N, other=0.0).to(tl.float32)
+        # fp32 per-lane sum of squares; folded once after the loop
         acc += g * g
+    # one partial per program; a single program adds them in a fixed order (no atomics: the same
+    # bits every run)
     tl.store(part_ptr + pid, tl.sum(acc, axis=0))
 
 

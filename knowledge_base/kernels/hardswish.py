@@ -26,9 +26,12 @@ KB_META = {
 @triton.jit
 def _hardswish_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
     pid = tl.program_id(0)
+    # flat 1-D sweep, one BLOCK per program; int64 offsets so tensors past 2**31 elements do not
+    # wrap
     offs = pid.to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
     mask = offs < n
     x = tl.load(x_ptr + offs, mask=mask, other=0.0).to(tl.float32)
+    # relu6(x + 3); hardswish is x * relu6(x + 3) / 6, in fp32
     gate = tl.minimum(tl.maximum(x + 3.0, 0.0), 6.0)
     y = x * gate / 6.0
     tl.store(y_ptr + offs, y.to(y_ptr.dtype.element_ty), mask=mask)

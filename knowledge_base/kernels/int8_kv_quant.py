@@ -29,18 +29,24 @@ KB_META = {
 
 @triton.jit
 def _quant_rows(x_ptr, q_ptr, s_ptr, rows, row_ok, D: tl.constexpr):
+    # a [ROWS, D] tile of (token, head) rows; D is a power of two (asserted), so only whole rows
+    # are masked
     offs = rows[:, None].to(tl.int64) * D + tl.arange(0, D)[None, :]
     x = tl.load(x_ptr + offs, mask=row_ok[:, None], other=0.0).to(tl.float32)
     amax = tl.max(tl.abs(x), axis=1)
+    # symmetric per-row scale amax / 127, IEEE-rounded division; the floor keeps an all-zero row
+    # from dividing by 0
     scale = tl.math.div_rn(tl.maximum(amax, 1e-10), tl.zeros_like(amax) + 127.0)
     v = tl.math.div_rn(x, tl.zeros_like(x) + scale[:, None])
     v = (v + 12582912.0) - 12582912.0  # rint, ties to even
+    # |v| <= 127 already; the clamp only guards rounding at the edge
     tl.store(q_ptr + offs, tl.minimum(tl.maximum(v, -128.0), 127.0).to(tl.int8), mask=row_ok[:, None])
     tl.store(s_ptr + rows, scale, mask=row_ok)
 
 
 @triton.jit
 def _kv_quant_kernel(k_ptr, v_ptr, kq_ptr, ks_ptr, vq_ptr, vs_ptr, R, D: tl.constexpr, ROWS: tl.constexpr):
+    # ROWS (token, head) rows per program; K and V are quantised in the same launch
     rows = tl.program_id(0) * ROWS + tl.arange(0, ROWS)
     row_ok = rows < R
     _quant_rows(k_ptr, kq_ptr, ks_ptr, rows, row_ok, D)

@@ -29,6 +29,8 @@ KB_META = {
 
 @triton.jit
 def _kl_partial_kernel(s_ptr, t_ptr, part_ptr, n, iters, BLOCK: tl.constexpr):
+    # grid-stride loop over the flattened [M, V] inputs: at most MAX_PROGRAMS programs, block pid,
+    # pid + nprog, ...
     pid = tl.program_id(0)
     nprog = tl.num_programs(0)
     offs = tl.arange(0, BLOCK)
@@ -38,7 +40,9 @@ def _kl_partial_kernel(s_ptr, t_ptr, part_ptr, n, iters, BLOCK: tl.constexpr):
         mask = idx < n
         s = tl.load(s_ptr + idx, mask=mask, other=0.0).to(tl.float32)
         t = tl.load(t_ptr + idx, mask=mask, other=0.0).to(tl.float32)
+        # inputs are log-probabilities: p_t * (log p_t - log p_s), summed in fp32
         acc += tl.where(mask, tl.exp(t) * (t - s), 0.0)
+    # one partial per program, added by a single program in a fixed order
     tl.store(part_ptr + pid, tl.sum(acc, axis=0))
 
 
@@ -49,6 +53,7 @@ def _kl_combine_kernel(part_ptr, out_ptr, P, inv_m, BLOCK_P: tl.constexpr):
     for start in range(0, P, BLOCK_P):
         idx = start + offs
         acc += tl.load(part_ptr + idx, mask=idx < P, other=0.0)
+    # batchmean: the total divided by the number of rows M, not elements
     tl.store(out_ptr, tl.sum(acc, axis=0) * inv_m)
 
 

@@ -30,10 +30,13 @@ KB_META = {
 
 @triton.jit
 def _kv_gather_kernel(k_ptr, v_ptr, slots_ptr, k_out, v_out, T, HD, ROWS: tl.constexpr, BLOCK_D: tl.constexpr):
+    # the cache [S, H, Dh] is read as rows of HD = H * Dh; axis 0: ROWS output tokens, axis 1: a
+    # BLOCK_D slice of the row
     toks = tl.program_id(0) * ROWS + tl.arange(0, ROWS)
     cols = tl.program_id(1) * BLOCK_D + tl.arange(0, BLOCK_D)
     tok_ok = toks < T
     mask = tok_ok[:, None] & (cols[None, :] < HD)
+    # token t's row is cache slot slots[t]: a gather of whole rows, contiguous within each row
     slot = tl.load(slots_ptr + toks, mask=tok_ok, other=0)
     src = slot[:, None] * HD + cols[None, :]
     dst = toks.to(tl.int64)[:, None] * HD + cols[None, :]
@@ -51,6 +54,7 @@ def kv_cache_gather(k_cache: torch.Tensor, v_cache: torch.Tensor, slots: torch.T
     v = torch.empty((T, H, Dh), dtype=v_cache.dtype, device=v_cache.device)
     HD = H * Dh
     block_d = min(BLOCK_D, triton.next_power_of_2(HD))
+    # about 4096 elements per program: several tokens when a row is short
     rows = max(1, min(ROWS, 4096 // block_d))
     _kv_gather_kernel[(triton.cdiv(T, rows), triton.cdiv(HD, block_d))](k_cache, v_cache, slots, k, v, T, HD,
                                                                          ROWS=rows, BLOCK_D=block_d,

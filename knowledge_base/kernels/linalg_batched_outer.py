@@ -27,6 +27,8 @@ KB_META = {
 @triton.jit
 def _outer_kernel(u_ptr, v_ptr, out_ptr, M, N, stride_uz, stride_vz, stride_oz, stride_om, BLOCK_M: tl.constexpr,
                   BLOCK_N: tl.constexpr):
+    # axis 0: BLOCK_M rows of out[z]; axis 1: the batch z. The program sweeps all N columns, so u's
+    # slice is loaded once
     pid_m = tl.program_id(0)
     z = tl.program_id(1).to(tl.int64)
     rows = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
@@ -37,6 +39,7 @@ def _outer_kernel(u_ptr, v_ptr, out_ptr, M, N, stride_uz, stride_vz, stride_oz, 
     for n0 in range(0, N, BLOCK_N):
         col_ok = (n0 + cols) < N
         v = tl.load(v_ptr + z * stride_vz + n0 + cols, mask=col_ok, other=0.0).to(tl.float32)
+        # out is M * N per batch against M + N inputs: the kernel is bound by the stores
         prod = u[:, None] * v[None, :]
         tl.store(out_base + (n0 + cols)[None, :], prod.to(out_ptr.dtype.element_ty),
                  mask=row_ok[:, None] & col_ok[None, :])

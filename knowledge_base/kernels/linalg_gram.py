@@ -33,6 +33,8 @@ KB_META = {
 @triton.jit
 def _gram_kernel(x_ptr, g_ptr, T, D, stride_xt, stride_gd, BLOCK_D: tl.constexpr, BLOCK_T: tl.constexpr,
                  IEEE_FP32: tl.constexpr):
+    # g = x.T @ x is symmetric: the grid covers all (I, J) tile pairs, but only tiles with J >= I
+    # compute; the others exit at once
     pid_i = tl.program_id(0)
     pid_j = tl.program_id(1)
     if pid_j >= pid_i:
@@ -41,13 +43,18 @@ def _gram_kernel(x_ptr, g_ptr, T, D, stride_xt, stride_gd, BLOCK_D: tl.constexpr
         offs_t = tl.arange(0, BLOCK_T)
         i_ok = offs_i < D
         j_ok = offs_j < D
+        # [BLOCK_T, BLOCK_D] strips of columns I and J of x; the row index is int64 before it meets
+        # the stride
         xi_ptrs = x_ptr + offs_t[:, None].to(tl.int64) * stride_xt + offs_i[None, :]
         xj_ptrs = x_ptr + offs_t[:, None].to(tl.int64) * stride_xt + offs_j[None, :]
+        # fp32 accumulator; the T tail reads 0 on both operands
         acc = tl.zeros([BLOCK_D, BLOCK_D], dtype=tl.float32)
         for t0 in range(0, T, BLOCK_T):
             t_ok = (t0 + offs_t) < T
             xi = tl.load(xi_ptrs, mask=t_ok[:, None] & i_ok[None, :], other=0.0)
             xj = tl.load(xj_ptrs, mask=t_ok[:, None] & j_ok[None, :], other=0.0)
+            # tl.trans(xi) is the [BLOCK_D, BLOCK_T] left operand (no copy in memory); fp32 inputs
+            # use IEEE products, not TF32
             if IEEE_FP32:
                 acc = tl.dot(tl.trans(xi), xj, acc, input_precision="ieee")
             else:
@@ -67,6 +74,7 @@ def linalg_gram(x: torch.Tensor, BLOCK_D: int = 128, BLOCK_T: int = 32, num_warp
     assert x.dim() == 2
     x = x.contiguous()
     T, D = x.shape
+    # fp32 tiles take twice the bytes: smaller tiles
     if x.dtype == torch.float32:
         BLOCK_D, BLOCK_T = 64, 32
     if D < 1024:  # small D: more, smaller tiles

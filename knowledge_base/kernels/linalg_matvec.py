@@ -31,12 +31,17 @@ KB_META = {
 
 @triton.jit
 def _matvec_kernel(a_ptr, x_ptr, y_ptr, M, K, stride_am, BLOCK_M: tl.constexpr, BLOCK_K: tl.constexpr):
+    # y = A x: BLOCK_M rows of A per program, A streamed in [BLOCK_M, BLOCK_K] tiles; every program
+    # re-reads x, which stays in L2
     rows = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
     cols = tl.arange(0, BLOCK_K)
     row_ok = rows < M
     a_ptrs = a_ptr + rows[:, None].to(tl.int64) * stride_am + cols[None, :]
+    # no tl.dot (a single column would waste a tensor-core tile): fp32 multiply-adds into a 2-D
+    # accumulator, reduced along K once at the end
     acc = tl.zeros([BLOCK_M, BLOCK_K], dtype=tl.float32)
     for k0 in range(0, K, BLOCK_K):
+        # K tail: A and x read 0 there
         k_ok = (k0 + cols) < K
         a = tl.load(a_ptrs, mask=row_ok[:, None] & k_ok[None, :], other=0.0).to(tl.float32)
         x = tl.load(x_ptr + k0 + cols, mask=k_ok, other=0.0).to(tl.float32)

@@ -28,10 +28,13 @@ KB_META = {
 
 @triton.jit
 def _row_l2norm_kernel(x_ptr, out_ptr, M, N, stride_x, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    # BLOCK_M rows per program, with BLOCK_M * BLOCK_N about TILE elements, so short rows still
+    # give a program a full tile
     rows = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
     cols = tl.arange(0, BLOCK_N)
     row_ok = rows < M
     ptrs = x_ptr + rows[:, None].to(tl.int64) * stride_x + cols[None, :]
+    # fp32 sum of squares, kept 2-D over the loop and reduced along the row once
     acc = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)
     for n0 in range(0, N, BLOCK_N):
         x = tl.load(ptrs, mask=row_ok[:, None] & ((n0 + cols) < N)[None, :], other=0.0).to(tl.float32)

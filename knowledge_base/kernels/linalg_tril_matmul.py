@@ -32,11 +32,15 @@ KB_META = {
 @triton.jit
 def _tril_matmul_kernel(a_ptr, b_ptr, c_ptr, L, N, stride_az, stride_am, stride_bz, stride_bk, stride_cz, stride_cm,
                         BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, IEEE_FP32: tl.constexpr):
+    # c = tril(a) @ b per batch. Axis 0: a BLOCK_M row tile of c; axis 1: a BLOCK_N column tile;
+    # axis 2: the batch. Row tile i needs a's columns below (i + 1) * BLOCK_M only, so the upper
+    # triangle is never read
     pid_m = tl.program_id(0)
     pid_n = tl.program_id(1)
     z = tl.program_id(2).to(tl.int64)
     offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
     offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+    # the K step equals BLOCK_M, so the diagonal block is exactly one K step
     offs_k = tl.arange(0, BLOCK_M)
     m_ok = offs_m < L
     n_ok = offs_n < N
@@ -47,6 +51,8 @@ def _tril_matmul_kernel(a_ptr, b_ptr, c_ptr, L, N, stride_az, stride_am, stride_
     # full blocks strictly left of the diagonal block: no triangle mask needed
     for k0 in range(0, pid_m * BLOCK_M, BLOCK_M):
         ks = k0 + offs_k
+        # ks < pid_m * BLOCK_M <= L here: only the row edge of a and the column edge of b need
+        # masks
         a = tl.load(a_base + ks[None, :], mask=m_ok[:, None], other=0.0)
         b = tl.load(b_base + ks[:, None] * stride_bk, mask=n_ok[None, :], other=0.0)
         if IEEE_FP32:
@@ -57,6 +63,7 @@ def _tril_matmul_kernel(a_ptr, b_ptr, c_ptr, L, N, stride_az, stride_am, stride_
     ks = pid_m * BLOCK_M + offs_k
     keep = (ks[None, :] <= offs_m[:, None]) & m_ok[:, None]
     a = tl.load(a_base + ks[None, :], mask=keep, other=0.0)
+    # K tail of b; a's mask (k <= i < L) already covers its own
     b = tl.load(b_base + ks[:, None] * stride_bk, mask=(ks < L)[:, None] & n_ok[None, :], other=0.0)
     if IEEE_FP32:
         acc = tl.dot(a, b, acc, input_precision="ieee")
@@ -74,6 +81,7 @@ def linalg_tril_matmul(a: torch.Tensor, b: torch.Tensor, BLOCK_M: int = 64, BLOC
     b = b.contiguous()
     Z, L, _ = a.shape
     N = b.shape[2]
+    # fp32 tiles take twice the registers and shared memory: narrower column tiles
     BLOCK_N = min(BLOCK_N if a.dtype != torch.float32 else 32, max(16, triton.next_power_of_2(N)))
     if L < 128:  # short chunks: smaller diagonal blocks waste less of the triangle
         BLOCK_M = 32

@@ -41,12 +41,16 @@ KB_META = {
 def _linear_bias_gelu_kernel(x_ptr, w_ptr, b_ptr, y_ptr, M, N, K, stride_xm, stride_xk, stride_wn, stride_wk,
                              stride_ym, stride_yn, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
                              BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr, IEEE_FP32: tl.constexpr):
+    # one program per BLOCK_M x BLOCK_N tile of y = gelu(x @ w.T + b), on a 1-D grid remapped to
+    # grouped order below
     pid = tl.program_id(0)
     tiles_m = tl.cdiv(M, BLOCK_M)
     tiles_n = tl.cdiv(N, BLOCK_N)
     per_group = GROUP_M * tiles_n
     first_m = (pid // per_group) * GROUP_M
     rows_in_group = tl.minimum(tiles_m - first_m, GROUP_M)
+    # GROUP_M tile-rows swept together, column strip by column strip, so programs in flight share
+    # w's rows in L2
     pid_m = first_m + (pid % per_group) % rows_in_group
     pid_n = (pid % per_group) // rows_in_group
 
@@ -54,15 +58,20 @@ def _linear_bias_gelu_kernel(x_ptr, w_ptr, b_ptr, y_ptr, M, N, K, stride_xm, str
     offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
     offs_k = tl.arange(0, BLOCK_K)
     x_ptrs = x_ptr + offs_m[:, None].to(tl.int64) * stride_xm + offs_k[None, :] * stride_xk
+    # w is [N, K] row-major (nn.Linear's layout): read as a [BLOCK_K, BLOCK_N] tile of w.T by
+    # swapping the index roles, no transpose copy; int64 row indices before the strides
     w_ptrs = w_ptr + offs_n[None, :].to(tl.int64) * stride_wn + offs_k[:, None] * stride_wk
     m_mask = offs_m[:, None] < M
     n_ok = offs_n < N
 
+    # fp32 accumulator for every input dtype
     acc = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)
     for k0 in range(0, K, BLOCK_K):
+        # K tail: out-of-range depth reads 0 on both operands and adds nothing
         k_ok = (k0 + offs_k) < K
         a = tl.load(x_ptrs, mask=m_mask & k_ok[None, :], other=0.0)
         bt = tl.load(w_ptrs, mask=k_ok[:, None] & n_ok[None, :], other=0.0)
+        # fp32 inputs: IEEE products, not TF32 (TF32 would change the answer)
         if IEEE_FP32:
             acc = tl.dot(a, bt, acc, input_precision="ieee")
         else:
@@ -74,6 +83,7 @@ def _linear_bias_gelu_kernel(x_ptr, w_ptr, b_ptr, y_ptr, M, N, K, stride_xm, str
     bias = tl.load(b_ptr + offs_n, mask=n_ok, other=0.0).to(tl.float32)
     h = acc + bias[None, :]
     z = 0.7978845608028654 * (h + 0.044715 * h * h * h)
+    # 0.5 * h * (1 + tanh(z)) as h * sigmoid(2z): one exp
     y = h / (1.0 + tl.exp(-2.0 * z))
     y_ptrs = y_ptr + offs_m[:, None].to(tl.int64) * stride_ym + offs_n[None, :] * stride_yn
     tl.store(y_ptrs, y.to(y_ptr.dtype.element_ty), mask=m_mask & n_ok[None, :])
@@ -88,6 +98,7 @@ def linear_bias_gelu_tanh(x: torch.Tensor, w: torch.Tensor, b: torch.Tensor, BLO
     small_m = M <= 64
     fp32 = x.dtype == torch.float32
     if BLOCK_M is None:
+        # row tile no taller than a decode batch needs (16 is tl.dot's minimum)
         BLOCK_M = 16 if M <= 16 else 32 if M <= 32 else 64 if small_m else 128
     # Defaults from a sweep on an H200 (torch 2.11, triton 3.6, 2026-11-29) (BLOCK_N 128). fp32 prefill: BLOCK_K 32, 4 warps, 2 stages took
     # 17.6 ms on the Phi-2 shape; BLOCK_K 64 with 4 warps spilled (60 ms). fp32 decode: BLOCK_K 64,

@@ -30,14 +30,19 @@ LR, BETA1, BETA2, WEIGHT_DECAY = 1e-4, 0.9, 0.99, 0.1
 @triton.jit
 def _lion_kernel(p_ptr, g_ptr, m_ptr, p_out, m_out, n, lr, decay, beta1, one_minus_beta1, beta2,
                  one_minus_beta2, BLOCK: tl.constexpr):
+    # flat 1-D sweep, one BLOCK per program; int64 offsets
     offs = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
     mask = offs < n
     p = tl.load(p_ptr + offs, mask=mask, other=0.0)
     g = tl.load(g_ptr + offs, mask=mask, other=0.0)
     m = tl.load(m_ptr + offs, mask=mask, other=0.0)
     c = beta1 * m + one_minus_beta1 * g
+    # Lion steps by sign(beta1 * m + (1 - beta1) * g); two compares give sign(0) = 0, as torch.sign
+    # does
     sign = tl.where(c > 0.0, 1.0, 0.0) - tl.where(c < 0.0, 1.0, 0.0)
+    # decoupled weight decay: decay = 1 - lr * wd scales p directly
     tl.store(p_out + offs, p * decay - lr * sign, mask=mask)
+    # the momentum itself is updated with beta2, not with the beta1 mix used for the step
     tl.store(m_out + offs, beta2 * m + one_minus_beta2 * g, mask=mask)
 
 

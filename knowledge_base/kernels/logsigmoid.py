@@ -28,11 +28,17 @@ KB_META = {
 @triton.jit
 def _logsigmoid_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
     pid = tl.program_id(0)
+    # flat 1-D sweep, one BLOCK per program; int64 offsets so tensors past 2**31 elements do not
+    # wrap
     offs = pid.to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
     mask = offs < n
     x = tl.load(x_ptr + offs, mask=mask, other=0.0).to(tl.float32)
+    # log sigmoid(x) = min(x, 0) - log1p(exp(-|x|)): the exp is <= 1, so nothing overflows for
+    # large |x|
     u = tl.exp(-tl.abs(x))
     w = 1.0 + u
+    # log1p without a log1p: log(w) * u / (w - 1) with w = 1 + u cancels the rounding of w
+    # (Goldberg's trick); when w rounds to 1, log1p(u) = u
     log1p_u = tl.where(w == 1.0, u, tl.log(w) * (u / (w - 1.0)))
     y = tl.minimum(x, 0.0) - log1p_u
     tl.store(y_ptr + offs, y.to(y_ptr.dtype.element_ty), mask=mask)

@@ -34,23 +34,29 @@ EPS = 1e-5
 def _gated(x_ptr, z_ptr, offs, mask):
     x = tl.load(x_ptr + offs, mask=mask, other=0.0).to(tl.float32)
     z = tl.load(z_ptr + offs, mask=mask, other=0.0).to(tl.float32)
+    # gate before the norm: h = x * silu(z), in fp32
     return x * (z / (1.0 + tl.exp(-z)))
 
 
 @triton.jit
 def _gated_rmsnorm_kernel(x_ptr, z_ptr, w_ptr, out_ptr, E, G, eps, BLOCK_G: tl.constexpr, ONE_TILE: tl.constexpr):
+    # axis 0: a row; axis 1: one group of G channels. The RMS is taken per group, and each program
+    # owns one (row, group)
     row = tl.program_id(0).to(tl.int64)
     g0 = tl.program_id(1) * G
     base = row * E + g0
     offs = tl.arange(0, BLOCK_G)
     dtype = out_ptr.dtype.element_ty
 
+    # the group fits in one block: one load, kept in registers
     if ONE_TILE:
         mask = offs < G
         h = _gated(x_ptr, z_ptr, base + offs, mask)
         rstd = 1.0 / tl.sqrt(tl.sum(h * h, axis=0) / G + eps)
         w = tl.load(w_ptr + g0 + offs, mask=mask, other=0.0).to(tl.float32)
         tl.store(out_ptr + base + offs, (h * rstd * w).to(dtype), mask=mask)
+    # long groups: one pass for the sum of squares, a second to write, recomputing h from x and z
+    # each time
     else:
         acc = tl.zeros([BLOCK_G], tl.float32)
         for start in range(0, G, BLOCK_G):

@@ -27,6 +27,7 @@ KB_META = {
 
 @triton.jit
 def _skip_gate_kernel(y_ptr, u_ptr, z_ptr, d_ptr, out_ptr, E, BLOCK_E: tl.constexpr):
+    # axis 0: a row; axis 1: a BLOCK_E slice of its channels
     row = tl.program_id(0).to(tl.int64)
     cols = tl.program_id(1) * BLOCK_E + tl.arange(0, BLOCK_E)
     mask = cols < E
@@ -34,7 +35,9 @@ def _skip_gate_kernel(y_ptr, u_ptr, z_ptr, d_ptr, out_ptr, E, BLOCK_E: tl.conste
     y = tl.load(y_ptr + offs, mask=mask, other=0.0).to(tl.float32)
     u = tl.load(u_ptr + offs, mask=mask, other=0.0).to(tl.float32)
     z = tl.load(z_ptr + offs, mask=mask, other=0.0).to(tl.float32)
+    # the per-channel skip D is fp32 (asserted on the host), shared by every row
     d = tl.load(d_ptr + cols, mask=mask, other=0.0)
+    # (y + D * u) * silu(z), all fp32, one rounding at the store
     out = (y + u * d) * (z / (1.0 + tl.exp(-z)))
     tl.store(out_ptr + offs, out.to(out_ptr.dtype.element_ty), mask=mask)
 

@@ -30,19 +30,25 @@ KB_META = {
 
 @triton.jit
 def _max_pool_3x3s2_kernel(x_ptr, y_ptr, H, W, Ho, Wo, BLOCK: tl.constexpr):
+    # axis 0: one (batch, channel) plane of NCHW x; axis 1: a BLOCK of that plane's output pixels,
+    # flattened
     plane = tl.program_id(0).to(tl.int64)
     offs = tl.program_id(1) * BLOCK + tl.arange(0, BLOCK)
     out_ok = offs < Ho * Wo
     i = offs // Wo
     j = offs % Wo
     x_plane = x_ptr + plane * H * W
+    # running max in fp32, starting at -inf
     acc = tl.full([BLOCK], float("-inf"), tl.float32)
     for dh in tl.static_range(3):
+        # stride 2, padding 1: output (i, j) sees input rows 2i - 1 .. 2i + 1 and the same for
+        # columns
         h = 2 * i - 1 + dh
         h_ok = out_ok & (h >= 0) & (h < H)
         for dw in tl.static_range(3):
             w = 2 * j - 1 + dw
             ok = h_ok & (w >= 0) & (w < W)
+            # taps in the padding read -inf, so they never win the max
             v = tl.load(x_plane + h * W + w, mask=ok, other=float("-inf")).to(tl.float32)
             acc = tl.maximum(acc, v)
     tl.store(y_ptr + plane * Ho * Wo + offs, acc.to(y_ptr.dtype.element_ty), mask=out_ok)

@@ -32,6 +32,7 @@ KB_META = {
 }
 
 
+# flat copy with a dtype change: x into the fp32 accumulator, and the accumulator back into out
 @triton.jit
 def _convert_kernel(src_ptr, dst_ptr, n, BLOCK: tl.constexpr):
     offs = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
@@ -42,11 +43,15 @@ def _convert_kernel(src_ptr, dst_ptr, n, BLOCK: tl.constexpr):
 
 @triton.jit
 def _scatter_add_rows_kernel(src_ptr, idx_ptr, acc_ptr, D, BLOCK_D: tl.constexpr):
+    # axis 0: one row r of src; axis 1: a BLOCK_D slice of it. Row r is added into token row idx[r]
+    # of the accumulator
     r = tl.program_id(0).to(tl.int64)
     cols = tl.program_id(1) * BLOCK_D + tl.arange(0, BLOCK_D)
     mask = cols < D
     t = tl.load(idx_ptr + r)
     v = tl.load(src_ptr + r * D + cols, mask=mask, other=0.0).to(tl.float32)
+    # several src rows can target the same token, hence atomics; they add in fp32, so the arbitrary
+    # order moves only the last bits before the single rounding to out's dtype
     tl.atomic_add(acc_ptr + t * D + cols, v, mask=mask)
 
 
@@ -57,6 +62,8 @@ def moe_combine_index_add(x: torch.Tensor, idx: torch.Tensor, src: torch.Tensor,
     T, D = x.shape
     R = src.shape[0]
     out = torch.empty_like(x)
+    # fp32 output accumulates in place; 16-bit output goes through an fp32 buffer: copy x in,
+    # scatter-add, convert back (three launches)
     acc = out if x.dtype == torch.float32 else torch.empty((T, D), dtype=torch.float32, device=x.device)
     n = T * D
     flat_grid = (triton.cdiv(n, BLOCK),)

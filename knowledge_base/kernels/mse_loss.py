@@ -28,6 +28,8 @@ KB_META = {
 
 @triton.jit
 def _sq_err_partial_kernel(x_ptr, y_ptr, part_ptr, n, iters, BLOCK: tl.constexpr):
+    # at most MAX_PROGRAMS programs, each walking blocks pid, pid + nprog, ... (a grid-stride
+    # loop), so at each step the programs read adjacent blocks
     pid = tl.program_id(0)
     nprog = tl.num_programs(0)
     offs = tl.arange(0, BLOCK)
@@ -38,7 +40,9 @@ def _sq_err_partial_kernel(x_ptr, y_ptr, part_ptr, n, iters, BLOCK: tl.constexpr
         x = tl.load(x_ptr + idx, mask=mask, other=0.0).to(tl.float32)
         y = tl.load(y_ptr + idx, mask=mask, other=0.0).to(tl.float32)
         d = x - y
+        # fp32 per-lane sum of squared differences, folded once after the loop
         acc += d * d
+    # one partial per program; a single program adds them in a fixed order and scales by 1/n
     tl.store(part_ptr + pid, tl.sum(acc, axis=0))
 
 

@@ -32,6 +32,8 @@ IGNORE_INDEX = -100
 
 @triton.jit
 def _nll_kernel(logp_ptr, t_ptr, out_ptr, M, V, ignore_index, BLOCK_M: tl.constexpr):
+    # one scalar per row is little work: a single program walks all M rows in BLOCK_M chunks, so
+    # the sum needs no second pass and has a fixed order
     offs = tl.arange(0, BLOCK_M)
     acc = tl.zeros([BLOCK_M], tl.float32)
     cnt = tl.zeros([BLOCK_M], tl.float32)
@@ -40,10 +42,13 @@ def _nll_kernel(logp_ptr, t_ptr, out_ptr, M, V, ignore_index, BLOCK_M: tl.conste
         in_range = rows < M
         t = tl.load(t_ptr + rows, mask=in_range, other=ignore_index)
         valid = in_range & (t != ignore_index)
+        # the target's log-probability, one gathered element per row; ignored and out-of-range rows
+        # point at column 0 and their load is masked off
         addr = rows.to(tl.int64) * V + tl.where(valid, t, 0)
         picked = tl.load(logp_ptr + addr, mask=valid, other=0.0).to(tl.float32)
         acc += tl.where(valid, -picked, 0.0)
         cnt += valid.to(tl.float32)
+    # mean over the rows whose target is not ignore_index
     tl.store(out_ptr, tl.sum(acc, axis=0) / tl.sum(cnt, axis=0))
 
 

@@ -27,11 +27,15 @@ KB_META = {
 
 @triton.jit
 def _pad_constant_kernel(x_ptr, y_ptr, H, W, Ho, Wo, top, left, value, BLOCK: tl.constexpr):
+    # axis 0: one (batch, channel) plane; axis 1: a BLOCK of output pixels. Output-driven: each
+    # output pixel maps back to input (oh - top, ow - left)
     plane = tl.program_id(0).to(tl.int64)
     offs = tl.program_id(1) * BLOCK + tl.arange(0, BLOCK)
     ok = offs < Ho * Wo
     h = offs // Wo - top
     w = offs % Wo - left
+    # only pixels inside the input are loaded; the rest take the fill value, cast once to the
+    # output dtype
     inside = ok & (h >= 0) & (h < H) & (w >= 0) & (w < W)
     v = tl.load(x_ptr + plane * H * W + h * W + w, mask=inside, other=0.0)
     fill = tl.full([BLOCK], value, tl.float32).to(y_ptr.dtype.element_ty)

@@ -28,6 +28,8 @@ KB_META = {
 
 @triton.jit
 def _pad_reflect_kernel(x_ptr, y_ptr, H, W, P, BLOCK: tl.constexpr):
+    # axis 0: one (batch, channel) plane; axis 1: a BLOCK of output pixels, each mapped back to the
+    # input pixel it copies
     plane = tl.program_id(0).to(tl.int64)
     Ho = H + 2 * P
     Wo = W + 2 * P
@@ -35,10 +37,13 @@ def _pad_reflect_kernel(x_ptr, y_ptr, H, W, P, BLOCK: tl.constexpr):
     ok = offs < Ho * Wo
     h = offs // Wo - P
     w = offs % Wo - P
+    # reflect without repeating the edge (PyTorch's 'reflect'): -1 -> 1 and H -> H - 2. pad < H, W
+    # (asserted), so one reflection always lands inside
     h = tl.where(h < 0, -h, h)
     h = tl.where(h >= H, 2 * (H - 1) - h, h)
     w = tl.where(w < 0, -w, w)
     w = tl.where(w >= W, 2 * (W - 1) - w, w)
+    # after reflection every index is in range: only the block tail needs a mask
     v = tl.load(x_ptr + plane * H * W + h * W + w, mask=ok, other=0.0)
     tl.store(y_ptr + plane * Ho * Wo + offs, v, mask=ok)
 

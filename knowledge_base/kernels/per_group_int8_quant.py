@@ -30,15 +30,20 @@ KB_META = {
 @triton.jit
 def _per_group_int8_kernel(x_ptr, q_ptr, s_ptr, NG, stride_x, stride_q, stride_s, GROUP: tl.constexpr,
                            GROUPS: tl.constexpr):
+    # axis 0: a row of x; axis 1: GROUPS consecutive 128-wide groups of it, each with its own scale
     row = tl.program_id(0).to(tl.int64)
     groups = tl.program_id(1) * GROUPS + tl.arange(0, GROUPS)
     g_ok = groups < NG
     cols = groups[:, None] * GROUP + tl.arange(0, GROUP)[None, :]  # [GROUPS, GROUP]
+    # K % 128 == 0 (asserted): only whole groups past NG are masked
     x = tl.load(x_ptr + row * stride_x + cols, mask=g_ok[:, None], other=0.0).to(tl.float32)
     amax = tl.max(tl.abs(x), axis=1)
+    # symmetric scale amax / 127, IEEE-rounded division; the floor keeps an all-zero group from
+    # dividing by 0
     scale = tl.math.div_rn(tl.maximum(amax, 1e-10), tl.zeros_like(amax) + 127.0)
     v = tl.math.div_rn(x, tl.zeros_like(x) + scale[:, None])
     v = (v + 12582912.0) - 12582912.0  # rint, ties to even
+    # |v| <= 127 already; the clamp only guards the rounding at the edge
     q = tl.minimum(tl.maximum(v, -128.0), 127.0).to(tl.int8)
     tl.store(q_ptr + row * stride_q + cols, q, mask=g_ok[:, None])
     tl.store(s_ptr + row * stride_s + groups, scale, mask=g_ok)

@@ -32,6 +32,8 @@ KB_META = {
 
 @triton.jit
 def _quant_row(x, scale):
+    # IEEE round-to-nearest division (plain / on fp32 compiles to an approximate divide), so the
+    # codes match torch's round(x / scale)
     v = tl.math.div_rn(x, tl.zeros_like(x) + scale)
     v = (v + 12582912.0) - 12582912.0  # rint, ties to even (1.5 * 2^23 trick)
     return tl.minimum(tl.maximum(v, -128.0), 127.0).to(tl.int8)
@@ -40,6 +42,7 @@ def _quant_row(x, scale):
 @triton.jit
 def _per_token_int8_kernel(x_ptr, q_ptr, s_ptr, K, stride_x, stride_q, BLOCK_K: tl.constexpr,
                            ONE_PASS: tl.constexpr):
+    # one program per token row, one scale per row
     row = tl.program_id(0).to(tl.int64)
     x_row = x_ptr + row * stride_x
     q_row = q_ptr + row * stride_q
@@ -47,9 +50,11 @@ def _per_token_int8_kernel(x_ptr, q_ptr, s_ptr, K, stride_x, stride_q, BLOCK_K: 
     if ONE_PASS:  # the whole row sits in registers: read it once
         mask = offs < K
         x = tl.load(x_row + offs, mask=mask, other=0.0).to(tl.float32)
+        # symmetric scale amax / 127; the floor keeps an all-zero row finite
         scale = tl.math.div_rn(tl.maximum(tl.max(tl.abs(x), axis=0), 1e-10), 127.0)
         tl.store(q_row + offs, _quant_row(x, scale), mask=mask)
     else:
+        # long row: one pass for the amax (per lane, folded after the loop), a second to quantise
         amax = tl.zeros([BLOCK_K], tl.float32)
         for k0 in range(0, K, BLOCK_K):
             x = tl.load(x_row + k0 + offs, mask=(k0 + offs) < K, other=0.0).to(tl.float32)

@@ -26,6 +26,8 @@ KB_META = {
 
 @triton.jit
 def _pixel_shuffle_kernel(x_ptr, y_ptr, C, H, W, R, BLOCK: tl.constexpr):
+    # axis 0: one output plane (b, c); axis 1: a BLOCK of its output pixels. Output-driven gather:
+    # stores are contiguous, loads stride over input channels
     plane = tl.program_id(0)
     b = (plane // C).to(tl.int64)
     c = plane % C
@@ -39,6 +41,7 @@ def _pixel_shuffle_kernel(x_ptr, y_ptr, C, H, W, R, BLOCK: tl.constexpr):
     i = oh % R
     w = ow // R
     j = ow % R
+    # y[b, c, oh, ow] = x[b, c * r * r + (oh % r) * r + (ow % r), oh // r, ow // r]
     cin = (c * R * R + i * R + j).to(tl.int64)
     src = (b * C * R * R + cin) * H * W + h * W + w
     v = tl.load(x_ptr + src, mask=ok, other=0.0)

@@ -32,12 +32,15 @@ EPS = 1e-6
 
 @triton.jit
 def _norm_tile(x_ptr, w_ptr, o_ptr, tile, R, D, eps, BLOCK_R: tl.constexpr, BLOCK_D: tl.constexpr):
+    # a tile is BLOCK_R (token, head) rows of D; the whole head dim fits in one block (BLOCK_D =
+    # next power of two of D)
     rows = tile.to(tl.int64) * BLOCK_R + tl.arange(0, BLOCK_R)
     cols = tl.arange(0, BLOCK_D)
     cmask = cols < D
     mask = (rows[:, None] < R) & cmask[None, :]
     offs = rows[:, None] * D + cols[None, :]
     x = tl.load(x_ptr + offs, mask=mask, other=0.0).to(tl.float32)
+    # per-row RMS in fp32; masked columns read 0 and add nothing
     rstd = 1.0 / tl.sqrt(tl.sum(x * x, axis=1) / D + eps)
     w = tl.load(w_ptr + cols, mask=cmask, other=0.0).to(tl.float32)
     tl.store(o_ptr + offs, (x * rstd[:, None] * w[None, :]).to(o_ptr.dtype.element_ty), mask=mask)
@@ -46,6 +49,8 @@ def _norm_tile(x_ptr, w_ptr, o_ptr, tile, R, D, eps, BLOCK_R: tl.constexpr, BLOC
 @triton.jit
 def _qk_rmsnorm_kernel(q_ptr, k_ptr, qw_ptr, kw_ptr, qo_ptr, ko_ptr, RQ, RK, D, q_tiles, eps, BLOCK_R: tl.constexpr,
                        BLOCK_D: tl.constexpr):
+    # q and k share one launch: programs below q_tiles normalise q's rows, the rest k's, with their
+    # own weights
     pid = tl.program_id(0)
     if pid < q_tiles:
         _norm_tile(q_ptr, qw_ptr, qo_ptr, pid, RQ, D, eps, BLOCK_R, BLOCK_D)

@@ -29,6 +29,7 @@ KB_META = {
 
 @triton.jit
 def _reverse_cumsum_kernel(x_ptr, y_ptr, stride_x, stride_y, N, BLOCK_N: tl.constexpr):
+    # one program per row; the row is walked right to left in BLOCK_N chunks
     row = tl.program_id(0)
     x_row = x_ptr + row.to(tl.int64) * stride_x
     y_row = y_ptr + row.to(tl.int64) * stride_y
@@ -36,9 +37,12 @@ def _reverse_cumsum_kernel(x_ptr, y_ptr, stride_x, stride_y, N, BLOCK_N: tl.cons
     carry = 0.0
     n_chunks = tl.cdiv(N, BLOCK_N)
     for c in range(0, n_chunks):
+        # chunk c ends c * BLOCK_N from the right; the last chunk visited (the leftmost) may start
+        # before column 0, hence the mask
         cols = N - (c + 1) * BLOCK_N + offs
         mask = cols >= 0
         x = tl.load(x_row + cols, mask=mask, other=0.0).to(tl.float32)
+        # suffix sum within the chunk plus carry, the fp32 total of everything to its right
         y = tl.cumsum(x, axis=0, reverse=True) + carry
         tl.store(y_row + cols, y.to(y_ptr.dtype.element_ty), mask=mask)
         carry += tl.sum(x, axis=0)

@@ -33,6 +33,7 @@ KB_META = {
 
 @triton.jit
 def _quantize(h, scale):
+    # IEEE round-to-nearest division, then rint by the 1.5 * 2**23 trick
     v = tl.math.div_rn(h, tl.zeros_like(h) + scale)
     v = (v + 12582912.0) - 12582912.0  # rint, ties to even
     return tl.minimum(tl.maximum(v, -128.0), 127.0).to(tl.int8)
@@ -41,6 +42,7 @@ def _quantize(h, scale):
 @triton.jit
 def _rmsnorm_int8_kernel(x_ptr, w_ptr, q_ptr, s_ptr, K, eps, stride_x, stride_q, BLOCK_K: tl.constexpr,
                          ONE_PASS: tl.constexpr):
+    # one program per row, one scale per row
     row = tl.program_id(0).to(tl.int64)
     x_row = x_ptr + row * stride_x
     q_row = q_ptr + row * stride_q
@@ -49,12 +51,16 @@ def _rmsnorm_int8_kernel(x_ptr, w_ptr, q_ptr, s_ptr, K, eps, stride_x, stride_q,
         mask = offs < K
         x = tl.load(x_row + offs, mask=mask, other=0.0).to(tl.float32)
         w = tl.load(w_ptr + offs, mask=mask, other=0.0).to(tl.float32)
+        # IEEE-rounded division and sqrt (not the approximate forms): int8 codes flip on tiny
+        # differences in h, so h stays as close to the reference as fp32 allows
         ms = tl.math.div_rn(tl.sum(x * x, axis=0), K * 1.0) + eps
         rstd = tl.math.div_rn(1.0, tl.math.sqrt_rn(ms))
         h = (x * rstd) * w
+        # the quantisation scale comes from the normalised h, not x: amax(h) / 127
         scale = tl.math.div_rn(tl.maximum(tl.max(tl.abs(h), axis=0), 1e-10), 127.0)
         tl.store(q_row + offs, _quantize(h, scale), mask=mask)
     else:
+        # long row: three passes (sum of squares, amax of h, quantise), recomputing h each time
         acc = tl.zeros([BLOCK_K], tl.float32)
         for k0 in range(0, K, BLOCK_K):
             x = tl.load(x_row + k0 + offs, mask=(k0 + offs) < K, other=0.0).to(tl.float32)

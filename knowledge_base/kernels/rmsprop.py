@@ -28,6 +28,7 @@ LR, ALPHA, EPS = 1e-2, 0.99, 1e-8
 
 @triton.jit
 def _rmsprop_kernel(p_ptr, g_ptr, v_ptr, p_out, v_out, n, lr, alpha, one_minus_alpha, eps, BLOCK: tl.constexpr):
+    # flat 1-D sweep, one BLOCK per program; int64 offsets
     offs = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
     mask = offs < n
     p = tl.load(p_ptr + offs, mask=mask, other=0.0)
@@ -35,6 +36,7 @@ def _rmsprop_kernel(p_ptr, g_ptr, v_ptr, p_out, v_out, n, lr, alpha, one_minus_a
     v = tl.load(v_ptr + offs, mask=mask, other=0.0)
     v = alpha * v + one_minus_alpha * g * g
     tl.store(v_out + offs, v, mask=mask)
+    # eps is added after the square root, as torch.optim.RMSprop does
     tl.store(p_out + offs, p - lr * g / (tl.sqrt(v) + eps), mask=mask)
 
 

@@ -35,6 +35,7 @@ KB_META = {
 
 @triton.jit
 def _row_argmax_kernel(x_ptr, out_ptr, stride_x, N, BLOCK_N: tl.constexpr):
+    # one program per row; each lane keeps its own best value and index over the chunks
     row = tl.program_id(0)
     x_row = x_ptr + row.to(tl.int64) * stride_x
     offs = tl.arange(0, BLOCK_N)

@@ -27,9 +27,12 @@ KB_META = {
 
 @triton.jit
 def _row_lse_kernel(x_ptr, out_ptr, stride_x, N, BLOCK_N: tl.constexpr):
+    # one program per row, walked in BLOCK_N chunks
     row = tl.program_id(0)
     x_row = x_ptr + row.to(tl.int64) * stride_x
     offs = tl.arange(0, BLOCK_N)
+    # online log-sum-exp: per-lane running max m and sum s of exp(x - m), fp32; the tail loads
+    # -inf, which adds 0
     m = tl.full([BLOCK_N], float("-inf"), tl.float32)
     s = tl.zeros([BLOCK_N], tl.float32)
     for start in range(0, N, BLOCK_N):
@@ -39,6 +42,8 @@ def _row_lse_kernel(x_ptr, out_ptr, stride_x, N, BLOCK_N: tl.constexpr):
         alpha = tl.where(m_new == float("-inf"), 0.0, tl.exp(m - m_new))
         s = s * alpha + tl.where(x == float("-inf"), 0.0, tl.exp(x - m_new))
         m = m_new
+    # combine the lanes at the row max (lanes that saw only -inf weigh 0), then lse = max +
+    # log(sum)
     row_max = tl.max(m, axis=0)
     total = tl.sum(s * tl.where(m == float("-inf"), 0.0, tl.exp(m - row_max)), axis=0)
     tl.store(out_ptr + row, row_max + tl.log(total))

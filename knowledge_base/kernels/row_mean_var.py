@@ -35,12 +35,14 @@ KB_META = {
 
 @triton.jit
 def _partial_stats_kernel(x_ptr, cnt_ptr, mean_ptr, m2_ptr, N, SLAB, SPLIT, BLOCK_N: tl.constexpr):
+    # axis 0: a row; axis 1: a slab of SLAB columns, so a few long rows still spread over the SMs
     row = tl.program_id(0)
     split = tl.program_id(1)
     x_row = x_ptr + row.to(tl.int64) * N
     lo = split * SLAB
     hi = tl.minimum(lo + SLAB, N)
     offs = tl.arange(0, BLOCK_N)
+    # running (count, mean, M2) of the slab so far, fp32
     n_a = 0.0
     mean_a = 0.0
     m2_a = 0.0
@@ -48,10 +50,12 @@ def _partial_stats_kernel(x_ptr, cnt_ptr, mean_ptr, m2_ptr, N, SLAB, SPLIT, BLOC
         cols = start + offs
         mask = cols < hi
         x = tl.load(x_row + cols, mask=mask, other=0.0).to(tl.float32)
+        # each chunk's own count, mean and M2 (deviations from the chunk mean, masked lanes zeroed)
         n_b = tl.minimum(hi - start, BLOCK_N).to(tl.float32)
         mean_b = tl.sum(x, axis=0) / n_b
         d = tl.where(mask, x - mean_b, 0.0)
         m2_b = tl.sum(d * d, axis=0)
+        # Chan's parallel merge of two (count, mean, M2) triples: no E[x^2] - E[x]^2 cancellation
         n = n_a + n_b
         delta = mean_b - mean_a
         mean_a = mean_a + delta * (n_b / n)
@@ -66,6 +70,8 @@ def _partial_stats_kernel(x_ptr, cnt_ptr, mean_ptr, m2_ptr, N, SLAB, SPLIT, BLOC
 @triton.jit
 def _merge_stats_kernel(cnt_ptr, mean_ptr, m2_ptr, mean_out, var_out, SPLIT):
     row = tl.program_id(0)
+    # one program per row merges its slabs in order with the same formula; var = M2 / n is the
+    # population variance
     base = row.to(tl.int64) * SPLIT
     n_a = tl.load(cnt_ptr + base)
     mean_a = tl.load(mean_ptr + base)
@@ -89,6 +95,7 @@ def row_mean_var(x: torch.Tensor, BLOCK_N: int = 4096, SLAB: int = 16384,
     x = x.contiguous()
     M, N = x.shape
     block = min(BLOCK_N, triton.next_power_of_2(N))
+    # a slab is a whole number of blocks
     slab = max(block, SLAB // block * block)
     split = triton.cdiv(N, slab)
     dev = x.device

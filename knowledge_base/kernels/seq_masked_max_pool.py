@@ -28,6 +28,7 @@ KB_META = {
 
 @triton.jit
 def _masked_max_kernel(x_ptr, len_ptr, y_ptr, T, D, BLOCK_T: tl.constexpr, BLOCK_D: tl.constexpr):
+    # axis 0: a sequence; axis 1: a BLOCK_D slice of the features
     b = tl.program_id(0).to(tl.int64)
     cols = tl.program_id(1) * BLOCK_D + tl.arange(0, BLOCK_D)
     col_ok = cols < D
@@ -35,9 +36,12 @@ def _masked_max_kernel(x_ptr, len_ptr, y_ptr, T, D, BLOCK_T: tl.constexpr, BLOCK
     x_seq = x_ptr + b * T * D
     offs_t = tl.arange(0, BLOCK_T)
     acc = tl.full([BLOCK_T, BLOCK_D], float("-inf"), tl.float32)
+    # the loop stops at the sequence's length: padding tokens are never read
     for start in range(0, n, BLOCK_T):
         toks = start + offs_t
         mask = (toks[:, None] < n) & col_ok[None, :]
+        # tail tokens read -inf, which never wins the max; the [BLOCK_T, BLOCK_D] running max is
+        # folded over tokens once at the end
         v = tl.load(x_seq + toks[:, None] * D + cols[None, :], mask=mask, other=float("-inf")).to(tl.float32)
         acc = tl.maximum(acc, v)
     tl.store(y_ptr + b * D + cols, tl.max(acc, axis=0).to(y_ptr.dtype.element_ty), mask=col_ok)

@@ -28,6 +28,7 @@ KB_META = {
 
 @triton.jit
 def _masked_mean_kernel(x_ptr, len_ptr, y_ptr, T, D, BLOCK_T: tl.constexpr, BLOCK_D: tl.constexpr):
+    # axis 0: a sequence; axis 1: a BLOCK_D slice of the features
     b = tl.program_id(0).to(tl.int64)
     cols = tl.program_id(1) * BLOCK_D + tl.arange(0, BLOCK_D)
     col_ok = cols < D
@@ -35,10 +36,13 @@ def _masked_mean_kernel(x_ptr, len_ptr, y_ptr, T, D, BLOCK_T: tl.constexpr, BLOC
     x_seq = x_ptr + b * T * D
     offs_t = tl.arange(0, BLOCK_T)
     acc = tl.zeros([BLOCK_T, BLOCK_D], tl.float32)
+    # the loop stops at the sequence's length: padding tokens are never read, and the tail block is
+    # masked
     for start in range(0, n, BLOCK_T):
         toks = start + offs_t
         mask = (toks[:, None] < n) & col_ok[None, :]
         acc += tl.load(x_seq + toks[:, None] * D + cols[None, :], mask=mask, other=0.0).to(tl.float32)
+    # fp32 [BLOCK_T, BLOCK_D] sum folded over tokens once, divided by the true length
     mean = tl.sum(acc, axis=0) / n.to(tl.float32)
     tl.store(y_ptr + b * D + cols, mean.to(y_ptr.dtype.element_ty), mask=col_ok)
 

@@ -29,11 +29,14 @@ LR, MOMENTUM, WEIGHT_DECAY = 0.1, 0.9, 1e-4
 @triton.jit
 def _sgd_momentum_kernel(p_ptr, g_ptr, buf_ptr, p_out, buf_out, n, lr, momentum, weight_decay,
                          BLOCK: tl.constexpr):
+    # flat 1-D sweep, one BLOCK per program; int64 offsets
     offs = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
     mask = offs < n
     p = tl.load(p_ptr + offs, mask=mask, other=0.0)
     g = tl.load(g_ptr + offs, mask=mask, other=0.0)
     buf = tl.load(buf_ptr + offs, mask=mask, other=0.0)
+    # torch.optim.SGD with momentum (no dampening, no Nesterov): weight decay joins the gradient,
+    # buf = momentum * buf + d, p -= lr * buf
     d = g + weight_decay * p
     buf = momentum * buf + d
     tl.store(buf_out + offs, buf, mask=mask)

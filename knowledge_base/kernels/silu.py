@@ -33,9 +33,12 @@ KB_META = {
 @triton.jit
 def _silu_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
     pid = tl.program_id(0)
+    # flat 1-D sweep, one BLOCK per program; int64 offsets so tensors past 2**31 elements do not
+    # wrap
     offs = pid.to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
     mask = offs < n
     x = tl.load(x_ptr + offs, mask=mask, other=0.0).to(tl.float32)
+    # x * sigmoid(x) in fp32; for very negative x the exp overflows to inf and y goes to 0, not NaN
     y = x / (1.0 + tl.exp(-x))
     tl.store(y_ptr + offs, y.to(y_ptr.dtype.element_ty), mask=mask)
 

@@ -34,13 +34,16 @@ KB_META = {
 
 @triton.jit
 def _silu_and_mul_kernel(x_ptr, out_ptr, H, stride_x, stride_o, BLOCK_H: tl.constexpr):
+    # axis 0: a row; axis 1: a BLOCK_H slice of the output columns
     row = tl.program_id(0).to(tl.int64)
     blk = tl.program_id(1)
     cols = blk * BLOCK_H + tl.arange(0, BLOCK_H)
     mask = cols < H
     x_row = x_ptr + row * stride_x
+    # x is [M, 2H]: the gate is the first H columns, the up projection the next H
     g = tl.load(x_row + cols, mask=mask, other=0.0).to(tl.float32)
     u = tl.load(x_row + H + cols, mask=mask, other=0.0).to(tl.float32)
+    # silu(g) * u in fp32, one rounding at the store
     y = g / (1.0 + tl.exp(-g)) * u
     tl.store(out_ptr + row * stride_o + cols, y.to(out_ptr.dtype.element_ty), mask=mask)
 

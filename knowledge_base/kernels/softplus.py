@@ -35,9 +35,13 @@ KB_META = {
 @triton.jit
 def _softplus_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
     pid = tl.program_id(0)
+    # flat 1-D sweep, one BLOCK per program; int64 offsets so tensors past 2**31 elements do not
+    # wrap
     offs = pid.to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
     mask = offs < n
     x = tl.load(x_ptr + offs, mask=mask, other=0.0).to(tl.float32)
+    # softplus(x) = max(x, 0) + log1p(exp(-|x|)): the exp is <= 1, so large x does not overflow.
+    # log1p is log(w) * u / (w - 1) with w = 1 + u (Goldberg's trick: the rounding of w cancels)
     u = tl.exp(-tl.abs(x))
     w = 1.0 + u
     # guard the divide: where w == 1 the other branch is 0/0, selected away by the where

@@ -27,6 +27,8 @@ KB_META = {
 
 @triton.jit
 def _roll_kernel(x_ptr, y_ptr, NPIX, H, W, C, S, ROWS: tl.constexpr, BLOCK_C: tl.constexpr):
+    # x is channels-last [B, H, W, C]: axis 0 takes ROWS pixels, axis 1 a BLOCK_C slice of their
+    # channels, contiguous per pixel
     pix = tl.program_id(0) * ROWS + tl.arange(0, ROWS)
     cols = tl.program_id(1) * BLOCK_C + tl.arange(0, BLOCK_C)
     pix_ok = pix < NPIX
@@ -34,6 +36,8 @@ def _roll_kernel(x_ptr, y_ptr, NPIX, H, W, C, S, ROWS: tl.constexpr, BLOCK_C: tl
     w = pix % W
     h = (pix // W) % H
     b = pix // (W * H)
+    # y[b, h, w] = x[b, (h + S) % H, (w + S) % W] (torch.roll by -S on both axes); S < H, W
+    # (asserted), so one compare replaces the modulo
     hs = h + S
     hs = tl.where(hs >= H, hs - H, hs)
     ws = w + S

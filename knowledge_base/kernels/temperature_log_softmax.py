@@ -33,15 +33,20 @@ KB_META = {
 
 @triton.jit
 def _temp_partials_kernel(x_ptr, t_ptr, pm_ptr, ps_ptr, V, S, CHUNK: tl.constexpr):
+    # pass 1, axis 0: a row; axis 1: a CHUNK of the vocabulary. Splitting the row gives few, long
+    # rows enough programs
     row = tl.program_id(0).to(tl.int64)
     chunk = tl.program_id(1)
     t = tl.load(t_ptr + row)
     cols = chunk * CHUNK + tl.arange(0, CHUNK)
     mask = cols < V
     x = tl.load(x_ptr + row * V + cols, mask=mask, other=0.0).to(tl.float32)
+    # x / temperature with IEEE division, as torch divides; the chunk tail is -inf so it adds
+    # nothing
     y = tl.where(mask, tl.div_rn(x, t), float("-inf"))
     m = tl.max(y, axis=0)
     s = tl.sum(tl.exp(y - m), axis=0)
+    # per-chunk partials: the chunk's max and sum of exp(y - max), fp32
     tl.store(pm_ptr + row * S + chunk, m)
     tl.store(ps_ptr + row * S + chunk, s)
 
@@ -52,9 +57,12 @@ def _temp_finish_kernel(x_ptr, t_ptr, pm_ptr, ps_ptr, out_ptr, V, S, CHUNK: tl.c
     chunk = tl.program_id(1)
     parts = tl.arange(0, BLOCK_S)
     pmask = parts < S
+    # pass 2: every program re-merges all of its row's partials (S is small), then writes its own
+    # chunk
     pm = tl.load(pm_ptr + row * S + parts, mask=pmask, other=float("-inf"))
     ps = tl.load(ps_ptr + row * S + parts, mask=pmask, other=0.0)
     m = tl.max(pm, axis=0)
+    # log-sum-exp merge: each chunk's sum rescaled to the row max
     z = tl.sum(tl.where(pmask, ps * tl.exp(pm - m), 0.0), axis=0)
     log_z = tl.log(z)
 
@@ -62,6 +70,8 @@ def _temp_finish_kernel(x_ptr, t_ptr, pm_ptr, ps_ptr, out_ptr, V, S, CHUNK: tl.c
     cols = chunk * CHUNK + tl.arange(0, CHUNK)
     mask = cols < V
     x = tl.load(x_ptr + row * V + cols, mask=mask, other=0.0).to(tl.float32)
+    # log-softmax = (y - max) - log(sum), written in fp32; y is recomputed from x rather than
+    # stored between passes
     tl.store(out_ptr + row * V + cols, (tl.div_rn(x, t) - m) - log_z, mask=mask)
 
 

@@ -36,6 +36,8 @@ def _select_topk_kernel(val_ptr, idx_ptr, out_val_ptr, out_idx_ptr, L, row_strid
                         K: tl.constexpr, HAS_IDX: tl.constexpr, BLOCK: tl.constexpr):
     """Top-K of BLOCK entries of one row: entries [chunk * BLOCK, (chunk + 1) * BLOCK) of a row of
     length L. Without HAS_IDX an entry's index is its column; with it, idx_ptr supplies it."""
+    # axis 0: a row; axis 1: a BLOCK chunk of it. A long row takes two launches: every chunk keeps
+    # its own top K, then one program picks the top K of those n_chunks * K candidates
     row = tl.program_id(0).to(tl.int64)
     chunk = tl.program_id(1)
     cols = chunk * BLOCK + tl.arange(0, BLOCK)
@@ -45,8 +47,11 @@ def _select_topk_kernel(val_ptr, idx_ptr, out_val_ptr, out_idx_ptr, L, row_strid
         ids = tl.load(idx_ptr + row * row_stride + cols, mask=mask, other=2147483647)
     else:
         ids = cols.to(tl.int64)
+    # the tail reads -inf with id INT_MAX, so it loses every tie-break below
     ids = tl.where(mask, ids, 2147483647)
     out_base = row * out_row_stride + chunk * K
+    # K rounds of max-and-remove (K is small and a compile-time constant): on equal values the
+    # smallest index wins, and the winner is set to -inf
     for j in tl.static_range(K):
         best = tl.max(v, axis=0)
         best_id = tl.min(tl.where(v == best, ids, 2147483647), axis=0)

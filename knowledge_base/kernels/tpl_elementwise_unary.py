@@ -46,6 +46,8 @@ KB_META = {
 OPS = ("log_sigmoid", "gelu_erf", "square")
 
 
+# log1p(u) as log(w) * u / (w - 1), w = 1 + u: the rounding error of w cancels (Goldberg's trick);
+# the inner where avoids 0/0 on the unused branch
 @triton.jit
 def _log1p(u):
     w = 1.0 + u
@@ -54,9 +56,12 @@ def _log1p(u):
 
 @triton.jit
 def _unary_kernel(x_ptr, y_ptr, n, OP: tl.constexpr, BLOCK: tl.constexpr):
+    # flat 1-D sweep, one BLOCK per program; int64 offsets
     offs = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
     mask = offs < n
     x = tl.load(x_ptr + offs, mask=mask, other=0.0).to(tl.float32)
+    # OP is a constexpr: the branch is chosen at compile time, one specialised kernel per op. log
+    # sigmoid(x) = min(x, 0) - log1p(exp(-|x|)), stable for any x
     if OP == "log_sigmoid":
         y = tl.minimum(x, 0.0) - _log1p(tl.exp(-tl.abs(x)))
     elif OP == "gelu_erf":

@@ -48,11 +48,15 @@ KB_META = {
 def _sgd_momentum_kernel(
     p_ptr, g_ptr, buf_ptr, n, lr, momentum, weight_decay, FIRST: tl.constexpr, BLOCK: tl.constexpr
 ):
+    # flat 1-D sweep; each element is read and written by one program only, so updating p and buf
+    # in place is safe
     offs = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
     mask = offs < n
+    # p and g are upcast to fp32 whatever their dtype; buf is fp32 (asserted)
     p = tl.load(p_ptr + offs, mask=mask, other=0.0).to(tl.float32)
     g = tl.load(g_ptr + offs, mask=mask, other=0.0).to(tl.float32)
     d = g + weight_decay * p
+    # torch's first step sets buf = d: the buffer is written, not read
     if FIRST:
         buf = d
     else:

@@ -55,6 +55,7 @@ def _apply_activation(x, ACTIVATION: tl.constexpr):
         x = tl.maximum(x, 0.0)
     elif ACTIVATION == "gelu_tanh":
         u = 0.7978845608028654 * (x + 0.044715 * x * x * x)
+        # tanh(u) written as 2 * sigmoid(2u) - 1
         x = 0.5 * x * (1.0 + (2.0 * tl.sigmoid(2.0 * u) - 1.0))
     elif ACTIVATION == "silu":
         x = x * tl.sigmoid(x)
@@ -87,18 +88,23 @@ def _gemm_epilogue_kernel(
     HAS_BIAS: tl.constexpr,
     HAS_RESIDUAL: tl.constexpr,
 ):
+    # one program per BLOCK_M x BLOCK_N tile of C, on a 1-D grid remapped to grouped order below
     pid = tl.program_id(0)
     num_pid_m = tl.cdiv(M, BLOCK_M)
     num_pid_n = tl.cdiv(N, BLOCK_N)
     group_size = GROUP_M * num_pid_n
     first_m = (pid // group_size) * GROUP_M
     group_m = min(num_pid_m - first_m, GROUP_M)
+    # grouped order: GROUP_M tile-rows swept together, column strip by column strip, so programs in
+    # flight share B's columns (and their rows of A) in L2
     pid_m = first_m + (pid % group_size) % group_m
     pid_n = (pid % group_size) // group_m
 
+    # int64 row/column indices: rm * stride_am can pass 2**31
     rm = pid_m.to(tl.int64) * BLOCK_M + tl.arange(0, BLOCK_M)
     rn = pid_n.to(tl.int64) * BLOCK_N + tl.arange(0, BLOCK_N)
     rk = tl.arange(0, BLOCK_K)
+    # fp32 accumulator; the edge and K-tail masks below read 0, which adds nothing
     acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
     for k0 in range(0, K, BLOCK_K):
         ks = k0 + rk
@@ -112,11 +118,14 @@ def _gemm_epilogue_kernel(
             mask=(ks[:, None] < K) & (rn[None, :] < N),
             other=0.0,
         )
+        # default tl.dot precision: fp32 inputs go through TF32
         acc = tl.dot(a, b, acc)
 
     # Epilogue on the fp32 accumulator, still in registers.
     n_ok = rn < N
     out_mask = (rm[:, None] < M) & n_ok[None, :]
+    # HAS_BIAS / HAS_RESIDUAL / ACTIVATION are constexprs: unused parts compile away. Order: +
+    # bias, activation, + residual, then one rounding
     if HAS_BIAS:
         acc += tl.load(bias_ptr + rn, mask=n_ok, other=0.0).to(tl.float32)[None, :]
     acc = _apply_activation(acc, ACTIVATION)

@@ -56,11 +56,14 @@ def _kv_scatter_kernel(
     stride_ct,
     BLOCK: tl.constexpr,
 ):
+    # axis 0: one token; axis 1: a BLOCK slice of its KV_HEADS * D row (heads and D are contiguous
+    # on both sides, asserted on the host)
     t = tl.program_id(0).to(tl.int64)
     offs = tl.program_id(1) * BLOCK + tl.arange(0, BLOCK)
     slot = tl.load(slot_ptr + t).to(tl.int64)
     # padding (slot < 0) shrinks the valid range to nothing: one compare, no scalar-vector AND
     mask = offs < tl.where(slot >= 0, HD, 0)
+    # slot s lives in page s // PAGE, row s % PAGE of the paged cache
     dst = (slot // PAGE) * stride_cp + (slot % PAGE) * stride_ct + offs
     k = tl.load(k_ptr + t * stride_kt + offs, mask=mask)
     v = tl.load(v_ptr + t * stride_vt + offs, mask=mask)
@@ -100,5 +103,6 @@ def kv_cache_scatter(
         k_cache.stride(0),
         k_cache.stride(1),
         BLOCK=block,
+        # small rows: 2 warps, so fewer threads sit idle
         num_warps=4 if block >= 1024 else 2,
     )

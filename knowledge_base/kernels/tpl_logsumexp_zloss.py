@@ -42,23 +42,29 @@ KB_META = {
 
 @triton.jit
 def _lse_zloss_kernel(z_ptr, lse_ptr, zloss_ptr, V, stride_z, coef, BLOCK_V: tl.constexpr):
+    # one program per row of logits, walked in BLOCK_V chunks
     row = tl.program_id(0).to(tl.int64)
     z_row = z_ptr + row * stride_z
     offs = tl.arange(0, BLOCK_V)
+    # online log-sum-exp: per-lane running max m and sum s of exp(z - m), fp32
     m = tl.full((BLOCK_V,), float("-inf"), tl.float32)
     s = tl.zeros((BLOCK_V,), tl.float32)
     for start in range(0, V, BLOCK_V):
         cols = start + offs
         z = tl.load(z_row + cols, mask=cols < V, other=float("-inf")).to(tl.float32)
         m_new = tl.maximum(m, z)
+        # subtract 0 while a lane's max is still -inf: exp(-inf - 0) = 0, where exp(-inf - -inf)
+        # would be NaN
         m_safe = tl.where(m_new == float("-inf"), 0.0, m_new)
         s = s * tl.exp(m - m_safe) + tl.exp(z - m_safe)
         m = m_new
+    # combine the lanes at the row max, with the same -inf guard
     m_row = tl.max(m, axis=0)
     m_row_safe = tl.where(m_row == float("-inf"), 0.0, m_row)
     total = tl.sum(s * tl.exp(m - m_row_safe), axis=0)
     lse = m_row_safe + tl.log(total)  # log(0) = -inf for an all -inf row
     tl.store(lse_ptr + row, lse)
+    # z-loss per row: coef * lse**2 (pushes the normaliser toward 0)
     tl.store(zloss_ptr + row, coef * lse * lse)
 
 
@@ -72,6 +78,7 @@ def logsumexp_zloss(
     lse = torch.empty((M,), device=z.device, dtype=torch.float32)
     zloss = torch.empty((M,), device=z.device, dtype=torch.float32)
     block = min(BLOCK_V, triton.next_power_of_2(V))
+    # wide blocks get more warps so each thread holds a bounded number of elements
     num_warps = 8 if block <= 4096 else 16
     _lse_zloss_kernel[(M,)](z, lse, zloss, V, z.stride(0), coef, BLOCK_V=block, num_warps=num_warps)
     return lse, zloss

@@ -41,13 +41,18 @@ OPS = ("sum", "mean", "max", "absmax", "l2norm")
 
 @triton.jit
 def _row_reduce_kernel(x_ptr, out_ptr, N, stride_x, OP: tl.constexpr, BLOCK_N: tl.constexpr):
+    # one program per row, walked in BLOCK_N chunks; OP is a constexpr, so each op compiles to its
+    # own loop
     row = tl.program_id(0).to(tl.int64)
     x_row = x_ptr + row * stride_x
     offs = tl.arange(0, BLOCK_N)
+    # the identity of each reduction: -inf for max, 0 for the rest (0 is also safe for absmax,
+    # since |x| >= 0)
     if OP == "max":
         acc = tl.full((BLOCK_N,), float("-inf"), tl.float32)
     else:
         acc = tl.zeros((BLOCK_N,), tl.float32)
+    # the row tail loads the identity, so it changes nothing; all reductions run in fp32
     for start in range(0, N, BLOCK_N):
         cols = start + offs
         mask = cols < N
@@ -82,6 +87,7 @@ def row_reduce(x: torch.Tensor, op: str = "sum", BLOCK_N: int = 4096) -> torch.T
     M, N = x.shape
     out = torch.empty((M,), device=x.device, dtype=torch.float32)
     block = min(BLOCK_N, triton.next_power_of_2(max(N, 1)))
+    # warps grow with the block: about 8 to 16 elements per thread
     num_warps = 4 if block <= 1024 else 8 if block <= 4096 else 16
     _row_reduce_kernel[(M,)](x, out, N, x.stride(0), OP=op, BLOCK_N=block, num_warps=num_warps)
     return out

@@ -63,20 +63,25 @@ def _splitk_partial_kernel(
     BLOCK_N: tl.constexpr,
     BLOCK_K: tl.constexpr,
 ):
+    # axis 0: a C tile (row-major tile order); axis 1: which K slice this program sums. Splitting K
+    # gives a small-M, large-K GEMM enough programs
     tile = tl.program_id(0)
     split = tl.program_id(1)
     num_pid_n = tl.cdiv(N, BLOCK_N)
     pid_m = tile // num_pid_n
     pid_n = tile % num_pid_n
+    # int64 row/column indices: rm * stride_am can pass 2**31
     rm = pid_m.to(tl.int64) * BLOCK_M + tl.arange(0, BLOCK_M)
     rn = pid_n.to(tl.int64) * BLOCK_N + tl.arange(0, BLOCK_N)
     rk = tl.arange(0, BLOCK_K)
     k_start = split * K_PER_SPLIT
     k_end = tl.minimum(k_start + K_PER_SPLIT, K)
 
+    # fp32 partial sum of this K slice
     acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
     for k0 in range(k_start, k_end, BLOCK_K):
         ks = k0 + rk
+        # mask against this split's end, not K: the next split owns what follows
         k_ok = ks < k_end
         a = tl.load(
             a_ptr + rm[:, None] * stride_am + ks[None, :] * stride_ak,
@@ -88,14 +93,18 @@ def _splitk_partial_kernel(
             mask=k_ok[:, None] & (rn[None, :] < N),
             other=0.0,
         )
+        # default tl.dot precision: fp32 inputs go through TF32
         acc = tl.dot(a, b, acc)
 
+    # partials go to an fp32 workspace [SPLIT_K, M, N]; the reduce kernel sums them in a fixed
+    # order rather than with atomics
     ws = ws_ptr + split.to(tl.int64) * M * N + rm[:, None] * N + rn[None, :]
     tl.store(ws, acc, mask=(rm[:, None] < M) & (rn[None, :] < N))
 
 
 @triton.jit
 def _splitk_reduce_kernel(ws_ptr, c_ptr, MN, SPLIT_K: tl.constexpr, BLOCK: tl.constexpr):
+    # second pass: a flat sweep over the M * N outputs
     offs = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
     mask = offs < MN
     acc = tl.zeros((BLOCK,), dtype=tl.float32)

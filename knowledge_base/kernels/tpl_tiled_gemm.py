@@ -83,17 +83,21 @@ def _tiled_gemm_kernel(
     pid_m = first_m + (pid % group_size) % group_m
     pid_n = (pid % group_size) // group_m
 
+    # int64 row/column indices: rm * stride_am can pass 2**31
     rm = pid_m.to(tl.int64) * BLOCK_M + tl.arange(0, BLOCK_M)
     rn = pid_n.to(tl.int64) * BLOCK_N + tl.arange(0, BLOCK_N)
     rk = tl.arange(0, BLOCK_K)
     a_ptrs = a_ptr + rm[:, None] * stride_am + rk[None, :] * stride_ak
     b_ptrs = b_ptr + rk[:, None] * stride_bk + rn[None, :] * stride_bn
 
+    # fp32 accumulator whatever the input dtype
     acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
     for k0 in range(0, K, BLOCK_K):
+        # edge and K-tail masks: out-of-range elements read 0 and add nothing
         k_ok = (k0 + rk) < K
         a = tl.load(a_ptrs, mask=(rm[:, None] < M) & k_ok[None, :], other=0.0)
         b = tl.load(b_ptrs, mask=k_ok[:, None] & (rn[None, :] < N), other=0.0)
+        # default tl.dot precision: fp32 inputs go through TF32
         acc = tl.dot(a, b, acc)
         a_ptrs += BLOCK_K * stride_ak
         b_ptrs += BLOCK_K * stride_bk

@@ -72,12 +72,15 @@ def _w8a8_gemm_kernel(
     GROUP_M: tl.constexpr,
     HAS_BIAS: tl.constexpr,
 ):
+    # one program per BLOCK_M x BLOCK_N tile of C, on a 1-D grid remapped to grouped order below
     pid = tl.program_id(0)
     num_pid_m = tl.cdiv(M, BLOCK_M)
     num_pid_n = tl.cdiv(N, BLOCK_N)
     group_size = GROUP_M * num_pid_n
     first_m = (pid // group_size) * GROUP_M
     group_m = min(num_pid_m - first_m, GROUP_M)
+    # grouped order: GROUP_M tile-rows swept together, column strip by column strip, so programs in
+    # flight share B's columns (and their rows of A) in L2
     pid_m = first_m + (pid % group_size) % group_m
     pid_n = (pid % group_size) // group_m
 
@@ -86,9 +89,11 @@ def _w8a8_gemm_kernel(
     rk = tl.arange(0, BLOCK_K)
     m_ok = rm < M
     n_ok = rn < N
+    # int32 accumulator: int8 x int8 products add up exactly (no rounding) on the int8 tensor cores
     acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.int32)
     for k0 in range(0, K, BLOCK_K):
         ks = k0 + rk
+        # edge and K-tail masks read 0, which adds nothing
         a = tl.load(
             a_ptr + rm[:, None] * stride_am + ks[None, :] * stride_ak,
             mask=m_ok[:, None] & (ks[None, :] < K),
@@ -103,6 +108,8 @@ def _w8a8_gemm_kernel(
 
     a_s = tl.load(as_ptr + rm, mask=m_ok, other=0.0)
     b_s = tl.load(bs_ptr + rn, mask=n_ok, other=0.0)
+    # dequantise once after the K loop: a per-row (token) scale times a per-column (channel) scale
+    # factors out of the whole sum
     out = acc.to(tl.float32) * a_s[:, None] * b_s[None, :]
     if HAS_BIAS:
         out += tl.load(bias_ptr + rn, mask=n_ok, other=0.0).to(tl.float32)[None, :]
@@ -117,6 +124,7 @@ def quantize_per_row(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     """Symmetric int8 per row: (q int8 [R, C], scale fp32 [R]) with x ~= q * scale[:, None]."""
     amax = x.float().abs().amax(dim=1).clamp(min=1e-12)
     scale = amax / 127.0
+    # symmetric range -127 .. 127 (no -128), so q * scale is symmetric around 0
     q = torch.round(x.float() / scale[:, None]).clamp(-127, 127).to(torch.int8)
     return q, scale
 

@@ -30,6 +30,8 @@ KB_META = {
 
 @triton.jit
 def _bilinear2x_kernel(x_ptr, y_ptr, H, W, BLOCK: tl.constexpr):
+    # axis 0: one (batch, channel) plane; axis 1: a BLOCK of output pixels, each computed from 4
+    # input taps
     plane = tl.program_id(0).to(tl.int64)
     Ho = 2 * H
     Wo = 2 * W
@@ -37,12 +39,15 @@ def _bilinear2x_kernel(x_ptr, y_ptr, H, W, BLOCK: tl.constexpr):
     ok = offs < Ho * Wo
     i = offs // Wo
     j = offs % Wo
+    # align_corners=False: the output pixel centre maps to source (i + 0.5) / 2 - 0.5, clamped at 0
+    # on the low edge
     sh = tl.maximum((i.to(tl.float32) + 0.5) * 0.5 - 0.5, 0.0)
     sw = tl.maximum((j.to(tl.float32) + 0.5) * 0.5 - 0.5, 0.0)
     h0 = sh.to(tl.int32)  # floor: sh >= 0
     w0 = sw.to(tl.int32)
     lh = sh - h0.to(tl.float32)
     lw = sw - w0.to(tl.float32)
+    # the high edge repeats the last row / column
     h1 = tl.minimum(h0 + 1, H - 1)
     w1 = tl.minimum(w0 + 1, W - 1)
     x_plane = x_ptr + plane * H * W
@@ -50,6 +55,7 @@ def _bilinear2x_kernel(x_ptr, y_ptr, H, W, BLOCK: tl.constexpr):
     b = tl.load(x_plane + h0 * W + w1, mask=ok, other=0.0).to(tl.float32)
     c = tl.load(x_plane + h1 * W + w0, mask=ok, other=0.0).to(tl.float32)
     d = tl.load(x_plane + h1 * W + w1, mask=ok, other=0.0).to(tl.float32)
+    # interpolate along w, then along h, in fp32
     y = (1.0 - lh) * ((1.0 - lw) * a + lw * b) + lh * ((1.0 - lw) * c + lw * d)
     tl.store(y_ptr + plane * Ho * Wo + offs, y.to(y_ptr.dtype.element_ty), mask=ok)
 

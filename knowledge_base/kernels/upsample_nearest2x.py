@@ -26,6 +26,8 @@ KB_META = {
 
 @triton.jit
 def _nearest2x_kernel(x_ptr, y_ptr, H, W, BLOCK: tl.constexpr):
+    # axis 0: one (batch, channel) plane; axis 1: a BLOCK of output pixels. Output-driven: stores
+    # are contiguous, and each input pixel is read by 4 outputs (from cache)
     plane = tl.program_id(0).to(tl.int64)
     Wo = 2 * W
     n_out = 4 * H * W

@@ -29,13 +29,18 @@ KB_META = {
 
 @triton.jit
 def _vae_sample_kernel(m_ptr, noise_ptr, z_ptr, CHW, BLOCK: tl.constexpr):
+    # axis 0: a sample; axis 1: a BLOCK of its C * H * W elements
     b = tl.program_id(0).to(tl.int64)
     offs = tl.program_id(1).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
     mask = offs < CHW
+    # moments [B, 2C, H, W]: per sample, the first C channels are the mean and the next C the
+    # log-variance, two contiguous runs of CHW
     m_base = m_ptr + b * (2 * CHW)
     mean = tl.load(m_base + offs, mask=mask, other=0.0).to(tl.float32)
     logvar = tl.load(m_base + CHW + offs, mask=mask, other=0.0).to(tl.float32)
     noise = tl.load(noise_ptr + b * CHW + offs, mask=mask, other=0.0).to(tl.float32)
+    # clamp the log-variance to [-30, 20] before the exp, as the reference does; std = exp(logvar /
+    # 2)
     logvar = tl.minimum(tl.maximum(logvar, -30.0), 20.0)
     z = mean + tl.exp(0.5 * logvar) * noise
     tl.store(z_ptr + b * CHW + offs, z.to(z_ptr.dtype.element_ty), mask=mask)
