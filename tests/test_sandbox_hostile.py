@@ -24,6 +24,7 @@ from hostile_manifest import HOSTILE_DIR, parse_header
 from benchmarks.harness import sandbox
 from benchmarks.harness.child import Child
 from benchmarks.harness.judge import JudgeConfig, evaluate
+from benchmarks.harness.messages import CandidateJob, CandidateResult, ShapeSpec
 from benchmarks.task import TASKS_DIR, get_task
 
 pytestmark = pytest.mark.skipif(
@@ -135,7 +136,7 @@ def test_project_tree_task_file_home_and_run_folder_are_unwritable(
 # ---------------------------------------------------------------------------------------------
 
 
-def _run_unchecked(name: str, folder: Path) -> tuple[Child, dict | None]:
+def _run_unchecked(name: str, folder: Path) -> tuple[Child, CandidateResult | None]:
     """Run tests/hostile/<name>.py in a sandboxed worker with no static check (a test-only path:
     nothing in the product skips the check) and wait for the worker to exit by itself."""
     case = parse_header(HOSTILE_DIR / f"{name}.py")
@@ -146,22 +147,21 @@ def _run_unchecked(name: str, folder: Path) -> tuple[Child, dict | None]:
     shutil.copyfile(case.path, folder / "candidate.py")
     shape = task.shapes_for("cpu")[0]
     child.submit(
-        {
-            "job": "candidate",
-            "task_path": child.stage(task.path),
-            "dtype": task.dtype,
-            "candidate_path": str(folder / "candidate.py"),
-            "device": "cpu",
-            "shapes": [{"name": shape.name, "dims": shape.dims}],
-            "modes": ["standard"],
-            "trials": 1,
-            "seed": 0,
-            "perf": False,
-        }
+        CandidateJob(
+            task_path=child.stage(task.path),
+            dtype=task.dtype,
+            candidate_path=str(folder / "candidate.py"),
+            device="cpu",
+            shapes=[ShapeSpec(name=shape.name, dims=dict(shape.dims))],
+            modes=["standard"],
+            trials=1,
+            seed=0,
+            perf=False,
+        )
     )
     try:
         assert child.wait(180) is not None, "the worker did not finish"
-        return child, child.result()
+        return child, child.result(CandidateResult)
     finally:
         child.kill()
 
@@ -221,7 +221,7 @@ def test_loopback_server_on_the_host_is_unreachable(tmp_path: Path) -> None:
             time.sleep(0.05)
         assert got == [b"control"]
         _, result = _run_unchecked("os_loopback_socket", tmp_path / "w")
-        assert result is not None and result["status"] == "ok", result
+        assert result is not None and result.status == "ok", result
         time.sleep(1)
         assert got == [b"control"], "the candidate reached the host's loopback"
     finally:
@@ -233,14 +233,14 @@ def test_loopback_server_on_the_host_is_unreachable(tmp_path: Path) -> None:
 def test_forked_processes_die_when_the_worker_exits_by_itself(tmp_path: Path) -> None:
     folder = tmp_path / "w"
     _, result = _run_unchecked("os_fork_many", folder)
-    assert result is not None and result["status"] == "ok", result
+    assert result is not None and result.status == "ok", result
     assert _settled(folder.resolve(), 1) == []  # Child.kill waited for the namespace to end
 
 
 def test_setsid_daemon_does_not_outlive_the_evaluation(tmp_path: Path) -> None:
     folder = tmp_path / "w"
     _, result = _run_unchecked("os_setsid_daemon", folder)
-    assert result is not None and result["status"] == "ok", result
+    assert result is not None and result.status == "ok", result
     assert _settled(folder.resolve(), 1) == []  # Child.kill waited for the namespace to end
     time.sleep(4)  # past the daemon's 3 s
     assert not (folder / "late.txt").exists()
@@ -248,7 +248,7 @@ def test_setsid_daemon_does_not_outlive_the_evaluation(tmp_path: Path) -> None:
 
 def test_the_judge_cannot_be_killed_from_inside(tmp_path: Path) -> None:
     child, result = _run_unchecked("os_kill_judge", tmp_path / "w")
-    assert result is not None and result["status"] == "ok", result  # we are alive to read it
+    assert result is not None and result.status == "ok", result  # we are alive to read it
     assert str(os.getpid()) not in child.proc.args  # the judge's pid is not on its command line
 
 

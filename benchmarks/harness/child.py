@@ -46,6 +46,13 @@ class Child:
     the current evaluation runs, which hides the start-up from a bench or an agent. A child
     runs one request and exits: no candidate ever shares a process with another."""
 
+    # the sandbox's init pipe and pid (bwrap only); class defaults keep a Child built without
+    # a process (the judge's protocol tests script one) consistent
+    _info: int | None = None
+    _init_pid: int | None = None
+    _init_started: str | None = None
+    isolation: str = "none"
+
     def __init__(self, folder: Path, device: str, *, isolate: bool) -> None:
         """`isolate`: the worker will run untrusted code (a candidate), so it starts in the
         isolation this machine offers (`self.isolation`: "bwrap" or "none"; scrubbed environment
