@@ -6,9 +6,9 @@ impossible, one that is too high hides a slow kernel. So we measure:
 - bandwidth: the best of a device-to-device copy (`dst.copy_(src)`, bytes read plus bytes
   written) and a read pass (`torch.sum`, bytes read) over several sizes far larger than L2;
 - matmul FLOP/s per dtype (fp32, tf32, fp16, bf16, and fp8 e4m3 where supported): the best
-  cuBLAS GEMM over several shapes. One shape underestimates: on the H200 cuBLAS bf16 ran 683
-  TFLOP/s at 8192^3 but 731 at 4096^3, and a peak taken from 8192^3 alone scored eager GEMMs
-  at an impossible 1.04 of the roofline.
+  cuBLAS GEMM over several shapes. One shape underestimates the peak, and a peak that is too
+  low scores eager GEMMs above the roofline (the measurement behind this:
+  docs/results/design_measurements.md, "GEMM peak").
 
 The datasheet figures (`profiling.hardware`) travel beside the measured ones, and every lookup
 says which it returned. Results are cached as JSON per device fingerprint key under
@@ -34,9 +34,8 @@ from typing import Any
 from profiling.fingerprint import device_fingerprint
 from profiling.hardware import dtype_key, match_sheet
 
-# 2: bandwidth is the best of copies and reads (a copy alone under-states what read-heavy kernels
-# reach: on the H200, 2026-11-29, ten reference kernels measured attainment 1.01-1.06 against it,
-# docs/results/solution_times_h200.md)
+# 2: bandwidth is the best of copies and reads; a copy alone under-states what read-heavy kernels
+# reach (docs/results/design_measurements.md, "Bandwidth peak")
 SCHEMA_VERSION = 2
 NOT_MEASURED = "not measured"
 

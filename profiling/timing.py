@@ -13,9 +13,8 @@ How `time_cuda` measures one callable:
    is not timed. Between the flush and the start event a spin kernel (`torch.cuda._sleep`, about
    20 us) keeps the GPU busy while the host enqueues the call, so the start event cannot fire
    while Python is still launching the kernel; a real model's stream hides the launch the same
-   way. It did not close the one gap we know against ncu: rmsnorm's 35 us kernel reads ~2.5 us
-   long with and without it (H200, torch 2.11, triton 3.6, 2026-11-29:
-   docs/results/ncu_agreement.md and ncu_agreement_2026-11-29b.md), cause not yet found.
+   way. One gap against ncu remains open (docs/results/design_measurements.md, "Clock against
+   Nsight Compute").
 5. Median of the per-call times (mean, min, p20 and p80 come along).
 
 `device_wide=True` adds `torch.cuda.synchronize()` after the call and records the end event only
@@ -65,7 +64,7 @@ _FALLBACK_L2_BYTES = 256 * _MIB
 # count; flush at least this much there.
 _HIP_MIN_FLUSH_BYTES = 512 * _MIB
 _ESTIMATE_REPS = 5
-# GPU clock cycles the spin kernel waits before each start event: ~20 us at the H200's 1.98 GHz,
+# GPU clock cycles the spin kernel waits before each start event: about 20 us at a 2 GHz clock,
 # longer than the host needs to launch a Triton kernel from Python
 _SPIN_CYCLES = 40_000
 
@@ -142,8 +141,8 @@ def _timed_calls(
         if flush_buffer is not None:
             # Flush by READING a buffer twice the L2: the L2 is left full of clean lines, as after
             # ncu's cache invalidation. Writing it (zero_) would leave dirty lines whose
-            # write-back the timed kernel then pays for (H200, 2026-11-29: +6 us on a 35 us kernel,
-            # docs/results/ncu_agreement_2026-11-29a.md).
+            # write-back the timed kernel then pays for (docs/results/design_measurements.md,
+            # "L2 flush").
             _sum(flush_buffer)
         _spin(_SPIN_CYCLES)
         _event_record(start, stream)
