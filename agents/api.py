@@ -34,7 +34,7 @@ from agents.core.progress import Progress
 from agents.core.rundir import RunDir, new_run_id
 from agents.core.seams import Seams
 from agents.core.settings import BY_KEY, Settings, SettingsError, parse_budget, resolve
-from benchmarks.harness.judge_config import JudgeConfig
+from benchmarks import JudgeConfig
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 MAX_CONCURRENT_CALLS = 4
@@ -73,7 +73,7 @@ def evaluate(
     source: str | None = None,
 ) -> Any:
     """Judge one candidate file (or `source` text) on a task (an id, a task file, or a Task)."""
-    from benchmarks.harness.judge import evaluate as judge
+    from benchmarks import evaluate as judge
 
     return judge(
         _task(task),
@@ -127,8 +127,8 @@ def start(
     seams: Seams | None = None,
 ) -> RunResult:
     """Start a run from a complete config (`seams`: tests only, agents/core/seams.py)."""
-    from benchmarks.harness.judge import resolve_device
-    from profiling.fingerprint import device_fingerprint
+    from benchmarks import resolve_device
+    from profiling import device_fingerprint
 
     seams = seams or Seams()
     task = _task(config.task)
@@ -234,7 +234,7 @@ def resume(
     one line each; any other key is a SettingsError, and so is a changed budget for a run that
     has already finished. `seams` are for tests only (agents/core/seams.py)."""
     from agents.core.graph import compile_graph, invoke_config
-    from benchmarks.harness.judge import resolve_device
+    from benchmarks import resolve_device
 
     run = RunDir.find(run_ref, runs_dir)
     manifest = run.manifest()
@@ -384,7 +384,7 @@ def _result(ctx: RunContext, values: dict[str, Any]) -> RunResult:
 
 
 def _task(ref: Any) -> Any:
-    from benchmarks.task import get_task
+    from benchmarks import get_task
 
     return get_task(ref) if isinstance(ref, str) else ref
 

@@ -237,8 +237,8 @@ def main(argv: list[str] | None = None) -> int:
         os.environ["TRITON_INTERPRET"] = "1"  # must be set before triton is imported
     # the interpreter runs kernels in numpy, which warns on the overflows outlier inputs provoke
     warnings.filterwarnings("ignore", category=RuntimeWarning)
+    from benchmarks.loading import load_all
     from benchmarks.suites import is_folder_suite
-    from benchmarks.task import load_all
 
     if args.suite and is_folder_suite(args.suite):
         print(

@@ -7,7 +7,7 @@
 - `serving`: the tasks that carry a serving importance weight (`benchmarks/weights.py`); their
   suite score is S_agg = sum_i w_i * S_i with the weights normalised over the suite.
 - a folder path: the task files in it, in name order, native or imported formats alike
-  (`benchmarks.formats.folder_tasks`), e.g. a folder of KernelBench problems.
+  (`benchmarks.loading.folder_tasks`), e.g. a folder of KernelBench problems.
 """
 
 from __future__ import annotations
@@ -15,7 +15,8 @@ from __future__ import annotations
 from collections import defaultdict
 from pathlib import Path
 
-from benchmarks.task import Task, load_all
+from benchmarks.loading import load_all
+from benchmarks.task import Task
 
 SUITES = ("full", "lite", "quant", "serving")
 LITE_SIZE = 30
@@ -58,7 +59,7 @@ def suite_tasks(name: str, tasks: dict[str, Task] | None = None) -> list[Task]:
     """The tasks of suite `name` (or of the folder `name`), in a stable order. `tasks` (the
     native tasks) is not needed for a folder."""
     if is_folder_suite(name):
-        from benchmarks.formats import folder_tasks
+        from benchmarks.loading import folder_tasks
 
         return folder_tasks(name)
     tasks = tasks if tasks is not None else load_all()

@@ -13,9 +13,30 @@
 - `knowledge_base.cli`       `kernforge kb build|search|stats`
 - `knowledge_base.quality`   hit rate under hidden provenance and warm latency, as a report
 
+Other packages use the names in `__all__` (`from knowledge_base import default_kb, solution_path`).
 Importing the package imports nothing heavy; chromadb and sentence-transformers load on first use.
 """
 
-from knowledge_base.solutions import KERNELS_DIR, code_sha256, solution_path
+from __future__ import annotations
 
-__all__ = ["KERNELS_DIR", "code_sha256", "solution_path"]
+from importlib import import_module
+from typing import Any
+
+# what other packages may use: name -> module, loaded on first use
+_EXPORTS: dict[str, str] = {
+    "kb_app": "knowledge_base.cli",
+    "default_kb": "knowledge_base.retrieve",
+    "SnapshotKB": "knowledge_base.snapshot",
+    "SnapshotMiss": "knowledge_base.snapshot",
+    "KERNELS_DIR": "knowledge_base.solutions",
+    "code_sha256": "knowledge_base.solutions",
+    "solution_path": "knowledge_base.solutions",
+}
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    """Import what `name` lives in on first use, so importing the package stays cheap."""
+    if name not in _EXPORTS:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(import_module(_EXPORTS[name]), name)

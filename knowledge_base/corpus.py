@@ -253,7 +253,7 @@ def _as_list(value: Any) -> list[Any]:
 def _task_categories() -> dict[str, str]:
     """Task NAME -> category, for kernels whose KB_META is missing."""
     try:
-        from benchmarks.task import load_all
+        from benchmarks import load_all
 
         return {t.name: t.category for t in load_all().values()}
     except Exception:  # a broken task file elsewhere must not stop the KB build

@@ -138,7 +138,7 @@ def sheet_markdown(sheet: Any) -> str:
 def hardware_sources() -> list[Source]:
     """One doc per sheet in `profiling.hardware.SHEETS`; none when that module is absent."""
     try:
-        from profiling.hardware import SHEETS
+        from profiling import SHEETS
     except ImportError:
         return []
     sources = []

@@ -52,7 +52,7 @@ class Hit:
 
 @functools.lru_cache(maxsize=1)
 def _tasks() -> dict[str, Any]:
-    from benchmarks.task import load_all
+    from benchmarks import load_all
 
     return load_all()
 

@@ -185,7 +185,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", default=str(DEFAULT_OUT), help="report path")
     args = parser.parse_args(argv)
 
-    from benchmarks.task import load_all
+    from benchmarks import load_all
 
     kb = KnowledgeBase(url=args.kb_url, path=args.kb_dir)
     report = kb.build()

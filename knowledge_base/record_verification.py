@@ -91,7 +91,7 @@ def plan(
     verdicts: dict[str, dict], scores: dict[str, float], source: str
 ) -> dict[str, tuple[list[str], dict[str, Any]]]:
     """kernel name -> (verified_on, attainment) for every kernel with a judged variant."""
-    from benchmarks.task import load_all
+    from benchmarks import load_all
 
     tasks = load_all()
     by_name: dict[str, list[dict]] = defaultdict(list)
@@ -141,7 +141,7 @@ def template_plan(
 
 
 def main(argv: list[str] | None = None) -> int:
-    from benchmarks.studies.solutions_table import load_verdicts
+    from benchmarks import load_verdicts
 
     parser = argparse.ArgumentParser(prog="python -m knowledge_base.record_verification")
     parser.add_argument(

@@ -195,7 +195,7 @@ class SnapshotKB:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from benchmarks.suites import SUITES, suite_tasks
+    from benchmarks import SUITES, suite_tasks
     from knowledge_base.retrieve import default_kb
 
     parser = argparse.ArgumentParser(prog="python -m knowledge_base.snapshot")

@@ -427,7 +427,7 @@ def _cases(dev: torch.device) -> list[Case]:
 
 
 def run(only: list[str] | None = None) -> dict[str, Any]:
-    from profiling.hardware import match_sheet
+    from profiling import match_sheet
 
     dev = torch.device("cuda")
     name = torch.cuda.get_device_name(dev)

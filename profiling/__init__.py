@@ -1,7 +1,8 @@
 """Measurement: timing, device fingerprints, hardware peaks, roofline, Nsight Compute.
 
-This package depends on nothing else of ours. Import the module you need; none of them imports
-torch at package import, except `profiling.timing`, which needs it to capture its functions.
+This package depends on nothing else of ours. Other packages use the names below
+(`from profiling import time_cuda`); each loads its module on first use, so importing the package
+imports no torch (`profiling.timing` needs it to capture its functions).
 
 - `profiling.hardware`    vendor datasheets (`HardwareSheet`, `match_sheet`)
 - `profiling.fingerprint` what machine and software produced a number (`device_fingerprint`)
@@ -10,3 +11,42 @@ torch at package import, except `profiling.timing`, which needs it to capture it
 - `profiling.roofline`    roofline arithmetic and scores (pure functions)
 - `profiling.ncu`         Nsight Compute command, CSV parser, summary and diagnosis
 """
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import Any
+
+# what other packages may use: name -> "module" (or "module:attribute" where the name differs)
+_EXPORTS: dict[str, str] = {
+    # profiling.fingerprint
+    "device_fingerprint": "profiling.fingerprint",
+    # profiling.hardware
+    "match_sheet": "profiling.hardware",
+    "SHEETS": "profiling.hardware",
+    # profiling.ncu
+    "diagnose": "profiling.ncu",
+    "ncu_available": "profiling.ncu",
+    "run_ncu": "profiling.ncu",
+    "summarize": "profiling.ncu",
+    # profiling.peaks
+    "get_peaks": "profiling.peaks",
+    "Peaks": "profiling.peaks",
+    # profiling.roofline
+    "geomean": "profiling.roofline",
+    "roofline": "profiling.roofline",
+    # profiling.timing
+    "launch_floor_us": "profiling.timing",
+    "time_cuda": "profiling.timing",
+}
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    """Import what `name` lives in on first use, so importing the package stays cheap."""
+    where = _EXPORTS.get(name)
+    if where is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    module, _, attr = where.partition(":")
+    loaded = import_module(module)
+    return loaded if module == f"{__name__}.{name}" else getattr(loaded, attr or name)

@@ -11,12 +11,13 @@ from typing import Any
 
 import pytest
 
+from agents.core.context import policy_for
 from agents.core.llm.base import BudgetExceeded
 from agents.core.model_policy import ModelPolicy
 from agents.core.nodes.budget import budget_stop
 from agents.core.nodes.generator import generator
 from agents.core.nodes.reflector import reflector
-from agents.core.policy import Policy, policy_for
+from agents.core.policy import Policy
 from agents.core.state import Attempt, VerdictSummary
 from agents.offline.policy import OfflinePolicy
 

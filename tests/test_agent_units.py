@@ -10,6 +10,7 @@ from types import SimpleNamespace
 import jinja2
 import pytest
 
+from agents.core.diagnosis import diagnose
 from agents.core.model_policy import parse_proposal
 from agents.core.nodes.dropout import dropout, eligible
 from agents.core.pairs import classify_fix
@@ -124,7 +125,7 @@ def test_prompts_fail_loudly_on_a_missing_variable() -> None:
 
 
 def test_generator_prompt_carries_the_task_contract() -> None:
-    from benchmarks.task import get_task
+    from benchmarks.loading import get_task
 
     task = get_task("softmax_fp32")
     contract = task_contract(task)
@@ -196,7 +197,7 @@ def test_adapt_wraps_a_launcher_of_another_name() -> None:
 
 
 def test_benchmark_mode_never_offers_the_tasks_own_solution() -> None:
-    from benchmarks.task import get_task
+    from benchmarks.loading import get_task
 
     task = get_task("softmax_fp32")
     own = {"id": "kernel:softmax", "path": "knowledge_base/kernels/softmax.py", "text": SOLUTION}
@@ -212,7 +213,7 @@ def test_rule_diagnosis_names_the_fix() -> None:
         stage_reached="call",
         message="NaN [shape tail {'M': 7}, mode outlier]",
     )
-    d = offline.diagnose(v)
+    d = diagnose(v)
     assert "max" in d["advice"] and "tail" in d["diagnosis"] and "outlier" in d["diagnosis"]
 
 
@@ -260,7 +261,7 @@ def test_attempt_folders_are_whole_and_pairs_are_not_duplicated(tmp_path: Path) 
 
 def routing_ctx(**overrides: object) -> SimpleNamespace:
     from agents.core.config import AgentConfig
-    from agents.core.policy import policy_for
+    from agents.core.context import policy_for
 
     config = AgentConfig(task="softmax_fp32", **overrides)
     return SimpleNamespace(

@@ -13,7 +13,8 @@ from agents.offline.codegen.generate import Generated, NotSupported, generate
 from agents.offline.codegen.shapes import Kind, Sizes, join, shape_kinds
 from agents.offline.policy import kb_meta, search_space, set_tunables, tunable_values
 from benchmarks.harness.judge import JudgeConfig, evaluate
-from benchmarks.task import Task, get_task, load_task_file
+from benchmarks.loading import get_task, load_task_file
+from benchmarks.task import Task
 
 CPU = JudgeConfig(device="cpu", trials=1, timeout_s=120)
 

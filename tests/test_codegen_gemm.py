@@ -15,8 +15,8 @@ import pytest
 from agents.offline.codegen.generate import NotSupported, check_same_ops, generate, trace
 from agents.offline.policy import kb_meta, search_space, set_tunables, tunable_values
 from benchmarks.harness.static_check import check_task_candidate
+from benchmarks.loading import get_task
 from benchmarks.results.rows import all_tasks
-from benchmarks.task import get_task
 from tests.test_codegen import _judge, _probe
 
 # the module (the package's attribute `generate` is the function)

@@ -9,12 +9,13 @@ import torch
 from hostile_manifest import load_hostile
 from typer.testing import CliRunner
 
-from benchmarks.formats import detect_format, folder_tasks
+from benchmarks.formats import detect_format
 from benchmarks.formats.common import COST_NOTE
 from benchmarks.harness.judge import JudgeConfig, evaluate
 from benchmarks.harness.static_check import check_source
+from benchmarks.loading import folder_tasks, get_task, load_task_file
 from benchmarks.suites import suite_tasks
-from benchmarks.task import TaskError, get_task, load_task_file
+from benchmarks.task import TaskError
 from benchmarks.verdict import ErrorClass
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"

@@ -10,7 +10,7 @@ from hostile_manifest import load_hostile
 
 from benchmarks.formats.common import COST_NOTE
 from benchmarks.harness.judge import JudgeConfig, evaluate
-from benchmarks.task import get_task
+from benchmarks.loading import get_task
 from benchmarks.verdict import ErrorClass
 
 pytestmark = [

@@ -12,7 +12,7 @@ import pytest
 from hostile_manifest import HOSTILE_DIR, HostileCase, load_hostile, parse_header
 
 from benchmarks.harness.static_check import check_task_candidate
-from benchmarks.task import get_task
+from benchmarks.loading import get_task
 from benchmarks.verdict import ErrorClass, Stage
 
 CASES = load_hostile()

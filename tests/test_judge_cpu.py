@@ -8,7 +8,7 @@ import pytest
 from hostile_manifest import load_hostile
 
 from benchmarks.harness.judge import JudgeConfig, evaluate
-from benchmarks.task import get_task, load_all
+from benchmarks.loading import get_task, load_all
 from benchmarks.verdict import ErrorClass, Stage
 from knowledge_base import solution_path
 

@@ -17,7 +17,7 @@ from benchmarks.harness.child import Child
 from benchmarks.harness.judge import JudgeConfig, _run_candidate
 from benchmarks.harness.transport import write_trial
 from benchmarks.harness.worker import trial_plan
-from benchmarks.task import get_task
+from benchmarks.loading import get_task
 from benchmarks.verdict import ErrorClass, Verdict
 
 TASK = get_task("softmax_fp32")

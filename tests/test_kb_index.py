@@ -169,7 +169,7 @@ def test_search_by_task_prefers_its_category(real_kb: KnowledgeBase):
 
 
 def test_hidden_provenance_never_returns_the_tasks_own_solution(real_kb: KnowledgeBase):
-    from benchmarks.task import load_all
+    from benchmarks.loading import load_all
 
     tasks = load_all()
     indexed = {sid.removeprefix("kernel:") for sid in real_kb.stats()["task_kernels"]}

@@ -4,7 +4,7 @@ import math
 
 from benchmarks.harness import perf
 from benchmarks.harness.judge import JudgeConfig
-from benchmarks.task import get_task
+from benchmarks.loading import get_task
 from benchmarks.verdict import ShapeResult, Verdict
 from profiling.hardware import match_sheet
 from profiling.peaks import Peaks

@@ -3,7 +3,7 @@
 import math
 
 from benchmarks.harness.remeasure import interleaved, summarize
-from benchmarks.task import get_task
+from benchmarks.loading import get_task
 
 
 def test_gain_beyond_noise_is_significant():

@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 from benchmarks.harness import sandbox
 from benchmarks.harness.judge import JudgeConfig, evaluate
-from benchmarks.task import get_task
+from benchmarks.loading import get_task
 from benchmarks.verdict import ErrorClass, Verdict
 
 TESTS = Path(__file__).resolve().parent

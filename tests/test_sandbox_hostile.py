@@ -25,7 +25,7 @@ from benchmarks.harness import sandbox
 from benchmarks.harness.child import Child
 from benchmarks.harness.judge import JudgeConfig, evaluate
 from benchmarks.harness.messages import CandidateJob, CandidateResult, ShapeSpec
-from benchmarks.task import TASKS_DIR, get_task
+from benchmarks.loading import TASKS_DIR, get_task
 
 pytestmark = pytest.mark.skipif(
     sandbox.level() != sandbox.BWRAP, reason=f"no OS isolation here: {sandbox.detect().reason}"

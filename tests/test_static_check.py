@@ -16,7 +16,7 @@ from benchmarks.harness.static_check import (
     check_task_candidate,
 )
 from benchmarks.harness.static_check.library import tensor_compute_methods
-from benchmarks.task import get_task
+from benchmarks.loading import get_task
 from benchmarks.verdict import ErrorClass
 
 ROOT = Path(__file__).resolve().parent.parent

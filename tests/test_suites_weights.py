@@ -4,8 +4,8 @@ import math
 
 import pytest
 
+from benchmarks.loading import load_all
 from benchmarks.suites import suite_tasks
-from benchmarks.task import load_all
 from benchmarks.weights import BANDWIDTH, PEAK_FLOPS, family_weights, layer_ops, task_weights
 from profiling.roofline import suite_score
 

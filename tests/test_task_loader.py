@@ -4,7 +4,8 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.task import TaskError, get_task, load_all, load_task_file
+from benchmarks.loading import get_task, load_all, load_task_file
+from benchmarks.task import TaskError
 
 SOFTMAX = (
     Path(__file__).resolve().parent.parent / "benchmarks" / "tasks" / "normalization" / "softmax.py"

@@ -12,8 +12,9 @@ from pathlib import Path
 
 import pytest
 
+from benchmarks.loading import load_all
 from benchmarks.selfcheck import perturb_source
-from benchmarks.task import CATEGORIES, load_all
+from benchmarks.task import CATEGORIES
 
 ROOT = Path(__file__).resolve().parent.parent
 TASKS = load_all()

@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from benchmarks.task import CATEGORIES, Task, load_all
+from benchmarks.loading import load_all
+from benchmarks.task import CATEGORIES, Task
 from benchmarks.verdict import ErrorClass
 from knowledge_base import solution_path
 from knowledge_base.corpus import KERNEL_META_KEYS

@@ -160,7 +160,7 @@ def test_worker_lost_before_import_is_the_judges_failure(monkeypatch):
 
     from benchmarks.harness import child as child_mod
     from benchmarks.harness.judge import JudgeConfig, evaluate
-    from benchmarks.task import get_task
+    from benchmarks.loading import get_task
     from benchmarks.verdict import ErrorClass
     from knowledge_base import solution_path
 
@@ -191,7 +191,7 @@ def test_worker_lost_before_import_is_the_judges_failure(monkeypatch):
 def test_error_terms_still_reject_tf32_on_fp32_gemms():
     """The Σ|a·b| allowance is for summation order, not for lower precision: a GEMM computed on
     TF32-rounded inputs (10-bit mantissa) still fails every fp32 GEMM task, in both modes."""
-    from benchmarks.task import get_task
+    from benchmarks.loading import get_task
 
     def tf32(x: torch.Tensor) -> torch.Tensor:  # round to nearest, 10 explicit mantissa bits
         bits = x.view(torch.int32)

@@ -64,7 +64,7 @@ def _set_aside(run_dir: Path) -> None:
 def cell_rows(run_dir: Path, cell: Cell) -> list[Any]:
     """The result rows of a finished run: one per attempt, or one "no_kernel" row (attempt 0)
     when it judged nothing, so a method that produced no kernel still counts."""
-    from benchmarks.results.rows import (
+    from benchmarks import (
         category_of,
         device_name,
         is_scripted_llm,

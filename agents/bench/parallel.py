@@ -91,7 +91,7 @@ def _worker(
     except KeyboardInterrupt:
         return  # the bench was interrupted: the run is left to resume, the parent says so
     finally:
-        from benchmarks.harness.child import drain_spares
+        from benchmarks import drain_spares
 
         drain_spares()  # a spawned process skips atexit: end the judge's spare workers here
 
@@ -119,7 +119,7 @@ def run_parallel(
     """Run `cells` on `workers` processes (one per GPU on CUDA) and store each finished run's
     rows as it ends. `deadline` is a `time.monotonic()` value, as in `run_bench`. The `seams`
     (tests only) must be picklable (module-level functions or objects): each worker gets a copy."""
-    from benchmarks.harness.judge import resolve_device
+    from benchmarks import resolve_device
 
     device = resolve_device(plan.device)
     slots: list[str | None] = list(gpu_slots(workers)) if device == "cuda" else [None] * workers

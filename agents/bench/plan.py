@@ -138,7 +138,7 @@ def make_plan(
 ) -> BenchPlan:
     """A checked plan. `tasks` (ids) replaces the suite's tasks; `methods` defaults to the
     model-driven presets, or to `offline` when there is no model."""
-    from benchmarks.suites import is_folder_suite, suite_tasks
+    from benchmarks import is_folder_suite, suite_tasks
 
     if suite and is_folder_suite(suite):
         raise BenchError(
@@ -147,7 +147,7 @@ def make_plan(
             "them with `kernforge tasks list --suite FOLDER`"
         )
     from agents.core.llm.factory import default_spec
-    from benchmarks.results.rows import all_tasks
+    from benchmarks import all_tasks
 
     spec = _absolute_replay((llm or default_spec()).strip())
     _check_llm(spec)

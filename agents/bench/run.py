@@ -72,7 +72,7 @@ def run_bench(
     `seams` are the agent's test seams (agents/core/seams.py; never set from the CLI).
     `deadline` (a `time.monotonic()` value): no cell starts after it; the rest are "deferred",
     and running the same plan again continues with them."""
-    from benchmarks.results.rows import ResultStore
+    from benchmarks import ResultStore
 
     if workers < 1:
         raise BenchError(f"--workers must be >= 1, got {workers}")
@@ -148,7 +148,7 @@ def run_bench(
 def summarize(rows: list[Any]) -> list[MethodSummary]:
     """Per method label: tasks and runs with a correct kernel, stage pass rates over run
     outcomes, and geomean speedups over the correct ones (or why they are not measured)."""
-    from benchmarks.results.analysis import (
+    from benchmarks import (
         PASS_STAGES,
         STAGE_TITLES,
         final_rows,

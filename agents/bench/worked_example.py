@@ -127,8 +127,7 @@ class Session:
 def select_tasks(count: int | None, ids: str | None) -> list[Any]:
     """The tasks: `ids` (comma-separated), else the first `count` of the lite suite (its order
     is round-robin over categories), else all of it."""
-    from benchmarks.results.rows import all_tasks
-    from benchmarks.suites import suite_tasks
+    from benchmarks import all_tasks, suite_tasks
 
     if ids:
         known = all_tasks()
@@ -147,7 +146,7 @@ def knowledge(
     """Resolve `--kb`: snapshot, live, off, or auto (snapshot if it covers every task's searches,
     with the task hidden or not as `hidden` says; else live where chromadb and the embedding
     model are installed; else none)."""
-    from knowledge_base.snapshot import SnapshotKB, SnapshotMiss
+    from knowledge_base import SnapshotKB, SnapshotMiss
 
     if mode == "off":
         return Knowledge("none", "knowledge base off (--kb off)")
@@ -184,7 +183,7 @@ def knowledge(
 def orphaned_runs(bench: Path) -> list[str]:
     """Run ids with rows in bench/results.jsonl but no run directory (bench/runs/ is not
     committed: an example continued without it would mix old rows with new runs)."""
-    from benchmarks.results.rows import ResultStore
+    from benchmarks import ResultStore
 
     if not (bench / "results.jsonl").is_file():
         return []
@@ -208,9 +207,7 @@ def finalize(out: Path, plan: Any, outcomes: list[Any], info: dict[str, Any]) ->
     """Report, pairs and README from what the bench folder holds now (also after a stop)."""
     from agents.bench import summarize
     from agents.bench.worked_example_readme import write_readme
-    from benchmarks.results.pairs_export import export_pairs
-    from benchmarks.results.report import write_report
-    from benchmarks.results.rows import collect_rows
+    from benchmarks import collect_rows, export_pairs, write_report
 
     files: dict[str, Path] = {}
     bench = out / BENCH
@@ -309,7 +306,7 @@ def _info(kb: Knowledge, script: str, session: dict[str, Any]) -> dict[str, Any]
 def render(args: argparse.Namespace) -> int:
     """`--render`: report, pairs and README again from the example in `args.out`."""
     from agents.bench import stored_outcomes, stored_plan
-    from benchmarks.results.rows import all_tasks
+    from benchmarks import all_tasks
 
     plan = stored_plan(args.out / BENCH)
     sessions = read_sessions(args.out)
@@ -327,7 +324,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.render:
         return render(args)
     started = time.monotonic()
-    from benchmarks.harness.judge import resolve_device
+    from benchmarks import resolve_device
 
     device = resolve_device(args.device)
     if device == "cpu":
@@ -338,7 +335,7 @@ def main(argv: list[str] | None = None) -> int:
     from agents.bench import BenchError, run_bench
     from agents.bench.scripted_replies import write_script
     from agents.core.seams import Seams
-    from benchmarks.suites import suite_tasks
+    from benchmarks import suite_tasks
 
     console = Console(highlight=False)
     out: Path = args.out
@@ -367,7 +364,7 @@ def main(argv: list[str] | None = None) -> int:
         *(argv if argv is not None else sys.argv[1:]),
     ]
     from agents.api import _git, _versions
-    from profiling.fingerprint import device_fingerprint
+    from profiling import device_fingerprint
 
     session = Session(
         datetime.now(UTC).isoformat(timespec="seconds"),

@@ -18,7 +18,7 @@ SCRIPTED_METHODS_NOTE = (
 def device_line(device: str, fingerprint: dict[str, Any] | None = None) -> str:
     """The README's device line: from `fingerprint` (recorded on the machine that ran the
     example), else from this machine."""
-    from profiling.fingerprint import device_fingerprint
+    from profiling import device_fingerprint
 
     fp = fingerprint or device_fingerprint(device)
     if device != "cuda":

@@ -64,9 +64,9 @@ def collect() -> dict[str, Any]:
         info["gpu"] = "none"
         info["judge device"] = "cpu: Triton interpreter on CPU shapes; performance not measured"
     info["ncu"] = _ncu()
-    from benchmarks.harness import sandbox
+    from benchmarks import describe_isolation
 
-    info["isolation"] = sandbox.describe()
+    info["isolation"] = describe_isolation()
     info["OPENAI_API_KEY"] = "set" if os.environ.get("OPENAI_API_KEY") else "not set"
     info["ANTHROPIC_API_KEY"] = "set" if os.environ.get("ANTHROPIC_API_KEY") else "not set"
     keys = info["OPENAI_API_KEY"] == "set" or info["ANTHROPIC_API_KEY"] == "set"

@@ -11,7 +11,7 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
-from benchmarks.harness.judge_config import JudgeConfig
+from benchmarks import JudgeConfig
 
 console = Console()
 err_console = Console(stderr=True)
@@ -52,9 +52,7 @@ def import_cmd(
 
     Unknown task names and unusable lines are reported with their file and line, and skipped.
     Exits 0 when the import ran (whatever the kernels' verdicts), 2 on a usage error."""
-    from benchmarks.harness.judge import resolve_device
-    from benchmarks.results.importers import import_kernels, read_source
-    from benchmarks.results.rows import ResultStore
+    from benchmarks import ResultStore, import_kernels, read_source, resolve_device
 
     try:
         resolve_device(device)

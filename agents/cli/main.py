@@ -14,7 +14,7 @@ from rich.console import Console
 from rich.table import Table
 
 from agents.core.settings import SETTINGS, Setting
-from benchmarks.harness.judge_config import JudgeConfig
+from benchmarks import JudgeConfig
 
 app = typer.Typer(
     add_completion=False,
@@ -35,7 +35,7 @@ def _die(message: str, code: int = 2) -> None:
 
 
 def _load_task(ref: str):  # noqa: ANN202 - returns benchmarks.task.Task
-    from benchmarks.task import TaskError, get_task
+    from benchmarks import TaskError, get_task
 
     try:
         return get_task(ref)
@@ -54,8 +54,7 @@ def tasks_list(
     ),
 ) -> None:
     """One line per task: id, category, shapes."""
-    from benchmarks.suites import suite_tasks
-    from benchmarks.task import TaskError, load_all
+    from benchmarks import TaskError, load_all, suite_tasks
 
     try:
         tasks = {t.id: t for t in suite_tasks(suite)} if suite else load_all()
@@ -176,7 +175,7 @@ def eval_cmd(
     ),
 ) -> None:
     """Judge one candidate kernel. Exits 1 when it fails."""
-    from benchmarks.harness.judge import evaluate
+    from benchmarks import evaluate
 
     t = _load_task(task)
     if not candidate.is_file():
@@ -380,7 +379,7 @@ def demo(task: str = typer.Option(DEFAULT_DEMO_TASK, help="task to run the demo 
         "[bold]kernforge demo[/], set-up: the knowledge base (built on first use, then reused)"
     )
     try:
-        from knowledge_base.retrieve import default_kb
+        from knowledge_base import default_kb
 
         default_kb().ensure_built()
         console.print(f"knowledge base ready ({time.monotonic() - started:.0f} s)")
@@ -425,7 +424,7 @@ _mount_results_commands()
 def _mount_optional() -> None:
     """Sub-apps from packages that may be absent in a minimal install (e.g. the GPU machine)."""
     try:
-        from knowledge_base.cli import kb_app
+        from knowledge_base import kb_app
     except ImportError:
         return
     app.add_typer(kb_app, name="kb", help="Build and search the knowledge base.")

@@ -36,7 +36,7 @@ def export_cmd(
     ),
 ) -> None:
     """Collect every run's pairs.jsonl, deduplicate, and write the data set with its card."""
-    from benchmarks.results.pairs_export import export_pairs
+    from benchmarks import export_pairs
 
     try:
         result = export_pairs([*runs, *(more_runs or [])], fmt, out)

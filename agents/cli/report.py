@@ -29,8 +29,7 @@ def report_cmd(
     title: str = typer.Option("kernforge report", "--title", help="the page's title"),
 ) -> None:
     """Write a self-contained HTML report (plots inline, no network) and a Markdown summary."""
-    from benchmarks.results.report import write_report
-    from benchmarks.results.rows import collect_rows
+    from benchmarks import collect_rows, write_report
 
     try:
         rows, sources = collect_rows(paths)

@@ -6,7 +6,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from benchmarks.verdict import Verdict
+from benchmarks import Verdict
 
 
 def _fmt(value: float | None, spec: str = ".3g", suffix: str = "") -> str:

@@ -9,11 +9,14 @@ not fix (budget spent, bad key, replay script exhausted) propagate to the node.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from agents.core.context import RunContext
 from agents.core.llm.base import Message
 from agents.core.llm.extract import NoCodeError, require_code
 from agents.core.prompting import render
+
+if TYPE_CHECKING:
+    from agents.core.context import RunContext
 
 
 @dataclass

@@ -15,15 +15,17 @@ from agents.core.config import AgentConfig
 from agents.core.llm.base import Completion, Message, Provider
 from agents.core.llm.budget import BudgetTracker
 from agents.core.llm.replay import ReplayProvider
-from agents.core.policy import Policy, policy_for
+from agents.core.model_policy import ModelPolicy
+from agents.core.policy import Policy
 from agents.core.progress import Progress
 from agents.core.rundir import RunDir
 from agents.core.seams import Seams
+from agents.offline.policy import OfflinePolicy
 
 
 def default_open_kb() -> Any:
     """The project's knowledge base (built on first search if empty)."""
-    from knowledge_base.retrieve import default_kb
+    from knowledge_base import default_kb
 
     return default_kb()
 
@@ -91,6 +93,11 @@ class RunContext:
     @property
     def policy(self) -> Policy:
         """Who makes this run's decisions: the model's policy when a provider is set, else the
-        offline policy (agents/core/policy.py). Chosen from the provider, so a resumed run whose
+        offline policy (the interface: agents/core/policy.py). Chosen from the provider, so a resumed run whose
         provider is set after the context is built gets the right one."""
         return policy_for(self.provider is None)
+
+
+def policy_for(offline: bool) -> Policy:
+    """The offline policy when there is no model, else the model's."""
+    return OfflinePolicy() if offline else ModelPolicy()

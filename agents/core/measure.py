@@ -29,7 +29,7 @@ def measure(
             reason="not measured (no GPU): speed cannot be compared here",
             incumbent_id=incumbent_id,
         )
-    from benchmarks.harness.remeasure import interleaved
+    from benchmarks import interleaved
 
     started = time.monotonic()
     result = interleaved(

@@ -16,11 +16,11 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from agents.core.ask import CodeReply, ask_for_code, ask_for_text
+from agents.core.diagnosis import diagnose as rules_diagnosis
 from agents.core.model_tests import KERNEL_FILE, TEST_FILE
 from agents.core.policy import Proposal
 from agents.core.prompting import history_rows, render, task_contract
 from agents.core.state import AgentState, Attempt, best_correct, visible_history
-from agents.offline.policy import diagnose as rules_diagnosis
 from agents.offline.policy import reference_kernels
 
 if TYPE_CHECKING:

@@ -27,7 +27,7 @@ def main(argv: list[str] | None = None) -> int:
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
     import torch
 
-    from benchmarks.task import load_task_file
+    from benchmarks import load_task_file
 
     task = next(t for t in load_task_file(args.task_file) if t.dtype == args.dtype)
     shape = next(s for s in task.shapes if s.name == args.shape)

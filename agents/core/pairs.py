@@ -24,7 +24,7 @@ import re
 from typing import Any
 
 from agents.core.state import Attempt
-from benchmarks.results.records import PairSide, RunPair
+from benchmarks import PairSide, RunPair
 
 FIX_CLASSES = (
     "mask/bounds",

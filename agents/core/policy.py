@@ -123,22 +123,3 @@ class Policy(Protocol):
     def write_test(self, ctx: RunContext, state: AgentState) -> Proposal:
         """A test script for the task (agent.llm_tests): feedback for repairs, never the verdict."""
         ...
-
-
-def rule_reflection(target: Attempt) -> dict[str, Any]:
-    """The rules' diagnosis of a failed attempt (the error class's advice and the judge's hints):
-    what every policy starts from, and what stands when the model may not be asked."""
-    from agents.offline.policy import diagnose
-
-    return {"attempt_id": target.id, "by": "rules", **diagnose(target.verdict)}
-
-
-def policy_for(offline: bool) -> Policy:
-    """The offline policy when there is no model, else the model's."""
-    if offline:
-        from agents.offline.policy import OfflinePolicy
-
-        return OfflinePolicy()
-    from agents.core.model_policy import ModelPolicy
-
-    return ModelPolicy()

@@ -36,7 +36,7 @@ def render(template: str, **variables: Any) -> str:
 
 def task_contract(task: Any) -> dict[str, Any]:
     """What a candidate must do, as the prompts show it."""
-    from benchmarks.harness.static_check import ALLOWED_IMPORT_ROOTS
+    from benchmarks import ALLOWED_IMPORT_ROOTS
 
     tol = task.tolerance
     if tol.is_quant:
@@ -108,7 +108,7 @@ def history_rows(attempts: list[Attempt], incumbent_id: int | None) -> list[dict
 
 def device_info(device: str, task: Any) -> dict[str, Any]:
     """Device name and the ceilings the roofline uses, or "not measured" without a GPU."""
-    from profiling.fingerprint import device_fingerprint
+    from profiling import device_fingerprint
 
     fp = device_fingerprint(device)
     if device != "cuda":
@@ -117,8 +117,8 @@ def device_info(device: str, task: Any) -> dict[str, Any]:
             "name": "no GPU: the Triton CPU interpreter on small shapes",
             "peaks": "not measured (no GPU): correctness only, no timing",
         }
-    from benchmarks.harness.perf import peak_flops_for
-    from profiling.peaks import get_peaks
+    from benchmarks import peak_flops_for
+    from profiling import get_peaks
 
     peaks = get_peaks("cuda")
     bandwidth, bw_source = peaks.bandwidth()

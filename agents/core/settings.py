@@ -41,7 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from agents.core.presets import PRESETS, preset
-from benchmarks.harness.judge_config import REMEASURE_ROUNDS, JudgeConfig
+from benchmarks import REMEASURE_ROUNDS, JudgeConfig
 
 ENV_PREFIX = "KERNFORGE_"
 

@@ -20,7 +20,7 @@ from pydantic import BaseModel, Field
 
 # An interleaved re-measurement of a candidate against the incumbent: one record, defined by the
 # harness that measures it, stored as it is in each attempt (and the checkpoint).
-from benchmarks.harness.remeasure import Remeasure as Measurement
+from benchmarks import Remeasure as Measurement
 
 
 class Candidate(BaseModel):

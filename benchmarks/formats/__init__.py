@@ -5,7 +5,7 @@
     tritonbench   TritonBench-T / KernelBench-X: reference function(s), a line of '#', test
                   function(s) calling the reference; the candidate defines the same function
 
-`benchmarks.task.load_task_file` (and so `get_task`, the worker and every CLI command that takes
+`benchmarks.loading.load_task_file` (and so `get_task`, the worker and every CLI command that takes
 a task file) detects the format here and hands such files to `load_external`; each becomes one
 Task subclass (`benchmarks.formats.common.ExternalTask`) that the judge runs unchanged.
 """
@@ -60,24 +60,3 @@ def load_external(path: Path | str, fmt: str | None = None) -> list[Task]:
             path, "<file>", f"not a KernelBench or TritonBench problem file (format {fmt})"
         )
     return list(loaders[fmt](path))
-
-
-def folder_tasks(folder: Path | str) -> list[Task]:
-    """Every task of the `*.py` files in `folder` (any format), in name order: a folder as a
-    suite. A malformed file raises TaskError naming it."""
-    from benchmarks.task import load_task_file
-
-    folder = Path(folder)
-    tasks: dict[str, Task] = {}
-    for path in sorted(folder.glob("*.py")):
-        if path.name.startswith("_"):
-            continue
-        for task in load_task_file(path):
-            if task.id in tasks:
-                raise TaskError(
-                    path, "<file>", f"task id {task.id} is also declared by {tasks[task.id].path}"
-                )
-            tasks[task.id] = task
-    if not tasks:
-        raise TaskError(folder, "<folder>", "holds no task files (*.py)")
-    return list(tasks.values())

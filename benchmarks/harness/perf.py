@@ -15,8 +15,7 @@ from benchmarks.harness.child import run_job
 from benchmarks.harness.messages import BaselineJob, ShapeSpec, to_dict
 from benchmarks.task import Shape, Task
 from benchmarks.verdict import ShapeResult, Verdict
-from profiling import roofline
-from profiling.peaks import Peaks
+from profiling import Peaks, roofline
 
 _BASELINES: dict[tuple, dict] = {}
 _FINGERPRINTS: dict[str, dict] = {}
@@ -28,7 +27,7 @@ MATMUL_CATEGORIES = ("matmul", "attention", "convolution")
 
 def fingerprint(device: str) -> dict:
     if device not in _FINGERPRINTS:
-        from profiling.fingerprint import device_fingerprint
+        from profiling import device_fingerprint
 
         _FINGERPRINTS[device] = device_fingerprint(device)
     return _FINGERPRINTS[device]

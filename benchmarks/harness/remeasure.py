@@ -16,7 +16,7 @@ from benchmarks.harness.child import run_job
 from benchmarks.harness.judge_config import REMEASURE_ROUNDS
 from benchmarks.harness.messages import RemeasureJob, ShapeSpec
 from benchmarks.task import Task
-from profiling.roofline import geomean
+from profiling import geomean
 
 
 class Remeasure(BaseModel):

@@ -336,7 +336,7 @@ def read_parquet(path: str | Path) -> list[ResultRow]:
 @lru_cache(maxsize=1)
 def all_tasks() -> dict[str, Any]:
     """Every task of this checkout, loaded once per process (task id -> benchmarks.task.Task)."""
-    from benchmarks.task import load_all
+    from benchmarks.loading import load_all
 
     return load_all()
 

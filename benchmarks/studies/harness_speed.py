@@ -19,8 +19,8 @@ import time
 from pathlib import Path
 
 from benchmarks.harness.judge import JudgeConfig, evaluate, resolve_device
+from benchmarks.loading import get_task
 from benchmarks.solutions import add_solutions_option, solution_file, solutions_dir
-from benchmarks.task import get_task
 
 FLOOR_S = {"cuda": 10.0, "cpu": 20.0}
 

@@ -35,8 +35,8 @@ def _setup(task_id: str, shape_name: str | None, solutions: Path):
     import torch
 
     from benchmarks.harness.worker import load_module
+    from benchmarks.loading import get_task
     from benchmarks.solutions import solution_file
-    from benchmarks.task import get_task
 
     task = get_task(task_id)
     shape = (
@@ -77,9 +77,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.child is not None:
         child(args.child, solutions)
         return 0
-    from profiling.fingerprint import device_fingerprint
-    from profiling.ncu import ncu_available, run_ncu, summarize
-    from profiling.timing import time_cuda
+    from profiling import device_fingerprint, ncu_available, run_ncu, summarize, time_cuda
 
     if not ncu_available():
         print("ncu is not installed here: nothing measured", file=sys.stderr)

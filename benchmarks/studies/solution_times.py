@@ -28,10 +28,11 @@ import traceback
 from pathlib import Path
 from typing import Any
 
+from benchmarks.loading import load_all
 from benchmarks.solutions import add_solutions_option, solution_file, solutions_dir
 from benchmarks.studies.solutions_table import load_verdicts, select
-from benchmarks.task import Task, load_all
-from profiling.roofline import geomean
+from benchmarks.task import Task
+from profiling import geomean
 
 
 def _fmt(value: float | None, spec: str) -> str:
@@ -84,7 +85,7 @@ def time_task(
 
     from benchmarks.harness.perf import peak_flops_for, roofline_fields
     from benchmarks.harness.worker import load_module, trial_seed
-    from profiling.timing import time_cuda
+    from profiling import time_cuda
 
     solution = getattr(
         load_module(solution_file(solutions, task.name), f"kf_times_{task.name}"), task.entry_point
@@ -226,8 +227,7 @@ def main(argv: list[str] | None = None) -> int:
     import torch
 
     from benchmarks.harness.precision import full_precision
-    from profiling.fingerprint import device_fingerprint
-    from profiling.peaks import get_peaks
+    from profiling import device_fingerprint, get_peaks
 
     if not torch.cuda.is_available():
         print("no CUDA GPU here: not measured", file=sys.stderr)

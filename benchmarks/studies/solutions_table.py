@@ -25,8 +25,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from benchmarks.harness.judge import JudgeConfig, evaluate, resolve_device
+from benchmarks.loading import load_all
 from benchmarks.solutions import add_solutions_option, solution_file, solutions_dir
-from benchmarks.task import Task, load_all
+from benchmarks.task import Task
 from benchmarks.verdict import ErrorClass, Verdict
 
 

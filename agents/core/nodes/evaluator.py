@@ -54,7 +54,7 @@ def judge(
 ) -> Attempt:
     """Evaluate one candidate and write its attempt folder. `model_test` is the model-written
     test (agent.llm_tests), run on the candidate as feedback beside the verdict."""
-    from benchmarks.harness.judge import JudgeConfig, evaluate
+    from benchmarks import JudgeConfig, evaluate
 
     cfg = ctx.config
     code_path = ctx.run.attempt_dir(attempt_id) / "code.py"

@@ -87,7 +87,7 @@ def kernel_regex(code: str) -> str:
 
 def run_ncu_on(ctx: RunContext, attempt: Attempt) -> dict[str, Any]:
     """Nsight Compute summary + diagnosis of `attempt` on the heaviest GPU shape."""
-    from profiling.ncu import diagnose, run_ncu, summarize
+    from profiling import diagnose, run_ncu, summarize
 
     shape = max(ctx.task.shapes, key=lambda s: s.weight)
     code_file = ctx.run.path / attempt.code_path
@@ -159,7 +159,7 @@ def profile(state: AgentState, ctx: RunContext) -> dict[str, Any]:
         result["feedback"] = "timing only"
         result["diagnosis"] = f"{timing_diagnosis(rows)} (Nsight Compute off: profile.ncu = false)"
     else:
-        from profiling.ncu import ncu_available
+        from profiling import ncu_available
 
         if not ncu_available():
             result["feedback"] = "timing only"

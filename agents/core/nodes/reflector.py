@@ -14,8 +14,8 @@ from __future__ import annotations
 from typing import Any
 
 from agents.core.context import RunContext
+from agents.core.diagnosis import rule_reflection
 from agents.core.nodes.budget import budget_stop
-from agents.core.policy import rule_reflection
 from agents.core.state import AgentState, latest_batch
 
 NO_CANDIDATE = {

@@ -21,7 +21,7 @@ from agents.offline.codegen.ops import NotSupported
 from agents.offline.codegen.sizes import SizesMixin
 from agents.offline.codegen.trace import CONSTANTS, CONVERSIONS, GEMMS, VIEWS, op_name
 from agents.offline.codegen.values import Value, is_var
-from benchmarks.task import Task
+from benchmarks import Task
 
 
 class Builder(SizesMixin, GemmMixin, NodesMixin):

@@ -42,8 +42,7 @@ from agents.offline.codegen.builder import Builder
 from agents.offline.codegen.ops import NotSupported
 from agents.offline.codegen.source import module_source
 from agents.offline.codegen.trace import check_ops_known, check_same_ops, trace
-from benchmarks.harness.static_check import check_task_candidate
-from benchmarks.task import Task
+from benchmarks import Task, check_task_candidate
 
 __all__ = ["Generated", "NotSupported", "check_ops_known", "check_same_ops", "generate", "trace"]
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import textwrap
 
 from agents.offline.codegen import emit
-from benchmarks.task import Task
+from benchmarks import Task
 
 POINTWISE_DEFAULTS = {"BLOCK": 1024, "num_warps": 4}
 ROW_DEFAULTS = {"num_warps": 4, "MAX_BLOCK_N": 8192}

@@ -14,7 +14,7 @@ import torch
 from torch.fx import GraphModule, Node
 
 from agents.offline.codegen.ops import ELEMENTWISE, REDUCTIONS, NotSupported
-from benchmarks.task import Task
+from benchmarks import Task
 
 # ops that only rename, reshape or broadcast a value (no data moves in a flat or per-row view)
 VIEWS = set(

@@ -1,0 +1,298 @@
+"""Loading tasks: a task file checked field by field, a folder of files, the built-in suite.
+
+`load_task_file` reads one file of any format: kernforge's own (the fields the docstring of
+`benchmarks.task` lists, each validated with a `TaskError` that names the file and the field), or
+a KernelBench / TritonBench problem, which `benchmarks.formats` recognises and reads.
+`folder_tasks` reads a folder of such files as a suite; `load_all` and `get_task` the built-in
+tasks under benchmarks/tasks/.
+"""
+
+from __future__ import annotations
+
+import inspect
+import math
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from benchmarks.formats import detect_format, load_external
+from benchmarks.task import (
+    BASE_MODES,
+    CATEGORIES,
+    DTYPE_NAMES,
+    PHASES,
+    Shape,
+    Task,
+    TaskError,
+    Tolerance,
+    import_file,
+    torch_dtype,
+)
+
+TASKS_DIR = Path(__file__).resolve().parent / "tasks"
+
+
+def _require(module: ModuleType, path: Path, name: str, kind: type | tuple[type, ...]) -> Any:
+    if not hasattr(module, name):
+        raise TaskError(path, name, "missing")
+    value = getattr(module, name)
+    if not isinstance(value, kind):
+        want = kind.__name__ if isinstance(kind, type) else " or ".join(k.__name__ for k in kind)
+        raise TaskError(path, name, f"must be {want}, got {type(value).__name__}")
+    return value
+
+
+def _parse_shape(raw: Any, path: Path, fld: str, gpu: bool) -> Shape:
+    if not isinstance(raw, dict):
+        raise TaskError(path, fld, f"must be a dict, got {type(raw).__name__}")
+    name = raw.get("name")
+    if not isinstance(name, str) or not name:
+        raise TaskError(path, f"{fld}.name", "must be a non-empty string")
+    dims = raw.get("dims")
+    if not isinstance(dims, dict) or not dims:
+        raise TaskError(path, f"{fld}.dims", "must be a non-empty dict of str -> int")
+    for key, val in dims.items():
+        if not isinstance(key, str) or isinstance(val, bool) or not isinstance(val, int) or val < 0:
+            raise TaskError(path, f"{fld}.dims.{key}", f"must be a non-negative int, got {val!r}")
+    weight = raw.get("weight", 1.0)
+    if isinstance(weight, bool) or not isinstance(weight, int | float) or not weight > 0:
+        raise TaskError(path, f"{fld}.weight", f"must be a positive number, got {weight!r}")
+    phase = raw.get("phase", "prefill")
+    if phase not in PHASES:
+        raise TaskError(path, f"{fld}.phase", f"must be one of {PHASES}, got {phase!r}")
+    source = raw.get("source", "")
+    if gpu and (not isinstance(source, str) or not source.strip()):
+        raise TaskError(path, f"{fld}.source", "must say where the shape comes from")
+    return Shape(name=name, dims=dict(dims), weight=float(weight), phase=phase, source=source)
+
+
+def _parse_shapes(module: ModuleType, path: Path, name: str, gpu: bool) -> tuple[Shape, ...]:
+    raw = _require(module, path, name, (list, tuple))
+    if not raw:
+        raise TaskError(path, name, "must list at least one shape")
+    shapes = tuple(_parse_shape(r, path, f"{name}[{i}]", gpu) for i, r in enumerate(raw))
+    names = [s.name for s in shapes]
+    if len(set(names)) != len(names):
+        raise TaskError(path, name, f"shape names must be unique, got {names}")
+    return shapes
+
+
+def _parse_tolerance(
+    module: ModuleType, path: Path, dtypes: tuple[str, ...]
+) -> dict[str, Tolerance]:
+    raw = _require(module, path, "TOLERANCE", dict)
+    quant_keys = {"cosine", "rel_l1", "rmse"}
+    if quant_keys & set(raw):
+        missing = sorted(quant_keys - set(raw))
+        if missing:
+            raise TaskError(
+                path,
+                "TOLERANCE",
+                f"quantization contract needs all of cosine, rel_l1, rmse; missing {missing}",
+            )
+        for key in quant_keys:
+            if isinstance(raw[key], bool) or not isinstance(raw[key], int | float):
+                raise TaskError(path, f"TOLERANCE.{key}", "must be a number")
+        if not 0 < raw["cosine"] <= 1:
+            raise TaskError(path, "TOLERANCE.cosine", "must be in (0, 1]")
+        why = raw.get("why", "")
+        if not isinstance(why, str) or not why.strip():
+            raise TaskError(
+                path, "TOLERANCE.why", "a quantization contract must justify its thresholds"
+            )
+        tol = Tolerance(
+            cosine=float(raw["cosine"]),
+            rel_l1=float(raw["rel_l1"]),
+            rmse=float(raw["rmse"]),
+            why=why,
+        )
+        return {d: tol for d in dtypes}
+    out = {}
+    for dtype in dtypes:
+        entry = raw.get(dtype)
+        if not isinstance(entry, dict):
+            raise TaskError(
+                path,
+                f"TOLERANCE.{dtype}",
+                "missing (need {'atol': .., 'rtol': ..} for every dtype)",
+            )
+        for key in ("atol", "rtol", "terms"):
+            val = entry.get(key, 0.0 if key == "terms" else None)
+            if isinstance(val, bool) or not isinstance(val, int | float) or val < 0:
+                raise TaskError(
+                    path, f"TOLERANCE.{dtype}.{key}", f"must be a non-negative number, got {val!r}"
+                )
+        terms = float(entry.get("terms", 0.0))
+        if terms and not callable(getattr(module, "error_terms", None)):
+            raise TaskError(
+                path,
+                f"TOLERANCE.{dtype}.terms",
+                "needs a function error_terms(*inputs) in the task file",
+            )
+        out[dtype] = Tolerance(atol=float(entry["atol"]), rtol=float(entry["rtol"]), terms=terms)
+    return out
+
+
+def load_task_file(path: Path | str) -> list[Task]:
+    """Load and validate one task file; one Task per declared dtype.
+
+    KernelBench and TritonBench files are recognised and read by `benchmarks.formats`."""
+    path = Path(path).resolve()
+    if not path.is_file():
+        raise TaskError(path, "<file>", "no such file")
+    fmt = detect_format(path)
+    if fmt != "native":
+        return load_external(path, fmt)
+    module = import_file(path)
+
+    name = _require(module, path, "NAME", str)
+    if not name.isidentifier() or name != name.lower():
+        raise TaskError(path, "NAME", f"must be a lower-case identifier, got {name!r}")
+    category = _require(module, path, "CATEGORY", str)
+    if category not in CATEGORIES:
+        raise TaskError(
+            path, "CATEGORY", f"must be one of {', '.join(CATEGORIES)}, got {category!r}"
+        )
+    if path.parent.parent == TASKS_DIR and path.parent.name != category:
+        raise TaskError(
+            path, "CATEGORY", f"is {category!r} but the file sits in {path.parent.name}/"
+        )
+    description = _require(module, path, "DESCRIPTION", str)
+    if len(description.strip()) < 20:
+        raise TaskError(path, "DESCRIPTION", "must describe the computation (at least a sentence)")
+    entry_point = _require(module, path, "ENTRY_POINT", str)
+    ref = getattr(module, entry_point, None)
+    if not callable(ref):
+        raise TaskError(
+            path,
+            "ENTRY_POINT",
+            f"names {entry_point!r}, which the file does not define as a function",
+        )
+    dtypes = tuple(_require(module, path, "DTYPES", (list, tuple)))
+    if not dtypes:
+        raise TaskError(path, "DTYPES", "must list at least one dtype")
+    for d in dtypes:
+        if d not in DTYPE_NAMES:
+            raise TaskError(path, "DTYPES", f"unknown dtype {d!r}; expected some of {DTYPE_NAMES}")
+    shapes = _parse_shapes(module, path, "SHAPES", gpu=True)
+    cpu_shapes = _parse_shapes(module, path, "CPU_SHAPES", gpu=False)
+    tolerances = _parse_tolerance(module, path, dtypes)
+    forbidden = tuple(_require(module, path, "FORBIDDEN", (list, tuple)))
+    for f in forbidden:
+        if not isinstance(f, str) or not f:
+            raise TaskError(path, "FORBIDDEN", f"entries must be dotted API names, got {f!r}")
+    extra_modes = tuple(getattr(module, "MODES", ()))
+    for fn_name, arity in (("make_inputs", 4), ("flops", 2), ("min_bytes", 2)):
+        fn = getattr(module, fn_name, None)
+        if not callable(fn):
+            raise TaskError(path, fn_name, "missing function")
+        n_params = len(inspect.signature(fn).parameters)
+        if n_params != arity:
+            raise TaskError(path, fn_name, f"must take {arity} arguments, takes {n_params}")
+    for shape in shapes:
+        for fn_name in ("flops", "min_bytes"):
+            try:
+                val = getattr(module, fn_name)(dict(shape.dims), torch_dtype(dtypes[0]))
+            except Exception as exc:
+                raise TaskError(
+                    path, fn_name, f"fails on shape {shape.name}: {type(exc).__name__}: {exc}"
+                ) from exc
+            if (
+                isinstance(val, bool)
+                or not isinstance(val, int | float)
+                or not math.isfinite(val)
+                or val < 0
+            ):
+                raise TaskError(
+                    path,
+                    fn_name,
+                    f"must return a non-negative number for shape {shape.name}, got {val!r}",
+                )
+
+    return [
+        Task(
+            id=f"{name}_{dtype}",
+            name=name,
+            category=category,
+            description=description.strip(),
+            entry_point=entry_point,
+            dtype=dtype,
+            shapes=shapes,
+            cpu_shapes=cpu_shapes,
+            tolerance=tolerances[dtype],
+            forbidden=forbidden,
+            modes=BASE_MODES + tuple(m for m in extra_modes if m not in BASE_MODES),
+            path=path,
+            dtypes=dtypes,
+            module=module,
+        )
+        for dtype in dtypes
+    ]
+
+
+def task_files(root: Path = TASKS_DIR) -> list[Path]:
+    return sorted(p for p in root.glob("*/*.py") if not p.name.startswith("_"))
+
+
+def load_all(root: Path = TASKS_DIR) -> dict[str, Task]:
+    """Every task under `root`, keyed by id. A malformed file raises TaskError."""
+    tasks: dict[str, Task] = {}
+    for path in task_files(root):
+        for task in load_task_file(path):
+            if task.id in tasks:
+                raise TaskError(
+                    path, "NAME", f"task id {task.id} is also declared by {tasks[task.id].path}"
+                )
+            tasks[task.id] = task
+    return tasks
+
+
+def get_task(ref: str, root: Path = TASKS_DIR) -> Task:
+    """A task by id (e.g. "softmax_fp16"), or by file path when it has exactly one dtype
+    (a path with several dtypes needs the suffix: "path/to/task.py:fp16")."""
+    path_part, _, dtype = (
+        ref.partition(":") if ref.endswith(DTYPE_NAMES) and ":" in ref else (ref, "", "")
+    )
+    if path_part.endswith(".py"):
+        variants = load_task_file(path_part)
+        if dtype:
+            for t in variants:
+                if t.dtype == dtype:
+                    return t
+            raise KeyError(
+                f"{path_part} declares no dtype {dtype}; it has {[t.dtype for t in variants]}"
+            )
+        if len(variants) > 1:
+            raise KeyError(
+                f"{path_part} declares several dtypes; say which: {path_part}:{variants[0].dtype}"
+            )
+        return variants[0]
+    tasks = load_all(root)
+    if ref in tasks:
+        return tasks[ref]
+    close = [t for t in tasks if t.startswith(ref)]
+    hint = (
+        f" Did you mean: {', '.join(close[:8])}?"
+        if close
+        else " `kernforge tasks list` shows them."
+    )
+    raise KeyError(f"no task {ref!r}.{hint}")
+
+
+def folder_tasks(folder: Path | str) -> list[Task]:
+    """Every task of the `*.py` files in `folder` (any format), in name order: a folder as a
+    suite. A malformed file raises TaskError naming it."""
+    folder = Path(folder)
+    tasks: dict[str, Task] = {}
+    for path in sorted(folder.glob("*.py")):
+        if path.name.startswith("_"):
+            continue
+        for task in load_task_file(path):
+            if task.id in tasks:
+                raise TaskError(
+                    path, "<file>", f"task id {task.id} is also declared by {tasks[task.id].path}"
+                )
+            tasks[task.id] = task
+    if not tasks:
+        raise TaskError(folder, "<folder>", "holds no task files (*.py)")
+    return list(tasks.values())
