@@ -13,8 +13,7 @@ One bench (`agents.bench.run_bench`, the code behind `kernforge bench`), hidden 
 - `offline`: the offline policy, no model. Its kernels are written by rules from the task's
   PyTorch reference (`agents.offline.codegen.generate`) or retrieved from the knowledge base with the task
   hidden, so on a GPU its rows are real kernels with real verdicts and timings. Hidden, a task's
-  own kernel is never offered. On two H200s (2026-11-29, docs/worked_example/) it solved 14 of
-  the 30 lite tasks, every one with a generated kernel.
+  own kernel is never offered (what it solved: docs/worked_example/).
 - `aka`, `geak`, `kernelagent`, `single-shot` on the replay provider, with a script written by
   `agents.bench.scripted_replies` (reference kernels, tunable variants and deliberately broken
   variants). Their rows are labelled [scripted] in every table and plot: they show how each
@@ -36,16 +35,9 @@ runs are skipped, unfinished ones resume from their checkpoints). `--deadline S`
 after S seconds and still writes the report; Ctrl-C (or `timeout -s INT`) writes it too.
 
 Cost. Defaults: the first 3 lite tasks (3 categories), 2 evaluator rounds per run, 1 correctness
-trial per input mode, no Nsight Compute. On the CPU a judged kernel takes ~1.5 s (every lite
-reference kernel, trials=1); all 30 lite tasks x 5 methods took 10.6 min. On the H200 a judged
-kernel takes ~8-13 s (docs/results/harness_speed_cuda.md: 13.3 s warm with 5 trials, 6.5 s of it
-before the first trial), a task's first correct kernel ~25 s more (eager and torch.compile
-baselines), a process's first judgement ~30 s more (peaks, caches); static refusals cost nothing.
-Counted on the CPU run, a task at the default budget has ~1.6 failing and ~5.3 correct judged
-kernels plus, on a GPU, ~0.7 optimizer rounds (judge + re-measure): about 110 s of H200 time per
-task by that estimate. Measured: the whole lite suite x 5 methods took 1302 s of wall time with
-`--workers 2` on two H200s, in three resumed calls (torch 2.11, triton 3.6, 2026-11-29;
-docs/worked_example/sessions.jsonl), about 87 s of GPU time per task.
+trial per input mode, no Nsight Compute. What a task costs on the CPU and on a GPU, estimated and
+measured, is in docs/results/design_measurements.md ("Cost of the worked example"); plan a GPU
+call from there.
 
 The knowledge base: `--kb auto` serves the recorded retrieval of
 `knowledge_base/snapshots/lite.json` (the live knowledge base's answers, recorded with each task
@@ -73,7 +65,7 @@ METHODS = ("offline", "aka", "geak", "kernelagent", "single-shot")
 SCRIPT = "scripted_replies.jsonl"
 SESSIONS = "sessions.jsonl"
 BENCH = "bench"
-# about 110 s of H200 time per task with every method at the default budget (see the docstring)
+# a few minutes of GPU time in all at the default budget (docs/results/design_measurements.md)
 DEFAULT_TASKS = 3
 TITLE = (
     "kernforge worked example: the offline policy on the lite suite, presets on scripted replies"

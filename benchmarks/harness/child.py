@@ -230,11 +230,9 @@ def signal_name(code: int) -> str:
 # --------------------------------------------------------------------------------------------
 
 _SPARES: dict[tuple[str, str, bool], list[Child]] = {}
-# How many spares to keep starting. A worker needs ~8 s to import torch and triton, start CUDA and
-# warm up (H200); a warm GPU evaluation takes ~5 s, so with one spare, evaluations run back to
-# back wait for it (13 s instead of 5: H200, torch 2.11, triton 3.6, 2026-11-29,
-# docs/results/harness_speed_cuda_2026-11-29c.md). Two overlap their start-ups: 3.9-5.6 s back to
-# back, median 4.2 s (same machine and versions, docs/results/harness_speed_cuda.md). On the CPU one is
+# How many spares to keep starting. A worker's start-up (torch, triton, CUDA, warm-up) takes longer
+# than a warm GPU evaluation, so with one spare, evaluations run back to back wait for it; two
+# overlap their start-ups (docs/results/design_measurements.md, "Spare workers"). On the CPU one is
 # enough (the interpreter's evaluations are longer) and each spare competes for few cores.
 SPARES_PER_DEVICE = {"cuda": 2, "cpu": 1}
 
@@ -242,8 +240,7 @@ SPARES_PER_DEVICE = {"cuda": 2, "cpu": 1}
 def default_root() -> Path:
     """Where workers' folders go unless a caller names a root: /dev/shm (memory) where it can be
     written, else the temporary directory. The judge and `run_job` share it, so a trusted job
-    (baselines, re-measurement) takes a spare the judge started instead of starting one cold
-    (~8 s on the H200)."""
+    (baselines, re-measurement) takes a spare the judge started instead of starting one cold."""
     shm = Path("/dev/shm")
     return shm if shm.is_dir() and os.access(shm, os.W_OK) else Path(tempfile.gettempdir())
 

@@ -4,9 +4,10 @@ A task's reference states its precision in code (fp32 means IEEE fp32); PyTorch'
 quietly lower it: cuDNN convolutions use TF32 unless told not to, and half-precision cuBLAS GEMMs
 may reduce in reduced precision. The judge computes references under `full_precision()`, and the
 eager and torch.compile baselines are compiled and timed under it too, so a candidate is compared
-with (and raced against) the computation its task describes. On the H200 (2026-11-29, torch
-2.11) torch.compile of the fp32 convolution tasks ran up to 4.9x faster than the fp32 roofline:
-cuDNN's TF32 default, since Inductor does not see the reference's own `allow_tf32 = False`.
+with (and raced against) the computation its task describes. Without it, torch.compile of the
+fp32 convolution tasks ran faster than the fp32 roofline allows: cuDNN's TF32 default, since
+Inductor does not see the reference's own `allow_tf32 = False` (docs/results/design_measurements.md,
+"Full precision").
 """
 
 from __future__ import annotations

@@ -587,8 +587,8 @@ def _warm_up(device: str, folder: Path) -> None:
     """Pay, before any request arrives, the one-time costs of a fresh process that are not the
     candidate's: Triton's driver and launcher set-up (a trusted kernel of our own), the CUDA
     random generator, operator dispatch under a TorchDispatchMode, a trial file written and read.
-    On the H200 the first call of a fresh worker took 6-7 s without this and 0.7 s with it
-    (torch 2.11, triton 3.6, 2026-11-29: docs/results/harness_speed_cuda*.md)."""
+    It makes a fresh worker's first call several times faster on a GPU
+    (docs/results/design_measurements.md, "Worker warm-up")."""
     import torch
 
     from benchmarks.harness.fallback import AtenRecorder
