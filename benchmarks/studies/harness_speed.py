@@ -40,7 +40,8 @@ def main(argv: list[str] | None = None) -> int:
     runs = []
     for i in range(args.repeats + 1):
         t0 = time.perf_counter()
-        v = evaluate(task, path, JudgeConfig(device=device))
+        # the project's own solution: trusted, but isolated wherever isolation exists
+        v = evaluate(task, path, JudgeConfig(device=device, trusted=True))
         wall = time.perf_counter() - t0
         if not v.passed:
             print(f"the reference solution failed: {v.summary_line()}", file=sys.stderr)
@@ -62,6 +63,7 @@ def main(argv: list[str] | None = None) -> int:
         f"- date: {dt.datetime.now(dt.UTC).strftime('%Y-%m-%d %H:%M UTC')}",
         f"- machine: {fp.get('gpu_name') or 'CPU only (Triton interpreter)'}; torch {fp.get('torch_version')}, triton {fp.get('triton_version')}",
         f"- task {task.id}, candidate {path.name} (reference solution), {len(task.shapes_for(device))} shapes, 5 trials x 2 modes",
+        f"- candidate isolation: {runs[0][2].isolation or 'not recorded'}",
         "",
         "| run | wall s | " + " | ".join(stages) + " |",
         "|---|---:|" + "---:|" * len(stages),

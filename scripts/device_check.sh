@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# Checks that only the GPU machine can make, in calls of the device tool from the repository root,
+# with the wheels of the packages that machine lacks in .whl/ and bubblewrap in .carry/bwrap/
+# (a copy of this machine's /usr/bin/bwrap and the three libraries `ldd` names, behind a wrapper):
+#
+#   run(command="bash scripts/device_check.sh tests", carry=[".whl", ".carry"], timeout_s=600)
+#   run(command="bash scripts/device_check.sh isolation", carry=[".whl", ".carry"], timeout_s=600)
+#
+# tests:     `kernforge doctor` (which isolation is in force there), every test marked gpu, and the
+#            sandbox's own tests (bubblewrap on that machine's kernel)
+# isolation: the judge's wall time per candidate on the GPU with and without bubblewrap
+#            (benchmarks.studies.harness_speed, the same task and repeats both times)
+# Everything printed goes to $OUT/check.log; each step's own output to $OUT/<step>.*
+set -u
+PART=${1:-tests}
+python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
+  && export PYTHONPATH=/tmp/site:$PWD || exit 1
+export KERNFORGE_CACHE_DIR=/tmp/kfcache PYTHONUNBUFFERED=1
+OUT=${OUT:-/tmp/check_out}
+mkdir -p "$OUT"
+exec > >(tee -a "$OUT/check.log") 2>&1
+BWRAP_DIR=$PWD/.carry/bwrap
+
+step() {  # step NAME SECONDS COMMAND...
+  local name=$1 limit=$2
+  shift 2
+  local t0=$SECONDS
+  timeout "$limit" "$@"
+  echo "== $name: exit $? after $((SECONDS - t0)) s"
+}
+
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader || echo "no nvidia-smi"
+python3 -c "import torch, triton; print('torch', torch.__version__, 'triton', triton.__version__)"
+uname -r
+if [ "$PART" = tests ]; then
+  echo "-- without bubblewrap on PATH:"
+  step doctor-bare 60 python3 -m agents.cli doctor
+  export PATH=$BWRAP_DIR:$PATH
+  echo "-- with the carried bubblewrap:"
+  step doctor 60 python3 -m agents.cli doctor
+  step gputests 330 python3 -m pytest -m gpu -q -p no:cacheprovider tests/test_judge_gpu.py \
+    tests/test_profiling_gpu.py tests/test_formats_gpu.py --timeout 150 -o addopts= > "$OUT/gputests.log" 2>&1
+  tail -15 "$OUT/gputests.log"
+  step sandboxtests 150 python3 -m pytest -q -p no:cacheprovider tests/test_sandbox.py \
+    tests/test_sandbox_hostile.py --timeout 120 > "$OUT/sandboxtests.log" 2>&1
+  tail -15 "$OUT/sandboxtests.log"
+else
+  step speed-bare 270 env KERNFORGE_UNSAFE_NO_ISOLATION=1 python3 -m benchmarks.studies.harness_speed \
+    --device cuda --task silu_fp16 --repeats 4 --out "$OUT/harness_speed_unisolated.md"
+  step speed-bwrap 270 env PATH="$BWRAP_DIR:$PATH" python3 -m benchmarks.studies.harness_speed \
+    --device cuda --task silu_fp16 --repeats 4 --out "$OUT/harness_speed_bwrap.md"
+fi
