@@ -1,6 +1,6 @@
 """Model-written tests (agent.llm_tests), as KernelAgent verifies its kernels.
 
-The model writes one test script for the task (agents/core/nodes/test_writer.py). Every candidate is
+The model writes one test script for the task (agents/core/nodes/write_tests.py). Every candidate is
 then run against it: the candidate is saved as `kernel.py` beside `test_kernel.py` in a fresh
 temporary folder, and `python test_kernel.py` runs in its own process group with a timeout that
 kills the whole group. Exit status 0 is a pass.
