@@ -232,7 +232,7 @@ class ModelPolicy:
             test_file=TEST_FILE,
             kernel_file=KERNEL_FILE,
         )
-        system = render("test_system.md.j2", task=task)
+        system = render("write_tests_system.md.j2", task=task)
         reply = ask_for_code(ctx, "write_test", system, prompt)
         return Proposal(
             code=reply.code,
