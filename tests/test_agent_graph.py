@@ -284,7 +284,7 @@ def test_benchmark_mode_takes_only_what_the_kb_returns_with_the_task_hidden(tmp_
 
 
 def test_offline_benchmark_mode_writes_a_kernel_from_the_reference(tmp_path: Path) -> None:
-    """With nothing to retrieve, the offline policy still has the kernel agents/offline/codegen/generate.py writes
+    """With nothing to retrieve, the offline policy still has the kernel agents/offline/codegen/translate.py writes
     from the task's PyTorch reference; it is judged like any other and logged as generated."""
     result = api.run(
         "softmax_fp32",
@@ -297,7 +297,7 @@ def test_offline_benchmark_mode_writes_a_kernel_from_the_reference(tmp_path: Pat
     )
     assert result.best_kernel is not None, result.reason
     code = result.best_kernel.read_text()
-    assert "agents/offline/codegen/generate.py" in code and "@triton.jit" in code
+    assert "agents/offline/codegen/translate.py" in code and "@triton.jit" in code
     events = [
         json.loads(line) for line in (result.run_dir / "events.jsonl").read_text().splitlines()
     ]

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from agents.offline.codegen.generate import Generated, NotSupported, generate
 from agents.offline.codegen.shapes import Kind, Sizes, join, shape_kinds
+from agents.offline.codegen.translate import Generated, NotSupported, generate
 from agents.offline.policy import kb_meta, search_space, set_tunables, tunable_values
 from benchmarks.harness.judge import JudgeConfig, evaluate
 from benchmarks.loading import get_task, load_task_file
@@ -98,7 +98,7 @@ def test_generated_record_lists_the_ops_and_says_where_it_came_from():
         "_to_copy.default",
     ]
     assert (
-        "generated from the task's PyTorch reference by agents/offline/codegen/generate.py"
+        "generated from the task's PyTorch reference by agents/offline/codegen/translate.py"
         in gen.source
     )
     assert "def silu(x, BLOCK: int = 1024, num_warps: int = 4):" in gen.source

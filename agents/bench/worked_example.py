@@ -11,7 +11,7 @@ One bench (`agents.bench.run_bench`, the code behind `kernforge bench`), hidden 
 (`--no-benchmark` turns it off, and the README says so):
 
 - `offline`: the offline policy, no model. Its kernels are written by rules from the task's
-  PyTorch reference (`agents.offline.codegen.generate`) or retrieved from the knowledge base with the task
+  PyTorch reference (`agents.offline.codegen.translate`) or retrieved from the knowledge base with the task
   hidden, so on a GPU its rows are real kernels with real verdicts and timings. Hidden, a task's
   own kernel is never offered (what it solved: docs/worked_example/).
 - `aka`, `geak`, `kernelagent`, `single-shot` on the replay provider, with a script written by

@@ -1,16 +1,13 @@
 """The rule-based code generator: a task's PyTorch reference, translated into a Triton kernel
-(see `agents.offline.codegen.generate` for how).
+(see `agents.offline.codegen.translate` for how).
 
 Modules, in the order a translation runs: `trace` (the reference traced into aten graphs, the op
 checks), `shapes` (each tensor's kind against the problem's shape), `builder` with `sizes`, `gemm`
 and `nodes` (the graph walked into a program of statements), `ops` (one aten op as a Triton
-expression), `emit` (kernels and launchers), `source` (the candidate module), `generate` (the
-whole, with the static check).
-
-`generate` here is the function; the module of that name is `agents.offline.codegen.generate`
-(reach it with importlib.import_module, since the package attribute is the function).
+expression), `emit` (kernels and launchers), `source` (the candidate module), `translate` (the
+whole: `generate(task)`, with the static check).
 """
 
-from agents.offline.codegen.generate import Generated, NotSupported, generate
+from agents.offline.codegen.translate import Generated, NotSupported, generate
 
 __all__ = ["Generated", "NotSupported", "generate"]

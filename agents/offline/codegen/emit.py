@@ -1,4 +1,4 @@
-"""Writing a generated kernel: from the small program `agents.offline.codegen.generate` builds to Python source.
+"""Writing a generated kernel: from the small program `agents.offline.codegen.translate` builds to Python source.
 
 The program is straight-line code over named values (`Stmt`), each either a *tile* (a vector of
 BLOCK elements: the output's elements, or a per-column vector) or one value per program (a

@@ -1,4 +1,4 @@
-"""The aten ops `agents.offline.codegen.generate` translates, each as a Triton expression.
+"""The aten ops `agents.offline.codegen.translate` translates, each as a Triton expression.
 
 A translation is a function of a `Call` (the op's arguments, resolved by the builder) that
 returns the Triton expression of the op's result. Elementwise ops read their tensor operands as

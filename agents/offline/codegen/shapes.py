@@ -1,4 +1,4 @@
-"""Shapes for `agents.offline.codegen.generate`: what the kernel iterates over, what each tensor is to it, and how
+"""Shapes for `agents.offline.codegen.translate`: what the kernel iterates over, what each tensor is to it, and how
 the launcher computes sizes from its inputs.
 
 The problem's shape D is the largest tensor the reference reduces (its last dim is the row), or

@@ -57,11 +57,11 @@ def module_source(task: Task, prog: emit.Program) -> str:
         )
     meta = {
         "tunables": tunables,
-        "generated_by": "agents/offline/codegen/generate.py",
+        "generated_by": "agents/offline/codegen/translate.py",
         "structure": prog.structure,
     }
     doc = (
-        f'"""{task.id}: generated from the task\'s PyTorch reference by agents/offline/codegen/generate.py.\n\n'
+        f'"""{task.id}: generated from the task\'s PyTorch reference by agents/offline/codegen/translate.py.\n\n'
         f"{textwrap.fill('Reference ops (aten, in order): ' + ', '.join(prog.ops) + '.', 96)}\n"
         f"{shape_doc}\n"
         "Numerics: fp32 inside the kernel; values the reference holds in fp16/bf16/fp8 are rounded\n"
