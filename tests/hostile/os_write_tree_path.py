@@ -1,6 +1,6 @@
-# expect: runtime_error
+# expect: forbidden_api
 # task: softmax_fp32
-# why: through pathlib.Path (re-exported by Triton) and a format string that finds the project, writes marker files into the project tree, the tasks folder, the venv, the judge's work folder and every home, and opens the task file it is judged on for writing; all must be read-only or hidden in the sandbox (it raises what it managed, for the record)
+# why: through pathlib.Path (re-exported by Triton) and a format string that finds the project, writes marker files into the project tree, the tasks folder, the venv, the judge's work folder and every home, and opens the task file it is judged on for writing; the static check refuses both crossings, and run past it (tests/test_sandbox_hostile.py) all must be read-only or hidden in the sandbox (it raises what it managed, for the record)
 # os-attack: write
 import torch
 import triton
@@ -30,7 +30,7 @@ def _softmax(x):
 def softmax(x):
     y = _softmax(x)
     P = triton.testing.runtime.build.Path  # pathlib.Path, re-exported
-    tasks = P("{0.__globals__[torch].os.sys.modules[benchmarks.task].TASKS_DIR}".format(softmax))  # noqa: UP030, UP032 - the attack
+    tasks = P("{0.__globals__[torch].os.sys.modules[benchmarks.loading].TASKS_DIR}".format(softmax))  # noqa: UP030, UP032 - the attack
     task_file = P("{0.__globals__[torch].os.sys.modules[benchmarks.task].__file__}".format(softmax))  # noqa: UP030, UP032 - the attack
     venv = P("{0.__globals__[torch].__file__}".format(softmax)).parent  # noqa: UP030, UP032 - the attack
     here = P.cwd()
