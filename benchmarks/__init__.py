@@ -45,6 +45,12 @@ _EXPORTS: dict[str, str] = {
     "get_task": "benchmarks.loading",
     "load_all": "benchmarks.loading",
     "load_task_file": "benchmarks.loading",
+    # benchmarks.redaction
+    "redact": "benchmarks.redaction",
+    "redact_data": "benchmarks.redaction",
+    "redact_verdict": "benchmarks.redaction",
+    "secret_values": "benchmarks.redaction",
+    "without_secrets": "benchmarks.redaction",
     # benchmarks.results.analysis
     "final_rows": "benchmarks.results.analysis",
     "geomean_speedups": "benchmarks.results.analysis",

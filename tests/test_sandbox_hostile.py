@@ -1,9 +1,9 @@
 """Hostile candidates against the OS layer (benchmarks/harness/sandbox.py), CPU interpreter.
 
-Each case names the verdict it must get and the side effect that must not happen. Candidates that
-cross the static check (a format string that walks `__globals__`, pathlib reached through a name
-Triton re-exports) go through the whole judge. Candidates the static check rejects (they import
-os or socket) are run past it, straight in a sandboxed worker: the OS layer must hold on its own.
+Each case names the side effect that must not happen. The static check refuses every one of them
+(they import os or socket, walk `__globals__` in a format string, or reach pathlib through a name
+Triton re-exports: tests/test_hostile_static.py pins that), so each is run past it, straight in a
+sandboxed worker: the OS layer must hold on its own. The last test goes through the whole judge.
 Every test here needs bubblewrap and skips, saying why, where it cannot run."""
 
 from __future__ import annotations
@@ -50,25 +50,6 @@ def planted(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return home
 
 
-def _judge(name: str, work: Path):
-    case = parse_header(HOSTILE_DIR / f"{name}.py")
-    task = get_task(case.task)
-    config = JudgeConfig(
-        device="cpu",
-        trials=1,
-        modes=("standard",),
-        shapes=(task.shapes_for("cpu")[0].name,),
-        timeout_s=120,
-        keep_dir=True,  # the scratch folder is searched afterwards
-        prewarm=False,
-        work_root=work,  # a pool of its own: its workers start after the secrets are planted
-    )
-    verdict = evaluate(task, case.path, config)
-    assert verdict.error_class == case.expect, verdict.message
-    assert verdict.isolation == sandbox.BWRAP
-    return verdict
-
-
 def _files_contain(root: Path, needle: str) -> list[str]:
     hits = []
     for path in root.rglob("*"):
@@ -77,33 +58,41 @@ def _files_contain(root: Path, needle: str) -> list[str]:
     return hits
 
 
-def test_environment_key_stays_out_of_verdict_and_scratch(planted: Path, tmp_path: Path) -> None:
-    work = tmp_path / "work"
-    verdict = _judge("os_env_key_format", work)
-    assert "leaked environment" in verdict.message  # the read worked: it saw a scrubbed one
-    assert "TRITON_INTERPRET" in verdict.message
-    assert KEY not in verdict.model_dump_json()
-    assert str(planted) not in verdict.message  # nor the user's HOME
-    assert _files_contain(work, KEY) == []
+def _raised(result: CandidateResult | None, what: str) -> str:
+    """The message the candidate raised (these payloads report what they saw by raising)."""
+    assert result is not None and result.status == "error", result
+    assert result.error_class == "runtime_error", result
+    assert what in result.message, result.message
+    return result.message + result.traceback
+
+
+def test_environment_key_stays_out_of_the_worker(planted: Path, tmp_path: Path) -> None:
+    folder = tmp_path / "w"
+    _, result = _run_unchecked("os_env_key_format", folder)
+    text = _raised(result, "leaked environment")  # the read worked: it saw a scrubbed one
+    assert "TRITON_INTERPRET" in text
+    assert KEY not in text
+    assert str(planted) not in text  # nor the user's HOME
+    assert _files_contain(folder, KEY) == []
 
 
 def test_secrets_and_other_processes_are_unreadable(planted: Path, tmp_path: Path) -> None:
-    work = tmp_path / "work"
-    verdict = _judge("os_read_secrets_path", work)
-    assert "pids seen" in verdict.message
-    text = verdict.model_dump_json()
+    folder = tmp_path / "w"
+    _, result = _run_unchecked("os_read_secrets_path", folder)
+    text = _raised(result, "pids seen")
     judge_argv0 = sys.argv[0]  # on the judge's /proc/<pid>/cmdline, on no worker's
     for secret in (KEY, SSH, "KF-PLANTED-NETRC", judge_argv0):
         assert secret not in text, secret
-        assert _files_contain(work, secret) == [], secret
-    pids = [int(p) for p in re.findall(r"\d+", verdict.message.split("pids seen")[1].split("]")[0])]
+        assert _files_contain(folder, secret) == [], secret
+    assert result is not None
+    seen = result.message.split("pids seen")[1].split("]")[0]
+    pids = [int(p) for p in re.findall(r"\d+", seen)]
     assert os.getpid() not in pids and len(pids) <= 4  # its own pid namespace: bwrap's init, itself
 
 
 def test_project_tree_task_file_home_and_run_folder_are_unwritable(
     planted: Path, tmp_path: Path
 ) -> None:
-    work = tmp_path / "work"
     task_file = get_task("softmax_fp32").path
     before = hashlib.sha256(task_file.read_bytes()).hexdigest()
     import torch
@@ -112,7 +101,7 @@ def test_project_tree_task_file_home_and_run_folder_are_unwritable(
         TASKS_DIR,
         sandbox.REPO_ROOT,
         Path(torch.__file__).parent,
-        work,
+        tmp_path,  # the parent of the worker's folder (the judge's work folder in a real run)
         planted,
         Path("/root"),
     ]
@@ -121,10 +110,10 @@ def test_project_tree_task_file_home_and_run_folder_are_unwritable(
     ]
     assert leftovers == [], "markers from an earlier run: remove them first"
     try:
-        verdict = _judge("os_write_tree_path", work)
-        assert "refused" in verdict.message  # it tried
+        _, result = _run_unchecked("os_write_tree_path", tmp_path / "w")
+        text = _raised(result, "refused")  # it tried
         written = [t for t in targets if (t / "kf_hostile_marker.txt").exists()]
-        assert written == [], verdict.message
+        assert written == [], text
         assert hashlib.sha256(task_file.read_bytes()).hexdigest() == before
     finally:
         for t in targets:

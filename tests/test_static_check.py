@@ -11,6 +11,7 @@ import torch
 from benchmarks.harness.static_check import (
     GLOBAL_FORBIDDEN,
     TENSOR_METHODS_ALLOWED,
+    TORCH_ALLOWED,
     StaticResult,
     check_source,
     check_task_candidate,
@@ -807,3 +808,110 @@ def test_forbidden_api_is_reported_before_structural_problems() -> None:
     assert result.error_class == ErrorClass.FORBIDDEN_API
     assert result.line == 4
     assert "line 4" in result.message and "torch.softmax" in result.message
+
+
+# --------------------------------------------------------------------------------------------
+# The crossings: chains from subscripts and calls, re-exports, format strings
+# --------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("body", "api"),
+    [
+        # a module held in a list or returned by a call, then walked
+        ("t = [torch.cuda][0].torch", "torch.cuda"),
+        ("t = (lambda: triton.language)().core", "triton.language"),
+        ("t = {'m': torch.version}['m']", "torch.version"),
+        # private attributes of objects the check cannot name (not self)
+        ("h = torch.cuda.current_stream()._as_parameter_", "._as_parameter_"),
+        ("s = torch.finfo(torch.float32)\nh = s._private", "._private"),
+        # OS facilities and globals, whatever they hang off
+        ("e = [1][0].environ", ".environ"),
+        ("p = (lambda: 0)().Path", ".Path"),
+        ("g = _copy.get_capture_scope()", ".get_capture_scope"),
+        # dunder names as string keys
+        ("b = {}['__builtins__']", "'__builtins__'"),
+        ("b = {}.get('__globals__')", "'__globals__'"),
+    ],
+)
+def test_chains_rooted_at_subscripts_and_calls_are_checked_attribute_by_attribute(
+    body: str, api: str
+) -> None:
+    assert_forbidden(check(candidate(body)), api)
+
+
+@pytest.mark.parametrize(
+    ("imports", "body", "api"),
+    [
+        # triton.runtime reached as triton.testing.runtime: the rules apply to what it is
+        ("", "p = triton.testing.runtime.build", "triton.runtime.build"),
+        ("from triton.testing import runtime\n", "p = runtime.build.Path", "pathlib"),
+        # objects of other modules kept by a library module: pathlib, importlib, os
+        ("", "p = triton.runtime.build.Path", "triton.runtime.build"),
+        ("", "s = triton.language.extra.spec.loader", "importlib"),
+        # Triton's environment reader and configuration
+        ("", "k = triton.knobs.getenv('OPENAI_API_KEY')", "triton.knobs"),
+        ("", "k = triton.knobs.cache.dir", "triton.knobs"),
+    ],
+)
+def test_names_a_library_re_exports_are_resolved_to_what_they_are(
+    imports: str, body: str, api: str
+) -> None:
+    assert_forbidden(check(candidate(body, imports=imports)), api)
+
+
+@pytest.mark.parametrize(
+    ("body", "api"),
+    [
+        ("s = '{0.__globals__[torch]}'.format(softmax)", ".__globals__"),
+        ("s = '{f.__globals__}'.format_map({'f': softmax})", ".__globals__"),
+        ("s = str.format('{0.__class__}', x)", ".__class__"),
+        ("s = '{0[__builtins__]}'.format({})", "[__builtins__]"),
+        ("s = '{0:{1.__class__}}'.format(1, x)", ".__class__"),  # a field nested in a spec
+        ("s = '{0.os}'.format(x)", ".os"),
+        ("s = '{0._C}'.format(x)", "._C"),
+        ("fmt = '{0.' + 'x}'\ns = fmt.format(x)", ".format"),
+        ("f = '{}'.format", ".format"),
+        ("f = str.format", ".format"),
+        ("s = str.format_map(x, {})", ".format_map"),
+        ("s = '{0.'.format(x)", "malformed"),
+    ],
+)
+def test_format_strings_read_only_what_the_attribute_rules_allow(body: str, api: str) -> None:
+    assert_forbidden(check(candidate(body)), api)
+
+
+@pytest.mark.parametrize(
+    ("extra", "body"),
+    [
+        ("", "s = '{}x{}'.format(x.shape[0], x.shape[1])"),
+        ("", "s = '{0.shape} {0.dtype}'.format(x)"),
+        ("", "s = '{n:>{w}}'.format(n=1, w=4) + str.format('{}', 2)"),
+        ("", "s = '{a}'.format_map({'a': 1})"),
+        ("", "s = f'{x.shape}'"),
+        ("class Cache:\n    def __init__(self):\n        self._seen = {}\n", "c = Cache()"),
+        ("if __name__ == '__main__':\n    pass\n", ""),
+        ("", "s = torch.cuda.Stream if torch.cuda.is_available() else None"),
+        ("", "ok = hasattr(torch.cuda, 'is_available')"),
+        ("", "c = math.pi + math.inf if math.isfinite(1.0) else 0"),
+        ("", "d = triton.language.float32"),
+    ],
+)
+def test_honest_forms_near_the_crossings_pass(extra: str, body: str) -> None:
+    result = check(candidate(body, imports="import math\n", extra=extra))
+    assert result.ok, result.message
+
+
+@pytest.mark.parametrize("name", sorted(n for n in TORCH_ALLOWED if "__" not in n))
+def test_every_allowed_torch_name_passes_the_re_export_resolution(name: str) -> None:
+    result = check(candidate(f"v = {name}"))
+    assert result.ok, result.message
+
+
+@pytest.mark.parametrize(
+    "body",
+    ["p = tl.PropagateNan.ALL", "triton.set_allocator(None)", "g = torch.Generator"],
+)
+def test_library_objects_kept_in_private_modules_pass(body: str) -> None:
+    result = check(candidate(body))
+    assert result.ok, result.message

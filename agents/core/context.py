@@ -18,6 +18,7 @@ from agents.core.llm.replay import ReplayProvider
 from agents.core.model_policy import ModelPolicy
 from agents.core.policy import Policy
 from agents.core.progress import Progress
+from agents.core.redact import scrub
 from agents.core.rundir import RunDir
 from agents.core.seams import Seams
 from agents.offline.policy import OfflinePolicy
@@ -61,9 +62,12 @@ class RunContext:
         if self.provider is None:
             raise RuntimeError(f"node {node} asked for a model in an offline run (a bug)")
         self.tracker.check()
+        # no configured secret is sent to the model or comes back into the run (redact.py)
+        messages = [m.model_copy(update={"content": scrub(m.content)}) for m in messages]
         completion = self.provider.complete(
-            messages, system=system, max_tokens=max_tokens, node=node
+            messages, system=scrub(system), max_tokens=max_tokens, node=node
         )
+        completion = completion.model_copy(update={"text": scrub(completion.text)})
         self.tracker.record(completion)
         usage = completion.usage
         self.event(

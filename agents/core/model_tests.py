@@ -22,6 +22,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from benchmarks import without_secrets
+
 TEST_FILE = "test_kernel.py"
 KERNEL_FILE = "kernel.py"
 TIMEOUT_S = 120.0
@@ -44,7 +46,7 @@ def run_model_test(
     test_code: str, kernel_code: str, *, device: str, timeout_s: float = TIMEOUT_S
 ) -> ModelTestResult:
     """Run the model's test script against one candidate, in a child process group."""
-    env = dict(os.environ)
+    env = without_secrets()  # the candidate runs here: no keys or tokens in its environment
     env["PYTHONUNBUFFERED"] = "1"
     if device == "cpu":
         env["TRITON_INTERPRET"] = "1"

@@ -12,7 +12,8 @@
 
 Each attempt's folder is written whole into a temporary folder and renamed into place, so an
 attempt folder either is complete or does not exist; every JSON file is replaced atomically;
-events and pairs are appended line by line and flushed to disk.
+events and pairs are appended line by line and flushed to disk. Every file is scrubbed of the
+secrets this process knows (agents/core/redact.py) as it is written.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from agents.core.redact import scrub
 from agents.core.state import Attempt
 
 MANIFEST = "manifest.json"
@@ -44,13 +46,13 @@ def new_run_id(task_id: str) -> str:
 def write_json_atomic(path: Path, data: Any) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(data, indent=2, default=str) + "\n", encoding="utf-8")
+    tmp.write_text(scrub(json.dumps(data, indent=2, default=str)) + "\n", encoding="utf-8")
     os.replace(tmp, path)
 
 
 def _append_line(path: Path, record: dict[str, Any]) -> None:
     with path.open("a", encoding="utf-8") as f:
-        f.write(json.dumps(record, default=str) + "\n")
+        f.write(scrub(json.dumps(record, default=str)) + "\n")
         f.flush()
         os.fsync(f.fileno())
 
@@ -161,14 +163,14 @@ class RunDir:
         tmp = final.with_name(f".{attempt.id}.{os.getpid()}.tmp")
         shutil.rmtree(tmp, ignore_errors=True)
         tmp.mkdir(parents=True)
-        (tmp / "code.py").write_text(code, encoding="utf-8")
-        (tmp / "verdict.json").write_text(verdict_json + "\n", encoding="utf-8")
+        (tmp / "code.py").write_text(scrub(code), encoding="utf-8")
+        (tmp / "verdict.json").write_text(scrub(verdict_json) + "\n", encoding="utf-8")
         if prompt:
-            (tmp / "prompt.md").write_text(prompt, encoding="utf-8")
+            (tmp / "prompt.md").write_text(scrub(prompt), encoding="utf-8")
         if reply:
-            (tmp / "reply.md").write_text(reply, encoding="utf-8")
+            (tmp / "reply.md").write_text(scrub(reply), encoding="utf-8")
         (tmp / "attempt.json").write_text(
-            attempt.model_dump_json(indent=2) + "\n", encoding="utf-8"
+            scrub(attempt.model_dump_json(indent=2)) + "\n", encoding="utf-8"
         )
         for f in tmp.iterdir():
             with f.open("rb") as handle:
@@ -199,7 +201,7 @@ class RunDir:
         folder.mkdir(exist_ok=True)
         for name, text in (("prompt.md", prompt), ("reply.md", reply), (TEST_FILE, code)):
             tmp = folder / f".{name}.tmp"
-            tmp.write_text(text, encoding="utf-8")
+            tmp.write_text(scrub(text), encoding="utf-8")
             os.replace(tmp, folder / name)
         return self.rel(folder / TEST_FILE)
 
@@ -208,7 +210,7 @@ class RunDir:
         best = self.path / "best"
         best.mkdir(exist_ok=True)
         tmp = best / ".kernel.py.tmp"
-        tmp.write_text(code, encoding="utf-8")
+        tmp.write_text(scrub(code), encoding="utf-8")
         os.replace(tmp, best / "kernel.py")
         write_json_atomic(best / "summary.json", summary)
         return best / "kernel.py"

@@ -32,6 +32,7 @@ from benchmarks.harness.messages import (
     parse_result,
     result_type,
 )
+from benchmarks.redaction import without_secrets
 
 R = TypeVar("R")
 
@@ -69,7 +70,7 @@ class Child:
             env, preexec, self.isolation = launch.env, launch.preexec_fn, launch.isolation
         else:
             argv, self.isolation = [*worker, str(os.getpid())], "trusted (unisolated)"
-            env = dict(os.environ)
+            env = without_secrets()  # trusted code needs no keys or tokens either
             env["PYTHONPATH"] = os.pathsep.join([str(REPO_ROOT), env.get("PYTHONPATH", "")]).rstrip(
                 os.pathsep
             )

@@ -45,6 +45,7 @@ from benchmarks.harness.precision import full_precision
 from benchmarks.harness.static_check import check_source
 from benchmarks.harness.transport import TransportError, read_trial
 from benchmarks.harness.worker import trial_plan
+from benchmarks.redaction import redact_verdict
 from benchmarks.task import Shape, Task
 from benchmarks.verdict import ErrorClass, Mismatch, ShapeResult, Stage, Verdict, stage_before
 
@@ -132,7 +133,7 @@ def evaluate(
     if "worker_lost" in verdict.flags:
         verdict = _evaluate_once(task, candidate, config, source=source, label=label)
         verdict.flags.append("worker_retried")
-    return verdict
+    return redact_verdict(verdict)  # no configured secret leaves the judge (benchmarks.redaction)
 
 
 def _evaluate_once(

@@ -1,6 +1,6 @@
-# expect: runtime_error
+# expect: forbidden_api
 # task: softmax_fp32
-# why: reads the worker's whole environment through a format string (no import, passes the static check) and raises it into the verdict message; the sandbox's scrubbed environment must hold no API key
+# why: reads the worker's whole environment through a format string (no import) and raises it into the verdict message; the static check refuses the format string, and run past it (tests/test_sandbox_hostile.py) the sandbox's scrubbed environment must hold no API key
 # os-attack: env
 import torch
 import triton

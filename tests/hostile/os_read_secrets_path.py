@@ -1,6 +1,6 @@
-# expect: runtime_error
+# expect: forbidden_api
 # task: softmax_fp32
-# why: reaches pathlib.Path through a name Triton re-exports (passes the static check) and reads /proc/*/environ and cmdline of every process it can see, ~/.ssh and ~/.netrc of every home, then raises what it found into the verdict; the sandbox must show it only its own processes and empty homes
+# why: reaches pathlib.Path through a name Triton re-exports and reads /proc/*/environ and cmdline of every process it can see, ~/.ssh and ~/.netrc of every home, then raises what it found; the static check refuses the re-export, and run past it (tests/test_sandbox_hostile.py) the sandbox must show it only its own processes and empty homes
 # os-attack: secrets
 import torch
 import triton

@@ -1,6 +1,6 @@
-# expect: runtime_error
+# expect: forbidden_api
 # task: softmax_fp32
-# why: through pathlib.Path (re-exported by Triton) and a format string that finds the project, writes marker files into the project tree, the tasks folder, the venv, the judge's work folder and every home, and opens the task file it is judged on for writing; all must be read-only or hidden in the sandbox (it raises what it managed, for the record)
+# why: through pathlib.Path (re-exported by Triton) and a format string that finds the project, writes marker files into the project tree, the tasks folder, the venv, the judge's work folder and every home, and opens the task file it is judged on for writing; the static check refuses both crossings, and run past it (tests/test_sandbox_hostile.py) all must be read-only or hidden in the sandbox (it raises what it managed, for the record)
 # os-attack: write
 import torch
 import triton

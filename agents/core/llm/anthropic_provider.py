@@ -38,6 +38,7 @@ from agents.core.llm.base import (
 from agents.core.llm.concurrency import RateLimiter
 from agents.core.llm.pricing import cost_usd
 from agents.core.llm.retry import RetryPolicy, call_with_retries, error_for_status, server_message
+from agents.core.redact import register_secret
 
 KEY_ENV = "ANTHROPIC_API_KEY"
 
@@ -67,6 +68,7 @@ class AnthropicProvider(Provider):
                 f"{KEY_ENV} is not set: export {KEY_ENV}=<your key> to use anthropic:{model}, "
                 "or run with --llm offline (no model)"
             )
+        register_secret(KEY_ENV, key)  # scrubbed from every run file
         self._model = model
         self.base_url = base_url
         self.timeout_s = timeout_s

@@ -45,6 +45,7 @@ from agents.core.llm.base import (
 from agents.core.llm.concurrency import RateLimiter
 from agents.core.llm.pricing import cost_usd
 from agents.core.llm.retry import RetryPolicy, call_with_retries, error_for_status, server_message
+from agents.core.redact import register_secret
 
 KEY_ENV = "OPENAI_API_KEY"
 COMPATIBLE_KEY_ENV = "OPENAI_COMPATIBLE_API_KEY"
@@ -98,6 +99,8 @@ class OpenAIProvider(Provider):
                 )
             self._key_env = KEY_ENV
             self._who = f"openai {model}" + (f" at {base_url}" if base_url else "")
+        if key != PLACEHOLDER_KEY:
+            register_secret(self._key_env or KEY_ENV, key)  # scrubbed from every run file
         self._client = openai.OpenAI(
             api_key=key, base_url=base_url, timeout=timeout_s, max_retries=0
         )

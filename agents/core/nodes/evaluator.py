@@ -27,6 +27,7 @@ from agents.core.measure import measure
 from agents.core.model_tests import run_model_test
 from agents.core.outcome import best_summary
 from agents.core.pairs import failing_chain, make_pair
+from agents.core.redact import scrub_data, scrub_verdict
 from agents.core.state import AgentState, Attempt, Candidate, Measurement, VerdictSummary
 
 
@@ -73,11 +74,12 @@ def judge(
         source=candidate.code,
         label=f"attempt {attempt_id}",
     )
+    verdict = scrub_verdict(verdict)  # before it reaches the state, the checkpoint or a prompt
     if ctx.device == "cuda":
         ctx.tracker.add_gpu_s(verdict.stage_seconds.get("total", 0.0))
     tested = None
     if model_test:
-        tested = run_model_test(model_test, candidate.code, device=ctx.device).to_json()
+        tested = scrub_data(run_model_test(model_test, candidate.code, device=ctx.device).to_json())
         ctx.event(
             "model_test",
             id=attempt_id,

@@ -1,5 +1,12 @@
 """The static stage of the judge: read a candidate's source and reject it before it runs.
 
+This is a lint, not the wall. It gives a candidate (and the model that wrote it) a clear, early
+message naming the line and the API, before any process starts; what holds against a candidate
+that gets past it is elsewhere: the OS isolation of its worker (``benchmarks.harness.sandbox``: no
+network, its own pid namespace, a read-only filesystem, an environment without keys) and the
+judge's own checks of what the worker did (outputs, launches, fallbacks). It closes the crossings
+it knows of (below) and refuses conservatively where it cannot tell.
+
 The candidate is never executed here; everything is decided from its syntax tree. The checks, in
 the order they are reported:
 
@@ -54,6 +61,24 @@ in PyTorch is a fallback". Statically that becomes:
   a name reached through an allowed module that is really another module (``typing.sys``,
   ``triton.testing.subprocess``, ``dataclasses.builtins``) is refused: the checker imports our
   own trusted libraries (never the candidate) to look.
+- **Re-exports are resolved to what they are**: a dotted name is walked in those libraries
+  (modules with getattr, other objects only through what they store, so no property runs), and
+  the rules apply to its real name (``triton.testing.runtime.build`` is ``triton.runtime.build``,
+  refused) and to every object on the way: one whose module (its ``__module__``, or its type's)
+  is outside the allowed roots is refused (``pathlib.Path``, ``os.environ``, an importlib loader,
+  ``tempfile`` functions kept by a torch or Triton module). ``triton.knobs`` (it reads and sets
+  the environment and the compiler's configuration) is refused as a whole.
+- **Chains the checker cannot name** (rooted at a subscript, a call, a local: ``[m][0].attr``,
+  ``(lambda: m)().attr``, ``f().x``) are checked attribute by attribute: no dunder, frame or
+  globals attribute (``get_capture_scope``), no name of a dangerous module (``os``, ``pathlib``,
+  ``tempfile``...) or OS facility (``environ``, ``Path``, ``system``, ``popen``...), no private
+  attribute except on ``self``/``cls``. A module may not be put into such a chain at all: a module
+  used as a value, by name or as an attribute (``[torch.cuda][0]``), is refused.
+- **Format strings**: ``str.format``/``format_map`` read attributes and items of their arguments
+  as the string says (``"{0.__globals__[os]}"``), so they are allowed only on a constant string
+  whose fields (nested ones in format specs included) pass the attribute rules above; a format
+  string that is not a constant, or a format method used as a value, is refused. A dunder name
+  written as a string (``d["__builtins__"]``) is refused too.
 - **Dynamic access and snooping** are refused outright: ``eval``, ``exec``, ``compile``,
   ``__import__``, ``globals``, ``locals``, ``vars``, ``dir``, ``open``, ``breakpoint``, ``input``,
   ``exit``/``quit`` (a function parameter of the same name is not the builtin);
@@ -98,8 +123,9 @@ Modules
 -------
 ``rules`` the allow and deny lists and why each API is refused; ``library`` what a dotted name is
 in our trusted libraries (imported, never the candidate); ``facts`` what a candidate's names stand
-for (imports, aliases, kernels); ``walker`` the forbidden-API walk; ``entry`` the entry point's
-signature and launches; ``check`` the public functions and StaticResult, re-exported here.
+for (imports, aliases, kernels); ``formats`` what a format string reads; ``walker`` the
+forbidden-API walk; ``entry`` the entry point's signature and launches; ``check`` the public
+functions and StaticResult, re-exported here.
 """
 
 from benchmarks.harness.static_check.check import StaticResult, check_source, check_task_candidate

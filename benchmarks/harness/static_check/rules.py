@@ -81,6 +81,7 @@ FORBIDDEN_GROUPS: dict[str, tuple[str, ...]] = {
         """
     ),
     "changes the machine's state (GPU clocks)": _words("triton.testing.set_gpu_clock"),
+    "reads and sets the environment and Triton's compiler configuration": _words("triton.knobs"),
 }
 
 GLOBAL_FORBIDDEN: tuple[str, ...] = tuple(
@@ -204,6 +205,7 @@ FRAME_ATTRS: frozenset[str] = frozenset(
         """
         gi_frame gi_code gi_yieldfrom cr_frame cr_code cr_await ag_frame ag_code f_back f_locals
         f_globals f_builtins f_code f_trace tb_frame tb_next co_code co_consts co_names
+        get_capture_scope
         """
     )
 )
@@ -214,10 +216,34 @@ DANGEROUS_MODULE_NAMES: frozenset[str] = frozenset(
         """
         os sys subprocess ctypes cffi signal builtins importlib inspect gc threading _thread
         multiprocessing concurrent asyncio posix nt shutil socket pickle marshal runpy code
-        codeop pty faulthandler resource mmap atexit operator numpy
+        codeop pty faulthandler resource mmap atexit operator numpy pathlib tempfile glob
+        traceback unittest sysconfig linecache socketserver
         """
     )
 )
+
+# Names of OS facilities (process, environment and file functions and classes of os, pathlib,
+# tempfile, shutil, subprocess) refused as an attribute of any object: they are how a re-exported
+# or smuggled module or object would be used.
+OS_FACILITY_NAMES: frozenset[str] = frozenset(
+    _words(
+        """
+        environ environb getenv putenv setenv unsetenv system popen Popen fork forkpty execv
+        execve execvp execvpe spawnv spawnve posix_spawn kill killpg setsid Path PurePath
+        PosixPath mkdtemp mkstemp NamedTemporaryFile TemporaryDirectory TemporaryFile
+        gettempdir rmtree listdir scandir unlink rmdir
+        """
+    )
+)
+
+# The str methods that read attributes and items of their arguments as the format string says
+# ("{0.__globals__[os]}"): allowed only on a constant format string whose fields pass the
+# attribute rules.
+FORMAT_METHODS: frozenset[str] = frozenset(_words("format format_map vformat"))
+
+# Dunder strings a candidate may write as constants (other dunders in a string are keys into
+# namespaces: d["__builtins__"], "{0.__globals__}").
+DUNDER_STRINGS_ALLOWED: frozenset[str] = frozenset(_words("__main__"))
 
 JIT_DECORATORS: frozenset[str] = frozenset({"triton.jit", "triton.runtime.jit.jit"})
 

@@ -9,9 +9,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from benchmarks.harness.static_check.facts import ModuleFacts, chain
+from benchmarks.harness.static_check.formats import format_fields
 from benchmarks.harness.static_check.library import (
     allowed_in_class_entry,
-    escaped_module,
+    is_module_name,
+    library_name,
     tensor_compute_methods,
 )
 from benchmarks.harness.static_check.rules import (
@@ -19,13 +21,16 @@ from benchmarks.harness.static_check.rules import (
     DANGEROUS_MODULE_NAMES,
     DUNDER_ATTRS_ALLOWED,
     DUNDER_NAMES_ALLOWED,
+    DUNDER_STRINGS_ALLOWED,
     DYNAMIC_ATTR_BUILTINS,
     FORBIDDEN_BUILTINS,
     FORBIDDEN_GROUPS,
     FORBIDDEN_METHOD_DEFS,
+    FORMAT_METHODS,
     FRAME_ATTRS,
     GLOBAL_FORBIDDEN,
     NN_HOLDERS,
+    OS_FACILITY_NAMES,
     TORCH_ALLOWED,
     TORCH_MODULES_ALLOWED,
     why_import,
@@ -79,6 +84,7 @@ class ForbiddenApiWalker(ast.NodeVisitor):
         self.jit_depth = 0
         self.call_funcs: set[int] = set()  # Name nodes in call position (getattr(...))
         self.module_values_ok: set[int] = set()  # hasattr(torch, "x"): a module as a value
+        self.format_calls_ok: set[int] = set()  # .format of a constant format string, checked
         # Parameter names in scope: a parameter called `input` or `compile` is not the builtin.
         # Python decides scope statically, so a parameter can never name the builtin (unless a
         # nested function declares it global, which _enter removes again).
@@ -91,7 +97,7 @@ class ForbiddenApiWalker(ast.NodeVisitor):
         self.violations.append(Violation(line, col, api, why))
 
     # -- dotted names (rooted at an import) -------------------------------------------------
-    def _why_forbidden_dotted(self, dotted: str) -> str | None:
+    def _why_forbidden_dotted(self, dotted: str, depth: int = 0) -> str | None:
         if self.class_entry and allowed_in_class_entry(dotted, self.init_depth > 0):
             return None
         for f in self.forbidden:
@@ -115,9 +121,15 @@ class ForbiddenApiWalker(ast.NodeVisitor):
             why = self._why_torch(dotted)
             if why:
                 return why
-        escaped = escaped_module(dotted)
-        if escaped:
-            return f"reaches a module a candidate may not use: {escaped}"
+        found = library_name(dotted)
+        if found.problem:
+            return f"reaches what a candidate may not use: {found.problem}"
+        # a re-export: the rules apply to what the name really is
+        for real in (found.canonical, found.object_name):
+            if real and real != dotted and depth < 3:
+                why = self._why_forbidden_dotted(real, depth + 1)
+                if why:
+                    return f"{why}; `{dotted}` is {real}"
         return None
 
     def _why_torch(self, dotted: str) -> str | None:
@@ -155,9 +167,19 @@ class ForbiddenApiWalker(ast.NodeVisitor):
                 return
 
     # -- attributes on objects that are not modules -----------------------------------------
-    def _check_attr_name(self, node: ast.AST, name: str, shown: str, tensor: bool = True) -> None:
+    def _check_attr_name(
+        self,
+        node: ast.AST,
+        name: str,
+        shown: str,
+        tensor: bool = True,
+        private_ok: bool = False,
+    ) -> None:
+        """The rules for an attribute of an object the checker cannot name (a local, a call's
+        result, a subscript): each attribute of such a chain is checked on its own.
+        `private_ok`: the object is the method's own `self`/`cls`."""
         if name in FRAME_ATTRS:
-            self._flag(node, shown, "reaches interpreter frames or code objects")
+            self._flag(node, shown, "reaches interpreter frames, code objects or globals")
             return
         if _is_dunder(name):
             if name not in DUNDER_ATTRS_ALLOWED:
@@ -165,6 +187,17 @@ class ForbiddenApiWalker(ast.NodeVisitor):
             return
         if name in DANGEROUS_MODULE_NAMES:
             self._flag(node, shown, f"reaches module {name}, which a candidate may not use")
+            return
+        if name in OS_FACILITY_NAMES:
+            self._flag(node, shown, f"{name} is an OS facility a candidate may not use")
+            return
+        if name.startswith("_") and not private_ok:
+            self._flag(
+                node,
+                shown,
+                "private attribute of an object the check cannot name (a candidate's own "
+                "private attributes live on self)",
+            )
             return
         if self.jit_depth or not tensor:
             return  # inside @triton.jit, x.sum(0) / x.to(...) are Triton tensor operations
@@ -268,6 +301,13 @@ class ForbiddenApiWalker(ast.NodeVisitor):
         self.generic_visit(node)
 
     def visit_Attribute(self, node: ast.Attribute) -> None:
+        if node.attr in FORMAT_METHODS and id(node) not in self.format_calls_ok:
+            self._flag(
+                node,
+                f".{node.attr}",
+                "a format string that is not a constant (or a format method used as a value) "
+                "can read any attribute of its arguments; format a constant string",
+            )
         dotteds = self.facts.resolve(node)
         if dotteds:
             if isinstance(node.ctx, ast.Store | ast.Del):
@@ -278,15 +318,31 @@ class ForbiddenApiWalker(ast.NodeVisitor):
                     "module or object changes the judge's view",
                 )
                 return
-            self._check_dotted(node, dotteds, ".".join(chain(node) or []))
+            before = len(self.violations)
+            written = ".".join(chain(node) or [])
+            self._check_dotted(node, dotteds, written)
+            # the outermost attribute of a chain: used as a value (inner ones are not visited)
+            if (
+                len(self.violations) == before
+                and id(node) not in self.facts.alias_rhs_ids
+                and id(node) not in self.module_values_ok
+                and any(is_module_name(d) for d in dotteds)
+                and not (self.class_entry and dotteds <= NN_HOLDERS)
+            ):
+                self._flag(
+                    node,
+                    _spelled(node, dotteds),
+                    "a module used as a value (in a list, call or return) hides what is reached "
+                    "through it; use its attributes directly",
+                )
             return
         base = node.value
-        if self.facts.is_non_tensor_call(base) or (
-            isinstance(base, ast.Name) and base.id in self.facts.non_tensor_names
-        ):
-            self._check_attr_name(node, node.attr, f".{node.attr}", tensor=False)
-        else:
-            self._check_attr_name(node, node.attr, f".{node.attr}")
+        private_ok = isinstance(base, ast.Name) and base.id in ("self", "cls")
+        tensor = not (
+            self.facts.is_non_tensor_call(base)
+            or (isinstance(base, ast.Name) and base.id in self.facts.non_tensor_names)
+        )
+        self._check_attr_name(node, node.attr, f".{node.attr}", tensor, private_ok)
         self.visit(base)
 
     def visit_Name(self, node: ast.Name) -> None:
@@ -317,8 +373,19 @@ class ForbiddenApiWalker(ast.NodeVisitor):
         self._check_dotted(node, dotteds, name)
 
     def visit_Constant(self, node: ast.Constant) -> None:
-        if isinstance(node.value, str) and node.value in FORBIDDEN_METHOD_DEFS:
+        if not isinstance(node.value, str):
+            return
+        if node.value in FORBIDDEN_METHOD_DEFS:
             self._flag(node, repr(node.value), "names a PyTorch dispatcher hook")
+        elif _is_dunder(node.value) and node.value not in (
+            DUNDER_STRINGS_ALLOWED | DUNDER_NAMES_ALLOWED | DUNDER_ATTRS_ALLOWED
+        ):
+            self._flag(
+                node,
+                repr(node.value),
+                "a dunder name as a string is a key into interpreter internals "
+                "(d['__builtins__'], getattr(f, '__globals__'))",
+            )
 
     def visit_Call(self, node: ast.Call) -> None:
         func = node.func
@@ -332,9 +399,52 @@ class ForbiddenApiWalker(ast.NodeVisitor):
             if func.id in DYNAMIC_ATTR_BUILTINS:
                 self.call_funcs.add(id(func))
                 self._check_dynamic_attr(node, func.id)
-            elif func.id == "hasattr" and node.args and isinstance(node.args[0], ast.Name):
-                self.module_values_ok.add(id(node.args[0]))  # a bool cannot leak the attribute
+            elif func.id == "hasattr" and node.args:
+                if isinstance(node.args[0], ast.Name | ast.Attribute):
+                    self.module_values_ok.add(id(node.args[0]))  # a bool cannot leak anything
+        if isinstance(func, ast.Attribute) and func.attr in FORMAT_METHODS:
+            self._check_format_call(node, func)
         self.generic_visit(node)
+
+    def _check_format_call(self, node: ast.Call, func: ast.Attribute) -> None:
+        """`"...".format(...)` / `str.format("...", ...)` / `.format_map`: the format string must
+        be a constant whose fields pass the attribute rules ("{0.shape}" yes, "{0.__globals__}"
+        and "{0[__builtins__]}" no). Anything else is left for visit_Attribute to refuse."""
+        receiver = func.value
+        template: ast.expr | None = None
+        if isinstance(receiver, ast.Constant) and isinstance(receiver.value, str):
+            template = receiver
+        elif (
+            isinstance(receiver, ast.Name)
+            and receiver.id == "str"
+            and not self._shadowed("str")
+            and not self.facts.resolve_name("str")
+            and "str" not in self.facts.module_names
+            and node.args
+            and isinstance(node.args[0], ast.Constant)
+            and isinstance(node.args[0].value, str)
+        ):
+            template = node.args[0]
+        if template is None or func.attr == "vformat":
+            return
+        self.format_calls_ok.add(id(func))
+        assert isinstance(template, ast.Constant)
+        fields = format_fields(template.value)
+        if fields is None:
+            self._flag(template, f"{func.attr}", "a malformed format string")
+            return
+        for kind, name in fields:
+            shown = f".{name}" if kind == "attr" else f"[{name}]"
+            if kind == "attr":
+                self._check_attr_name(
+                    template, name, f"{template.value!r}: field {shown}", tensor=False
+                )
+            elif _is_dunder(name):
+                self._flag(
+                    template,
+                    f"{template.value!r}: field {shown}",
+                    "a format field that indexes with a dunder name reaches interpreter internals",
+                )
 
     def _check_dynamic_attr(self, node: ast.Call, fn: str) -> None:
         if len(node.args) < 2 or not (
