@@ -7,6 +7,7 @@ import torch
 import triton
 import triton.language as tl
 
+
 @triton.jit
 def _row_softmax(x_ptr, y_ptr, stride, N, BLOCK: tl.constexpr):
     # one program per row; the whole row in one masked block (CPU shapes are small)

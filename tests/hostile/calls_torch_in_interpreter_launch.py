@@ -7,6 +7,7 @@ import torch
 import triton
 import triton.language as tl
 
+
 def _reduce_rows(t, combine):
     """Fold the last dimension in halves with `combine`; an odd trailing column joins column 0."""
     while t.shape[1] > 1:
