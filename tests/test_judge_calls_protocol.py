@@ -103,7 +103,9 @@ def test_compute_inside_a_launch_is_a_fallback(tmp_path):
         return record(launch_ops={"_to_copy": 2, "mul": 3}), record() if t.first else None
 
     verdict = _judge(tmp_path, records)
-    assert verdict.error_class == ErrorClass.FALLBACK and "inside a Triton launch" in verdict.message
+    assert (
+        verdict.error_class == ErrorClass.FALLBACK and "inside a Triton launch" in verdict.message
+    )
 
 
 def test_many_scalar_reads_are_python_compute(tmp_path):

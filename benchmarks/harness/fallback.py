@@ -356,20 +356,6 @@ def output_problems(
     return problems
 
 
-def verdict_for(
-    compute_ops: dict[str, int], launches: dict[str, int], problems: list[str] | None = None
-) -> str | None:
-    """A failure message, or None when the call computed with Triton alone."""
-    if problems:
-        return "; ".join(problems)
-    if compute_ops:
-        listed = ", ".join(f"{k} x{v}" for k, v in compute_ops.items())
-        return f"PyTorch computed part of the result: aten ops {listed}"
-    if not launches:
-        return "no Triton kernel ran during the call"
-    return None
-
-
 def allowed(name: str) -> bool:
     return name in ALLOWED_ATEN_OPS
 
@@ -384,5 +370,4 @@ __all__ = [
     "protect_tracers",
     "record_call",
     "trace_call",
-    "verdict_for",
 ]
