@@ -60,6 +60,12 @@ class ErrorClass(StrEnum):
     NONDETERMINISTIC = "nondeterministic"
     # fallback / perf
     FALLBACK = "fallback"
+    # one call launched other Triton kernels (or another number of them) than the other calls
+    # of its shape, the timed calls included
+    LAUNCH_MISMATCH = "launch_mismatch"
+    # the call hid work from the judge's tracers: dispatch recorder off, another thread, the
+    # worker's checks patched (benchmarks/harness/probes.py)
+    TRACE_EVADED = "trace_evaded"
     IMPOSSIBLE_TIME = "impossible_time"
     # ours, not the candidate's
     HARNESS_ERROR = "harness_error"
@@ -87,6 +93,8 @@ FAILS_STAGE: dict[ErrorClass, Stage] = {
     ErrorClass.INPUT_MUTATED: Stage.CORRECT_STANDARD,
     ErrorClass.NONDETERMINISTIC: Stage.DETERMINISTIC,
     ErrorClass.FALLBACK: Stage.NO_FALLBACK,
+    ErrorClass.LAUNCH_MISMATCH: Stage.NO_FALLBACK,
+    ErrorClass.TRACE_EVADED: Stage.NO_FALLBACK,
     ErrorClass.IMPOSSIBLE_TIME: Stage.PERF,
 }
 

@@ -103,8 +103,9 @@ def test_a_repeated_trial_line_is_refused(tmp_path):
     shapes = [m.ShapeSpec(name=s.name, dims=dict(s.dims)) for s in SHAPES]
     first = trial_plan(shapes, list(TASK.modes), 1, 0)[0]
     gen = torch.Generator().manual_seed(first.seed)
-    want = TASK.reference_for(first.dims)(*TASK.make_inputs(first.dims, first.mode, gen))
-    write_trial(tmp_path, "trial_0", want, None, [])
+    args = TASK.make_inputs(first.dims, first.mode, gen)
+    want = TASK.reference_for(first.dims)(*args)
+    write_trial(tmp_path, "trial_0", want, want, [], args, args)
     line = m.dump(m.TrialEvent(t=2.0, n=0, file="trial_0.json", call_s=0.1)).encode()
     verdict = _judge(tmp_path, [*IMPORTED, line, line])
     assert verdict.error_class == ErrorClass.HARNESS_ERROR

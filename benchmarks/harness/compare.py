@@ -225,3 +225,23 @@ def bitwise_equal(a: object, b: object) -> bool:
         type(x) is torch.Tensor and type(y) is torch.Tensor and same_bits(x, y)
         for x, y in zip(la, lb, strict=True)
     )
+
+
+def changed_inputs(after: list[object] | None, before: tuple | list) -> list[int] | None:
+    """The positions of the arguments that the call changed: `after` (shipped back by the
+    worker) against `before` (regenerated here from the seed), tensors bit for bit (NaN equal
+    to NaN, dtype and shape included), other values by equality. None when nothing was shipped
+    or the shipment does not have one entry per argument (the judge cannot tell)."""
+    if after is None or len(after) != len(before):
+        return None
+    changed = []
+    for i, (a, b) in enumerate(zip(after, before, strict=True)):
+        if isinstance(b, torch.Tensor):
+            same = type(a) is torch.Tensor and same_bits(b, a)
+        elif isinstance(b, int | float | bool) or b is None:
+            same = type(a) is type(b) and (a == b or (a != a and b != b))
+        else:  # an argument the transport cannot carry (an object): nothing to compare
+            same = True
+        if not same:
+            changed.append(i)
+    return changed

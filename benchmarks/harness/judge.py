@@ -21,10 +21,11 @@ from pathlib import Path
 
 import torch
 
+from benchmarks.harness import integrity, sandbox
 from benchmarks.harness import perf as perf_stage
-from benchmarks.harness import sandbox
+from benchmarks.harness.calls import CallAudit
 from benchmarks.harness.child import Child, acquire, default_root, signal_name
-from benchmarks.harness.compare import bitwise_equal, compare_outputs
+from benchmarks.harness.compare import bitwise_equal, changed_inputs, compare_outputs
 from benchmarks.harness.judge_config import JudgeConfig
 from benchmarks.harness.messages import (
     PROTOCOL_VERSION,
@@ -32,7 +33,6 @@ from benchmarks.harness.messages import (
     CandidateResult,
     CorrectnessDoneEvent,
     Event,
-    FallbackInfo,
     ImportEvent,
     MalformedEvent,
     MessageError,
@@ -197,12 +197,16 @@ def _evaluate_once(
     refused = sandbox.refusal(trusted=config.trusted, allow_unisolated=config.allow_unisolated)
     if refused:
         return _fail(verdict, ErrorClass.HARNESS_ERROR, refused, Stage.COMPILE)
+    changed = integrity.verify(task, "since the judge first loaded it")
+    if changed:
+        return _fail(verdict, ErrorClass.HARNESS_ERROR, changed, Stage.COMPILE)
     child = acquire(device, _work_root(config), prewarm=config.prewarm, isolate=True)
     folder = child.folder
+    staged = integrity.stage(task, folder)  # the worker reads a private read-only copy
     try:
         (folder / "candidate.py").write_text(source)
         job = CandidateJob(
-            task_path=child.stage(task.path),
+            task_path=str(staged),
             dtype=task.dtype,
             candidate_path=str(folder / "candidate.py"),
             device=device,
@@ -215,12 +219,18 @@ def _evaluate_once(
         verdict = _run_candidate(verdict, task, child, job, shapes, config, skip_numeric, soft_skip)
     finally:
         child.kill()
+        changed = integrity.verify(task, "during the evaluation") or integrity.verify_copy(
+            task, staged
+        )
         if not config.keep_dir:
             shutil.rmtree(folder, ignore_errors=True)
         if device == "cuda":
             # give the reference's and the outputs' memory back: judges running side by side (a
             # bench, `solutions_table --jobs`) otherwise each keep the largest task's worth cached
             torch.cuda.empty_cache()
+    if changed:
+        verdict.flags.append("task_changed")
+        verdict = _fail(verdict, ErrorClass.HARNESS_ERROR, changed, Stage.CALL)
     if task.estimated_costs:
         _fill_estimated_costs(verdict, task)
     verdict.stage_seconds["total"] = time.perf_counter() - t_start
@@ -313,7 +323,7 @@ class _TrialChecker:
         self.seen: set[int] = set()
         self.pending_nondet: str | None = None
         self.nondet_note: str | None = None
-        self.fallback: dict[str, FallbackInfo] = {}
+        self.calls = CallAudit()  # every call's record, judged here
         self.answered = False
 
     def handle(self, evt: Event) -> None:
@@ -362,8 +372,10 @@ class _TrialChecker:
             )
         elif nd:
             self.pending_nondet = self.pending_nondet or nd
-        if evt.fallback is not None:
-            self.fallback[item.shape] = evt.fallback
+        where = f"{item.where()} (seed {item.seed})"
+        self.calls.check(item.shape, where, evt.fallback)
+        if item.first:
+            self.calls.check(item.shape, f"{where}, repeat call", evt.repeat_fallback)
 
     def _soft_skipped(self, failure: _Failure | None) -> _Failure | None:
         """A numerical mismatch of a kernel the CPU interpreter gets wrong (fp8 casts) becomes a
@@ -382,11 +394,7 @@ class _TrialChecker:
     def _answer(self) -> None:
         self.answered = True
         self.verdict.stage_seconds["correctness"] = time.perf_counter() - self.t0
-        go = (
-            self.failure is None
-            and self.pending_nondet is None
-            and not _fallback_failure(self.fallback)
-        )
+        go = self.failure is None and self.pending_nondet is None and self.calls.failure is None
         (self.folder / ("go_perf" if go and self.job.perf else "stop")).touch()
 
 
@@ -490,6 +498,7 @@ def _verdict_from_result(
     verdict.triton_launches = dict(result.launches_total)
     if result.ptx_features is not None:
         verdict.ptx_features = result.ptx_features
+    checker.calls.check_perf(result.perf)  # the timing stage's calls, judged like the others
     failed = _after_correctness(verdict, job, checker)
     if failed is not None:
         return failed
@@ -515,16 +524,13 @@ def _after_correctness(
         verdict.flags.append("nondeterministic_bits")
     verdict.stage_reached = Stage.DETERMINISTIC
 
-    fallback = checker.fallback
-    ops: dict[str, int] = {}
-    for info in fallback.values():
-        for name, n in info.all_ops.items():
-            ops[name] = ops.get(name, 0) + n
-    verdict.aten_ops = ops
-    fb = _fallback_failure(fallback)
-    if fb:
-        verdict.fallback_ops = sorted({op for info in fallback.values() for op in info.compute_ops})
-        return _fail(verdict, ErrorClass.FALLBACK, fb, Stage.NO_FALLBACK)
+    calls = checker.calls
+    verdict.aten_ops = dict(sorted(calls.ops.items()))
+    if calls.failure is not None:
+        verdict.fallback_ops = calls.fallback_ops
+        if calls.failure.error == ErrorClass.HARNESS_ERROR:
+            verdict.flags.append("harness_error")
+        return _fail(verdict, calls.failure.error, calls.failure.message, Stage.NO_FALLBACK)
     verdict.stage_reached = Stage.NO_FALLBACK
     return None
 
@@ -582,16 +588,6 @@ def _child_timeline(events: list[Event]) -> dict[str, float]:
     }
 
 
-def _fallback_failure(fallback: dict[str, FallbackInfo]) -> str | None:
-    from benchmarks.harness.fallback import verdict_for
-
-    for shape, info in fallback.items():
-        msg = verdict_for(info.compute_ops, info.launches, info.output_problems)
-        if msg:
-            return f"{msg} (shape {shape})"
-    return None
-
-
 def _check_trial(
     task: Task,
     path: Path,
@@ -609,14 +605,24 @@ def _check_trial(
         return _Failure(
             ErrorClass.WRONG_OUTPUT_TYPE, f"outputs on {where} could not be read back: {exc}", stage
         ), None
-    if payload.get("mutated"):
-        return _Failure(
-            ErrorClass.INPUT_MUTATED,
-            f"the candidate modified input(s) {payload['mutated']} on {where}; inputs are read-only",
-            stage,
-        ), None
     gen.manual_seed(item.seed)
     args = task.make_inputs(item.dims, item.mode, gen)
+    for key, call in (("inputs", "call"), ("repeat_inputs", "repeat call")):
+        if key == "repeat_inputs" and not item.first:
+            continue
+        changed = changed_inputs(payload.get(key), args)  # decided here, on regenerated inputs
+        if changed is None:
+            return _Failure(
+                ErrorClass.HARNESS_ERROR,
+                f"the worker did not ship the inputs of the {call} on {where} back",
+                stage,
+            ), None
+        if changed:
+            return _Failure(
+                ErrorClass.INPUT_MUTATED,
+                f"the candidate modified input(s) {changed} in the {call} on {where}; inputs are read-only",
+                stage,
+            ), None
     with torch.no_grad(), full_precision():
         want = task.reference_for(item.dims)(*args)
         scale = task.error_terms(args)

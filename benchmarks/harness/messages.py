@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import Any, ClassVar, TypeVar
 
-PROTOCOL_VERSION = 1
+PROTOCOL_VERSION = 2  # 2: every call traced, inputs shipped after the call
 
 # The error classes a worker may report (a subset of `benchmarks.verdict.ErrorClass`, which this
 # module cannot import); "" for a result that is not an error.
@@ -86,12 +86,20 @@ class Trial:
 @dataclass(frozen=True)
 class FallbackInfo:
     """What one traced call did besides Triton: aten ops that computed, all aten ops, Triton
-    launches by kernel, and outputs no Triton kernel wrote."""
+    launches by kernel, and outputs no Triton kernel wrote; then what the in-process probes saw
+    (`benchmarks.harness.probes`): aten ops inside Triton launches, tensor elements read into
+    Python and built from Python data, new native threads, and what hid work from the tracers.
+    The judge classifies `all_ops` and `launch_ops` itself (`benchmarks.harness.calls`)."""
 
     compute_ops: dict[str, int]
     all_ops: dict[str, int]
     launches: dict[str, int]
     output_problems: list[str]
+    launch_ops: dict[str, int] = field(default_factory=dict)
+    scalar_reads: int = 0
+    python_elements: int = 0
+    native_threads: int = 0
+    evasions: list[str] = field(default_factory=list)
 
 
 # --------------------------------------------------------------------------------------------
@@ -218,14 +226,15 @@ class FirstRepeatedEvent(Event):
 
 @dataclass(frozen=True, kw_only=True)
 class TrialEvent(Event):
-    """Trial `n`'s outputs are in `file` (always trial_<n>.json); its traced ops when it was the
-    first trial of its shape."""
+    """Trial `n`'s outputs (and its inputs after the call) are in `file` (always
+    trial_<n>.json); the record of its call, and of the repeat call on a shape's first trial."""
 
     kind: ClassVar[str] = "trial"
     n: int
     file: str
     call_s: float
     fallback: FallbackInfo | None = None
+    repeat_fallback: FallbackInfo | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -345,6 +354,11 @@ class ShapeTiming:
     method: str
     side_stream: bool
     profile: StreamProfile
+    # every timed call's Triton launches: {launches in one call: number of such calls}, the
+    # kernels launched while timed, and the traced calls on the timing inputs (compile, profile)
+    timed_launch_counts: dict[str, int] = field(default_factory=dict)
+    timed_kernels: list[str] = field(default_factory=list)
+    traced_calls: list[FallbackInfo] = field(default_factory=list)
 
 
 @dataclass(frozen=True)

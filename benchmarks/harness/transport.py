@@ -3,11 +3,17 @@
 Two files per trial, written by the worker and read (then deleted) by the judge:
 
     trial_<n>.bin    the raw bytes of every output tensor, each padded to 64 bytes
-    trial_<n>.json   what they are: {"out": spec, "repeat": spec | null, "mutated": [...]}
+    trial_<n>.json   what they are: {"out": spec, "repeat": spec | null, "mutated": [...],
+                                     "inputs": spec | null, "repeat_inputs": spec | null}
                      spec = {"t": "tensor", "dtype", "shape", "offset", "nbytes"}
                           | {"t": "list", "items": [spec, ...]}
                           | {"t": "value", "v": number | bool | null}
                           | {"t": "opaque", "type": name}   (a subclass or other object)
+
+`inputs` are the call's arguments as they were after the call (and `repeat_inputs` those of the
+repeat call): the judge compares them bit for bit with the inputs it regenerated from the seed,
+so whether the candidate changed its inputs is decided in the judge; `mutated` is the worker's own
+finding, kept as an explanation only.
 
 Plain JSON and raw bytes, never pickle: the worker runs untrusted code, so nothing it writes may
 execute anything here. The reader checks every field (dtype from a fixed list, shape, byte
@@ -58,8 +64,17 @@ class TransportError(ValueError):
     """A trial file that is missing, truncated or not in the format above."""
 
 
-def write_trial(folder: Path, stem: str, out: Any, repeat: Any, mutated: list[int]) -> str:
-    """Write `<stem>.bin` then `<stem>.json` (atomically, last); returns the JSON file's name."""
+def write_trial(
+    folder: Path,
+    stem: str,
+    out: Any,
+    repeat: Any,
+    mutated: list[int],
+    inputs: Any = None,
+    repeat_inputs: Any = None,
+) -> str:
+    """Write `<stem>.bin` then `<stem>.json` (atomically, last); returns the JSON file's name.
+    `inputs` / `repeat_inputs`: the call's arguments after the call (a list), or None."""
     chunks: list[torch.Tensor] = []
     offset = 0
 
@@ -93,6 +108,8 @@ def write_trial(folder: Path, stem: str, out: Any, repeat: Any, mutated: list[in
         "out": encode(out),
         "repeat": None if repeat is None else encode(repeat),
         "mutated": list(mutated),
+        "inputs": None if inputs is None else encode(list(inputs)),
+        "repeat_inputs": None if repeat_inputs is None else encode(list(repeat_inputs)),
     }
     with open(folder / f"{stem}.bin", "wb") as f:
         for chunk in chunks:
@@ -118,8 +135,9 @@ class Opaque:
 def read_trial(path: Path, device: str) -> dict[str, Any]:
     """The trial written by `write_trial`, tensors moved to `device`; deletes both files.
 
-    Returns {"out", "repeat", "mutated"}; a tuple/list output comes back as a tuple, and a
-    one-element list as its element (as the reference's outputs are compared)."""
+    Returns {"out", "repeat", "mutated", "inputs", "repeat_inputs"}; a tuple/list output comes
+    back as a tuple, and a one-element list as its element (as the reference's outputs are
+    compared); inputs come back as a list, one entry per argument (None when not shipped)."""
     bin_path = path.with_suffix(".bin")
     try:
         try:
@@ -167,7 +185,19 @@ def read_trial(path: Path, device: str) -> dict[str, Any]:
         mutated = header.get("mutated", [])
         if not isinstance(mutated, list) or not all(isinstance(i, int) for i in mutated):
             raise TransportError(f"{path.name}: malformed list of mutated inputs")
-        return {"out": out, "repeat": repeat, "mutated": mutated}
+        shipped = {}
+        for key in ("inputs", "repeat_inputs"):
+            spec = header.get(key)
+            if spec is None:
+                shipped[key] = None
+            elif isinstance(spec, dict) and spec.get("t") == "list":
+                items = spec.get("items")
+                if not isinstance(items, list) or len(items) > _MAX_ITEMS:
+                    raise TransportError(f"{path.name}: malformed {key} record")
+                shipped[key] = [decode(s, 1) for s in items]
+            else:
+                raise TransportError(f"{path.name}: {key} is not a list record")
+        return {"out": out, "repeat": repeat, "mutated": mutated, **shipped}
     finally:
         for p in (path, bin_path):
             try:

@@ -15,8 +15,9 @@ Every one of these messages is a record of `benchmarks/harness/messages.py`.
 
 Protocol for a candidate job: run every correctness trial and write its file, then write a
 "correctness_done" line and wait for the judge to create `go_perf` (it does so only when every
-trial passed) or `stop`. The judge compares outputs in its own process; nothing here decides
-correctness except that inputs were left unchanged (checked against a private copy).
+trial passed) or `stop`. The judge compares outputs, and the inputs as they were after the call,
+in its own process, and judges the record of every call (`benchmarks.harness.calls`); nothing
+here decides a verdict (the worker's own input check is shipped as an explanation only).
 
 This module imports only torch, triton and our `benchmarks` / `profiling` packages: it must run on
 the GPU machine, which has none of our other dependencies.
@@ -102,7 +103,8 @@ def trial_plan(
                         mode=mode,
                         trial=t,
                         seed=trial_seed(base_seed, shape.name, mode, t),
-                        # trace ops and repeat the call on the first standard trial of each shape
+                        # repeat the call on the first standard trial of each shape (every
+                        # call is traced)
                         first=mode == "standard" and t == 0,
                     )
                 )
@@ -236,11 +238,16 @@ def run_candidate(job: CandidateJob, folder: Path, progress: _Progress) -> Candi
     """Every correctness trial of the candidate, each shipped as a trial file; then, when the
     judge answers go_perf, its timings."""
     # the timer binds torch's sync and event functions when imported: before any candidate code
-    from benchmarks.harness.fallback import TritonLaunchCounter
+    from benchmarks.harness import probes
+    from benchmarks.harness.fallback import TritonLaunchCounter, protect_tracers
     from profiling import time_cuda  # noqa: F401  (binds torch.cuda functions at import)
 
     counter = TritonLaunchCounter()
     counter.install()
+    probes.install()
+    protect_tracers(counter)
+    probes.protect(sys.modules[__name__], ["same_bits", "_time_candidate", "_profile_streams"])
+    probes.protect(_TrialRunner, ["run", "_call"])
     task = _load_task(job)
     result = CandidateResult()
 
@@ -327,10 +334,10 @@ class _TrialRunner:
             call_s = _perf_counter() - t0
             self.calls += 1
             step(FirstCalledEvent())
-            repeat = None
+            repeat = again = repeat_fallback = None
             if item.first:
-                repeat = fn(*[a.clone() if isinstance(a, torch.Tensor) else a for a in private])
-                self.sync()
+                again = [a.clone() if isinstance(a, torch.Tensor) else a for a in private]
+                repeat, repeat_fallback = self._call(item, fn, tuple(again))
             step(FirstRepeatedEvent())
         except BaseException as exc:  # noqa: BLE001
             self.result.fail(
@@ -345,17 +352,25 @@ class _TrialRunner:
             for i, (a, p) in enumerate(zip(args, private, strict=True))
             if isinstance(p, torch.Tensor) and (type(a) is not torch.Tensor or not same_bits(a, p))
         ]
-        file = write_trial(self.folder, f"trial_{item.n}", out, repeat, changed)
-        del out, repeat, args, private
-        self.progress(TrialEvent(n=item.n, file=file, call_s=round(call_s, 6), fallback=fallback))
+        file = write_trial(self.folder, f"trial_{item.n}", out, repeat, changed, args, again)
+        del out, repeat, args, private, again
+        self.progress(
+            TrialEvent(
+                n=item.n,
+                file=file,
+                call_s=round(call_s, 6),
+                fallback=fallback,
+                repeat_fallback=repeat_fallback,
+            )
+        )
         return True
 
-    def _call(self, item: Trial, fn: Any, args: tuple) -> tuple[Any, FallbackInfo | None]:
-        """One call on poisoned fresh memory; on a shape's first trial, traced (its ops and
-        launches recorded in the result)."""
+    def _call(self, item: Trial, fn: Any, args: tuple) -> tuple[Any, FallbackInfo]:
+        """One call on poisoned fresh memory, traced (its ops, launches and probes recorded;
+        a shape's first call also in the result)."""
         import torch
 
-        from benchmarks.harness.fallback import output_problems, trace_call
+        from benchmarks.harness.fallback import record_call
 
         det = torch.utils.deterministic
         # Poison fresh allocations: torch.empty & co. come back filled with NaN (ints: max),
@@ -364,21 +379,8 @@ class _TrialRunner:
         torch.use_deterministic_algorithms(True, warn_only=True)
         det.fill_uninitialized_memory = True
         try:
-            if not item.first:
-                out = fn(*args)
-                self.sync()
-                return out, None
-            with trace_call(self.counter) as (recorder, launches):
-                out = fn(*args)
-                self.sync()
-            outs = list(out) if isinstance(out, tuple | list) else [out]
-            info = FallbackInfo(
-                compute_ops=recorder.compute_ops(),
-                all_ops=dict(recorder.ops),
-                launches=dict(launches),
-                output_problems=output_problems(outs, recorder, self.counter),
-            )
-            self.result.fallback[item.shape] = info
+            out, info = record_call(self.counter, fn, args, self.sync)
+            self.result.fallback.setdefault(item.shape, info)
             return out, info
         finally:
             torch.use_deterministic_algorithms(False)
@@ -441,6 +443,9 @@ def _profile_streams(fn: Any, args: tuple, launched: set[str]) -> StreamProfile:
 def _time_candidate(
     bound: _Bound, task: Any, job: CandidateJob, gen: Any, progress: _Progress, counter: Any
 ) -> CandidatePerf:
+    import torch
+
+    from benchmarks.harness.fallback import record_call
     from profiling import launch_floor_us, time_cuda
 
     floor = launch_floor_us()
@@ -451,21 +456,35 @@ def _time_candidate(
         fn = bound.get(shape.name, shape.dims)  # bound during the correctness trials
         gen.manual_seed(trial_seed(job.seed, shape.name, "perf", 0))
         args = task.make_inputs(shape.dims, "standard", gen)
-        fn(*args)  # compile / autotune outside the clock
+        # compile / autotune outside the clock, traced like every call
+        _, first_call = record_call(counter, fn, args, torch.cuda.synchronize)
         before = sum(counter.launches.values())
         prof = _profile_streams(fn, args, launched)
         per_call = sum(counter.launches.values()) - before  # launches of one steady-state call
         # no profile (CUPTI unavailable) means we cannot rule out side streams: time device-wide
         side_stream = prof.side_stream or bool(prof.note)
         calls = [0]
+        per_timed: dict[str, int] = {}  # launches in one timed call -> how many calls
 
-        def timed(a: tuple = args, n: list[int] = calls, f: Any = fn) -> Any:
+        def timed(
+            a: tuple = args,
+            n: list[int] = calls,
+            f: Any = fn,
+            seen: dict[str, int] = per_timed,
+            total: Any = counter.launches,
+        ) -> Any:
             n[0] += 1
-            return f(*a)
+            start = sum(total.values())
+            out = f(*a)
+            k = str(sum(total.values()) - start)
+            seen[k] = seen.get(k, 0) + 1
+            return out
 
+        before_kernels = counter.snapshot()
         before = sum(counter.launches.values())
         timing = time_cuda(timed, device_wide=side_stream)
         during = sum(counter.launches.values()) - before
+        timed_kernels = sorted(counter.snapshot() - before_kernels)
         shapes[shape.name] = ShapeTiming(
             launches_per_call=per_call,
             launches_while_timed=during,
@@ -477,6 +496,9 @@ def _time_candidate(
             method=timing.method,
             side_stream=side_stream,
             profile=prof,
+            timed_launch_counts=per_timed,
+            timed_kernels=timed_kernels,
+            traced_calls=[first_call],
         )
         del args
     return CandidatePerf(launch_floor_us=floor, shapes=shapes)

@@ -1,8 +1,7 @@
-# expect: none
+# expect: launch_mismatch
 # task: softmax_fp32
 # gpu: true
-# flags: launch_mismatch
-# why: computes honestly on new inputs but returns a cached result when called again on the same tensor with the same values, which is exactly what the timing loop does; correct, but the judge must see that fewer kernels ran while it was timed and refuse the time
+# why: computes honestly on new inputs but returns a cached result when called again on the same tensor with the same values, which is exactly what the timing loop does; every timed call's launches are counted, and a timed call that launches fewer kernels than the shape's other calls fails the candidate (it was a flag on a passing verdict before)
 import torch
 import triton
 import triton.language as tl

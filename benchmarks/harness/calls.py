@@ -1,0 +1,197 @@
+"""Every call checked, in the judge: the record of each call the worker made (every trial of
+every mode, the repeat call, the calls on the timing inputs, and the launch counts of the timed
+calls) is judged here, never in the candidate's process.
+
+For each call, in this order (the first that fails is the verdict, at the no-fallback stage):
+
+1. **PyTorch compute** (`fallback`): the judge classifies the recorded aten op names itself
+   (`ALLOWED_ATEN_OPS`), outside Triton launches and inside them (under the interpreter a
+   kernel body is Python and may call PyTorch); the worker's own classification is not read;
+2. **Python compute** (`fallback`): more than `PYTHON_ELEMENT_LIMIT` tensor elements read into
+   Python values or built from Python data during one call;
+3. **hidden work** (`trace_evaded`): the worker's probes (`benchmarks.harness.probes`) saw the
+   dispatch recorder switched off, a thread started, or the worker's own code replaced;
+4. **outputs no Triton kernel wrote, or no launch at all** (`fallback`);
+5. **the same kernels every call** (`launch_mismatch`): per shape, every call after the first
+   launches exactly the kernels (and counts) of the second; the first may launch more (one-time
+   set-up such as packing weights) but not other ones. The timed calls on a GPU must each launch
+   that many kernels, and only those kernels. A candidate that runs Triton on the calls the judge
+   happens to look at and something else on the others differs here even when each call on its
+   own looks clean.
+
+The records are written by the worker, which shares its process with the candidate: the checks
+that do not rest on the candidate's good behaviour are the ones made across calls (5) and the
+judge's own comparisons of outputs and inputs (`benchmarks.harness.compare`). The probes are
+explanatory signals, and each message says what was seen.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+
+from benchmarks.harness.fallback import ALLOWED_ATEN_OPS
+from benchmarks.harness.messages import CandidatePerf, FallbackInfo
+from benchmarks.verdict import ErrorClass
+
+# Tensor elements one call may read into Python (`.item()`, `float(t)`, ...) or build from
+# Python data (`torch.tensor(list)`): a wrapper reads a handful of scalars (a max for a scale,
+# a count); a computation over the input reads a number proportional to its size.
+PYTHON_ELEMENT_LIMIT = 64
+
+
+@dataclass(frozen=True)
+class CallFailure:
+    """The first call that failed: its error class and a message naming the call."""
+
+    error: ErrorClass
+    message: str
+
+
+def _listed(ops: dict[str, int]) -> str:
+    return ", ".join(f"{k} x{v}" for k, v in sorted(ops.items()))
+
+
+def _kernels(launches: Counter[str]) -> str:
+    return (
+        "{" + ", ".join(f"{k} x{v}" for k, v in sorted(launches.items())) + "}"
+        if launches
+        else "none"
+    )
+
+
+def compute_ops(ops: dict[str, int]) -> dict[str, int]:
+    """The ops of `ops` that compute (not allocation, views, copies or metadata)."""
+    return {name: n for name, n in sorted(ops.items()) if name not in ALLOWED_ATEN_OPS}
+
+
+def judge_call(info: FallbackInfo, where: str) -> CallFailure | None:
+    """What is wrong with one call's record on its own (1-4 above), or None."""
+    outside, inside = compute_ops(info.all_ops), compute_ops(info.launch_ops)
+    if outside:
+        return CallFailure(
+            ErrorClass.FALLBACK,
+            f"PyTorch computed part of the result on {where}: aten ops {_listed(outside)}",
+        )
+    if inside:
+        return CallFailure(
+            ErrorClass.FALLBACK,
+            f"PyTorch computed inside a Triton launch on {where} (a kernel body calling PyTorch, "
+            f"possible only in the interpreter): aten ops {_listed(inside)}",
+        )
+    read = max(info.scalar_reads, info.python_elements)
+    if read > PYTHON_ELEMENT_LIMIT:
+        return CallFailure(
+            ErrorClass.FALLBACK,
+            f"Python computed part of the result on {where}: the call read {info.scalar_reads} "
+            f"tensor element(s) into Python values and built {info.python_elements} from Python "
+            f"data (at most {PYTHON_ELEMENT_LIMIT} allowed)",
+        )
+    if info.evasions:
+        return CallFailure(
+            ErrorClass.TRACE_EVADED,
+            f"the call on {where} hid work from the judge's tracers: {'; '.join(info.evasions)}",
+        )
+    if info.output_problems:
+        return CallFailure(ErrorClass.FALLBACK, f"{'; '.join(info.output_problems)} ({where})")
+    if not info.launches:
+        return CallFailure(ErrorClass.FALLBACK, f"no Triton kernel ran during the call on {where}")
+    return None
+
+
+def _covers(first: Counter[str], steady: Counter[str]) -> bool:
+    """Every kernel of `steady` launched at least as often in `first`."""
+    return all(first[name] >= n for name, n in steady.items())
+
+
+class CallAudit:
+    """The judge's record of every call of one evaluation, shape by shape; `failure` is the
+    first failed call (None while every call passed), `ops` every aten op seen, summed."""
+
+    def __init__(self) -> None:
+        self.failure: CallFailure | None = None
+        self.ops: Counter[str] = Counter()
+        self.calls = 0
+        self._first: dict[str, tuple[Counter[str], str]] = {}
+        self._steady: dict[str, tuple[Counter[str], str]] = {}
+
+    @property
+    def fallback_ops(self) -> list[str]:
+        """The compute ops seen in any call (for the verdict)."""
+        return sorted(compute_ops(dict(self.ops)))
+
+    def check(self, shape: str, where: str, info: FallbackInfo | None) -> None:
+        """Judge one call of `shape` (its record `info`, None when the worker sent none)."""
+        self.calls += 1
+        if info is None:
+            self._fail(
+                ErrorClass.HARNESS_ERROR,
+                f"the worker sent no record of the call on {where} (every call is traced)",
+            )
+            return
+        self.ops.update(info.all_ops)
+        self.ops.update(info.launch_ops)
+        failure = judge_call(info, where)
+        if failure is not None:
+            self._fail(failure.error, failure.message)
+            return
+        self._check_launches(shape, where, Counter(info.launches))
+
+    def check_perf(self, perf: CandidatePerf | None) -> None:
+        """Judge the calls of the timing stage: the traced calls on the timing inputs like any
+        other call, and every timed call's launch count and kernels against the shape's."""
+        if perf is None:
+            return
+        for shape, timing in perf.shapes.items():
+            for i, info in enumerate(timing.traced_calls):
+                self.check(shape, f"shape {shape}, timing inputs, untimed call {i + 1}", info)
+            steady = self._steady.get(shape) or self._first.get(shape)
+            if steady is None or self.failure is not None:
+                continue
+            want, seen = steady
+            per_call = sum(want.values())
+            counts = {int(k): n for k, n in timing.timed_launch_counts.items()}
+            odd = {k: n for k, n in counts.items() if k != per_call}
+            if odd:
+                self._fail(
+                    ErrorClass.LAUNCH_MISMATCH,
+                    f"while timed on shape {shape}, {sum(odd.values())} call(s) launched "
+                    f"{', '.join(str(k) for k in sorted(odd))} Triton kernel(s), but every other "
+                    f"call of that shape launches {per_call} ({_kernels(want)}, {seen}): the "
+                    "candidate did other work while it was timed",
+                )
+            elif timing.timed_kernels and set(timing.timed_kernels) != set(want):
+                self._fail(
+                    ErrorClass.LAUNCH_MISMATCH,
+                    f"while timed on shape {shape} the candidate launched "
+                    f"{', '.join(sorted(timing.timed_kernels))}, but its other calls launch "
+                    f"{', '.join(sorted(want))} ({seen})",
+                )
+
+    def _check_launches(self, shape: str, where: str, launches: Counter[str]) -> None:
+        if shape not in self._first:
+            self._first[shape] = (launches, where)
+            return
+        first, first_where = self._first[shape]
+        if shape not in self._steady:
+            self._steady[shape] = (launches, where)
+            if not _covers(first, launches):
+                self._fail(
+                    ErrorClass.LAUNCH_MISMATCH,
+                    f"the call on {where} launched {_kernels(launches)}, but the first call of "
+                    f"that shape ({first_where}) launched {_kernels(first)}: every call of a shape "
+                    "must run the same Triton kernels",
+                )
+            return
+        steady, steady_where = self._steady[shape]
+        if launches != steady:
+            self._fail(
+                ErrorClass.LAUNCH_MISMATCH,
+                f"the call on {where} launched {_kernels(launches)}, but the other calls of that "
+                f"shape ({steady_where}, ...) launched {_kernels(steady)}: every call of a shape "
+                "must run the same Triton kernels",
+            )
+
+    def _fail(self, error: ErrorClass, message: str) -> None:
+        if self.failure is None:
+            self.failure = CallFailure(error, message)

@@ -1,0 +1,286 @@
+"""What the dispatch recorder cannot see: in-process probes around every candidate call.
+
+The recorder (`benchmarks.harness.fallback.AtenRecorder`) is a `TorchDispatchMode`: it sees the
+aten ops dispatched on the calling thread while the Python dispatch key is on. A candidate can
+compute without dispatching anything it sees:
+
+- **switch the recorder off** (`torch._C._DisableTorchDispatch()`, popping the mode stack,
+  excluding the Python key): the switches are wrapped here and count when called during a call,
+  and after the call the recorder must still be the current mode with the Python key on;
+- **work on another thread** (modes are per thread): `threading.Thread.start` and
+  `_thread.start_new_thread` are wrapped and count, Python threads still alive after the call
+  are listed, and new native threads (`/proc/self/task`) are counted as an explanatory number
+  (PyTorch's own thread pools start lazily, so those alone fail nothing);
+- **compute in Python over scalar reads** (`x[i, j].item()`, `float(t)`, iteration, `tolist`,
+  `repr`, then `math.exp` and `torch.tensor(list)`): tensor-to-Python reads and tensors built from
+  Python data are counted in elements;
+- **patch the worker's checks** (through `sys.modules`): the identities of the recorder's,
+  the launch counter's and the worker's own functions, and of every wrapper installed here, are
+  taken before the candidate is imported and compared after every call.
+
+All of this runs in the candidate's process, so a candidate that finds these objects can undo
+them: these are explanatory signals the judge turns into a verdict (`benchmarks.harness.calls`),
+not a wall. What the judge checks from outside (outputs, inputs after the call, launch counts
+across calls) does not rest on them.
+
+Like the worker, this module imports only torch and the standard library.
+"""
+
+from __future__ import annotations
+
+import _thread
+import os
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+
+__all__ = ["CallProbe", "install", "protect", "watch"]
+
+
+@dataclass
+class CallProbe:
+    """What one candidate call did that the dispatch recorder cannot see."""
+
+    scalar_reads: int = 0  # tensor elements read into Python values
+    python_elements: int = 0  # tensor elements built from Python data (torch.tensor(list))
+    threads_started: int = 0  # Python threads started during the call
+    native_threads: int = 0  # native threads alive after the call that were not there before
+    switches: list[str] = field(default_factory=list)  # dispatch switches called during the call
+    evasions: list[str] = field(default_factory=list)  # what hid work from the tracers
+
+
+_active: CallProbe | None = None
+_installed = False
+# (owner, attribute name, the object it held when protected)
+_protected: list[tuple[Any, str, Any]] = []
+
+
+def _one(t: Any) -> int:
+    return 1
+
+
+def _all(t: Any) -> int:
+    try:
+        return int(t.numel())
+    except Exception:  # noqa: BLE001 - a storage or a broken subclass: count it as one read
+        return 1
+
+
+# Tensor methods that hand element values to Python, and how many elements each reads.
+_READS: dict[str, Callable[[Any], int]] = {
+    "item": _one,
+    "__float__": _one,
+    "__int__": _one,
+    "__bool__": _one,
+    "__index__": _one,
+    "__complex__": _one,
+    "tolist": _all,
+    "numpy": _all,
+    "__array__": _all,
+    "__repr__": _all,
+    "__str__": _all,
+    "__format__": _all,
+}
+# Functions that build a tensor from Python data.
+_BUILDERS = ("tensor", "as_tensor")
+# Switches that take the dispatch recorder out of the way (torch._C and the Python helpers).
+_C_SWITCHES = (
+    "_DisableTorchDispatch",
+    "_DisablePythonDispatcher",
+    "_ExcludeDispatchKeyGuard",
+    "ExcludeDispatchKeyGuard",
+    "_SetExcludeDispatchKeyGuard",
+    "_ForceDispatchKeyGuard",
+    "_pop_torch_dispatch_stack",
+    "_unset_dispatch_mode",
+    "_set_dispatch_mode",
+    "_dispatch_tls_set_dispatch_key_excluded",
+)
+_PY_SWITCHES = ("_disable_current_modes", "_pop_mode", "_pop_mode_temporarily", "_push_mode")
+
+
+def _reader(original: Any, count: Callable[[Any], int]) -> Any:
+    def read(self: Any, *args: Any, **kwargs: Any) -> Any:
+        probe = _active
+        if probe is not None:
+            probe.scalar_reads += count(self)
+        return original(self, *args, **kwargs)
+
+    read.__name__ = getattr(original, "__name__", "read")
+    return read
+
+
+def _builder(original: Any) -> Any:
+    def build(data: Any, *args: Any, **kwargs: Any) -> Any:
+        out = original(data, *args, **kwargs)
+        probe = _active
+        if probe is not None and not isinstance(data, torch.Tensor):
+            probe.python_elements += _all(out)
+        return out
+
+    build.__name__ = getattr(original, "__name__", "build")
+    return build
+
+
+def _switch(name: str, original: Any) -> Any:
+    """A stand-in for a dispatch switch that notes its use during a call, then does its job
+    (a class such as _DisableTorchDispatch is wrapped as a callable returning its guard)."""
+
+    def switch(*args: Any, **kwargs: Any) -> Any:
+        probe = _active
+        if probe is not None:
+            probe.switches.append(name)
+        return original(*args, **kwargs)
+
+    switch.__name__ = name
+    return switch
+
+
+class _Starting(threading.local):
+    depth: int = 0  # inside Thread.start (which calls _start_new_thread: count once)
+
+
+_starting = _Starting()
+
+
+def _thread_start(original: Any) -> Any:
+    def start(*args: Any, **kwargs: Any) -> Any:
+        probe = _active
+        if probe is not None and not _starting.depth:
+            probe.threads_started += 1
+        _starting.depth += 1
+        try:
+            return original(*args, **kwargs)
+        finally:
+            _starting.depth -= 1
+
+    start.__name__ = getattr(original, "__name__", "start")
+    return start
+
+
+def _patch(owner: Any, name: str, make: Callable[[Any], Any]) -> None:
+    original = getattr(owner, name, None)
+    if original is None:
+        return
+    setattr(owner, name, make(original))
+
+
+def install() -> None:
+    """Wrap the scalar reads, tensor builders, thread starts and dispatch switches (once per
+    process, before any candidate code exists in it). Outside a `watch` they only pass through."""
+    global _installed
+    if _installed:
+        return
+    _installed = True
+    from torch.utils import _python_dispatch
+
+    for name, count in _READS.items():
+        _patch(torch.Tensor, name, lambda f, c=count: _reader(f, c))
+    for name in ("tolist", "__getitem__"):
+        _patch(torch.UntypedStorage, name, lambda f: _reader(f, _one))
+    for name in _BUILDERS:
+        _patch(torch, name, _builder)
+    _patch(torch.Tensor, "new_tensor", _new_tensor)
+    _patch(threading.Thread, "start", _thread_start)
+    _patch(_thread, "start_new_thread", _thread_start)
+    _patch(threading, "_start_new_thread", _thread_start)
+    for name in _C_SWITCHES:
+        _patch(torch._C, name, lambda f, n=name: _switch(f"torch._C.{n}", f))
+    for name in _PY_SWITCHES:
+        _patch(_python_dispatch, name, lambda f, n=name: _switch(n, f))
+    protect(torch.Tensor, [*_READS, "new_tensor"])
+    protect(torch.UntypedStorage, ["tolist", "__getitem__"])
+    protect(torch, list(_BUILDERS))
+    protect(threading.Thread, ["start"])
+    protect(_thread, ["start_new_thread"])
+    protect(threading, ["_start_new_thread"])
+    protect(torch._C, list(_C_SWITCHES))
+    protect(_python_dispatch, list(_PY_SWITCHES))
+
+
+def _new_tensor(original: Any) -> Any:
+    """Tensor.new_tensor builds from Python data like torch.tensor (its data is the 2nd arg)."""
+
+    def new_tensor(self: Any, data: Any, *args: Any, **kwargs: Any) -> Any:
+        out = original(self, data, *args, **kwargs)
+        probe = _active
+        if probe is not None and not isinstance(data, torch.Tensor):
+            probe.python_elements += _all(out)
+        return out
+
+    return new_tensor
+
+
+def protect(owner: Any, names: list[str]) -> None:
+    """Remember what `owner.<name>` holds now; `tampered` reports any that changed since."""
+    for name in names:
+        if hasattr(owner, name):
+            _protected.append((owner, name, getattr(owner, name)))
+
+
+def tampered() -> list[str]:
+    """The protected attributes that no longer hold what they held when protected."""
+    changed = []
+    for owner, name, value in _protected:
+        if getattr(owner, name, None) is not value:
+            where = (
+                getattr(owner, "__qualname__", None)
+                or getattr(owner, "__name__", None)
+                or type(owner).__name__
+            )
+            changed.append(f"{getattr(owner, '__module__', '') or ''}.{where}.{name}".lstrip("."))
+    return changed
+
+
+def _native_threads() -> set[str]:
+    try:
+        return set(os.listdir("/proc/self/task"))
+    except OSError:
+        return set()
+
+
+def _dispatch_state(recorder: Any) -> list[str]:
+    """Why the recorder is not in force now (it should be: this runs inside its block)."""
+    from torch.utils._python_dispatch import _get_current_dispatch_mode
+
+    problems = []
+    if torch._C._dispatch_tls_is_dispatch_key_excluded(torch._C.DispatchKey.Python):
+        problems.append("the Python dispatch key was excluded at the end of the call")
+    if _get_current_dispatch_mode() is not recorder:
+        problems.append("the dispatch recorder was not the current mode at the end of the call")
+    return problems
+
+
+@contextmanager
+def watch(recorder: Any) -> Iterator[CallProbe]:
+    """Probe one call; used inside the recorder's block. The probe's `evasions` are filled in
+    when the block exits."""
+    global _active
+    threads = set(threading.enumerate())
+    native = _native_threads()
+    probe = CallProbe()
+    _active = probe
+    try:
+        yield probe
+    finally:
+        _active = None
+        probe.evasions.extend(_dispatch_state(recorder))
+        if probe.switches:
+            names = ", ".join(sorted(set(probe.switches)))
+            probe.evasions.append(
+                f"it called dispatch switches that hide ops from the recorder: {names}"
+            )
+        alive = [t.name for t in threading.enumerate() if t not in threads]
+        if probe.threads_started or alive:
+            probe.evasions.append(
+                f"it started {max(probe.threads_started, len(alive))} thread(s) "
+                f"(the recorder sees only the calling thread){': ' + ', '.join(alive[:5]) if alive else ''}"
+            )
+        probe.native_threads = len(_native_threads() - native)
+        changed = tampered()
+        if changed:
+            probe.evasions.append(f"it replaced the judge's own code: {', '.join(changed[:8])}")
