@@ -145,3 +145,37 @@ def test_the_verdict_records_the_seed_the_shapes_judged_and_what_went_unchecked(
     assert any("GPU shape" in u.reason for u in v.unchecked_shapes)
     again = Verdict.model_validate_json(v.model_dump_json())
     assert again.shape_seed == 5 and again.unchecked_shapes == v.unchecked_shapes
+
+
+def test_the_gpu_plan_adds_the_ragged_shape_and_perf_scores_only_the_declared(monkeypatch):
+    """The GPU side with the reference check stubbed (it runs on the device in
+    tests/test_shapes_gpu.py): the ragged shape joins the declared ones, the perf stage gets only
+    the declared ones, and the score is theirs alone."""
+    from test_perf_stage import _peaks as peaks_dict  # recorded H200 peaks
+
+    from benchmarks.harness import perf
+
+    monkeypatch.setattr(shapes, "reference_error", lambda task, dims, device="cpu": None)
+    task = get_task("softmax_fp16")
+    plan = shapes.plan_shapes(task, "cuda", None, None)
+    assert [s.name for s in plan.shapes] == [s.name for s in task.shapes] + [
+        "qwen2_7b_logits_tail.ragged"
+    ]
+    assert plan.seed is None
+    timed = shapes.scored(plan.shapes)
+    assert [s.name for s in timed] == [s.name for s in task.shapes]
+    base = {
+        "status": "ok",
+        "peaks": peaks_dict(),
+        "shapes": {s.name: {"eager_us": 100.0, "compile_us": 50.0} for s in timed},
+    }
+    monkeypatch.setitem(perf._BASELINES, (task.id, tuple(s.name for s in timed), 0), base)
+    cand = {s.name: {"candidate_us": 1000.0, "method": "events"} for s in timed}
+    v = Verdict(task_id=task.id, device="cuda", passed=True)
+    v.shapes = [ShapeResult(shape=s.name, dims=s.dims, dtype=task.dtype) for s in plan.shapes]
+    shapes.mark_results(v, plan.shapes)
+    perf.fill_perf(v, task, timed, cand, JudgeConfig(device="cuda"))
+    ragged = v.shapes[-1]
+    assert ragged.correctness_only and ragged.derived_from == "qwen2_7b_logits_tail"
+    assert ragged.candidate_us is None and ragged.attainment is None
+    assert v.score is not None and all(s.attainment for s in v.shapes[:-1])
