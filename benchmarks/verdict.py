@@ -115,6 +115,15 @@ class Mismatch(BaseModel):
     detail: str = ""
 
 
+class UncheckedShape(BaseModel):
+    """A shape, or a part of one, that an evaluation did not check, and why (a declared shape
+    not selected or not run on this device, a dim kept at its declared value)."""
+
+    shape: str  # the declared (or derived) shape's name
+    dims: dict[str, int] = Field(default_factory=dict)  # its declared dims
+    reason: str = ""
+
+
 class ShapeResult(BaseModel):
     """Numbers for one shape of one task at one dtype."""
 
@@ -123,6 +132,10 @@ class ShapeResult(BaseModel):
     dtype: str
     weight: float = 1.0
     phase: str = "prefill"
+    # the declared shape this one was drawn (CPU) or derived (GPU ragged) from; "" = itself
+    derived_from: str = ""
+    # checked for correctness only: never timed, never in the score (the GPU's ragged shape)
+    correctness_only: bool = False
     # correctness (worst over trials and modes)
     max_abs_err: float | None = None
     max_rel_err: float | None = None
@@ -182,6 +195,14 @@ class Verdict(BaseModel):
     # the OS isolation the candidate's process ran under (benchmarks/harness/sandbox.py): "bwrap"
     # or "none"; "" in verdicts written before isolation was recorded
     isolation: str = ""
+    # the seed the CPU shapes were drawn with (benchmarks/harness/shapes.py; JudgeConfig.shape_seed
+    # reproduces them); None on the GPU and in verdicts written before shapes were drawn
+    shape_seed: int | None = None
+    # every shape the evaluation was to check, name -> dims (drawn and derived ones included);
+    # `shapes` holds the results of those it reached
+    shape_plan: dict[str, dict[str, int]] = Field(default_factory=dict)
+    # shapes, or dims of them, not checked, and why
+    unchecked_shapes: list[UncheckedShape] = Field(default_factory=list)
 
     def failed_at(self) -> Stage | None:
         """The stage that failed, or None when the candidate passed everything it was asked."""

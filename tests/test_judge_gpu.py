@@ -27,8 +27,9 @@ def test_gpu_hostile(case):
     for flag in case.flags:
         assert flag in v.flags
     if "side_stream" in case.flags:
-        assert all(s.timing_method and "device" in s.timing_method for s in v.shapes), [
-            s.timing_method for s in v.shapes
+        timed = [s for s in v.shapes if not s.correctness_only]
+        assert all(s.timing_method and "device" in s.timing_method for s in timed), [
+            s.timing_method for s in timed
         ]
 
 
@@ -37,6 +38,8 @@ def test_reference_softmax_is_timed_with_sane_roofline():
     assert v.passed and v.stage_reached == Stage.NO_FALLBACK, v.message
     assert v.perf_status.startswith("measured"), v.perf_status
     for s in v.shapes:
+        if s.correctness_only:  # the derived ragged shape: checked, never timed
+            continue
         assert s.candidate_us and s.eager_us and s.roofline_us
         assert 0 < s.attainment <= 1.05, (s.shape, s.attainment)
         assert s.triton_ratio is not None and s.triton_ratio > 0.5
@@ -61,6 +64,8 @@ def test_fp32_convolution_baselines_run_at_fp32():
     v = evaluate(get_task("conv2d_3x3_fp32"), solution_path("conv2d_3x3"), GPU)
     assert v.passed, v.message
     for s in v.shapes:
+        if s.correctness_only:  # the derived ragged shape: checked, never timed
+            continue
         assert s.roofline_us and s.eager_us and s.compile_us, s.shape
         assert s.compile_us >= 0.95 * s.roofline_us and s.eager_us >= 0.95 * s.roofline_us, (
             s.shape,

@@ -163,6 +163,11 @@ def eval_cmd(
     device: str = typer.Option("auto", help="cuda, cpu (Triton interpreter) or auto"),
     trials: int = typer.Option(JudgeConfig.trials, help="correctness trials per input mode"),
     seed: int = typer.Option(0, help="base seed; every trial derives its own"),
+    shape_seed: int = typer.Option(
+        None,
+        "--shape-seed",
+        help="seed of the drawn CPU shapes (default: fresh; a verdict says its)",
+    ),
     timeout: float = typer.Option(
         JudgeConfig.timeout_s, help="seconds before the candidate process is killed"
     ),
@@ -188,6 +193,7 @@ def eval_cmd(
                 device=device,
                 trials=trials,
                 seed=seed,
+                shape_seed=shape_seed,
                 timeout_s=timeout,
                 perf=not no_perf,
                 allow_unisolated=unsafe_no_isolation,

@@ -36,7 +36,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import Any, ClassVar
 
 import torch
 
@@ -61,6 +61,7 @@ RECORD_SEED = 0
 
 @dataclass(frozen=True)
 class TritonBenchTask(ExternalTask):
+    shape_dims_vary: ClassVar[bool] = False  # "call" indexes the recorded calls: not a size
     calls: tuple[tuple[Any, ...], ...] = field(default=(), compare=False, repr=False)
 
     def signature(self) -> inspect.Signature:

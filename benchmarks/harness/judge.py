@@ -23,6 +23,7 @@ import torch
 
 from benchmarks.harness import integrity, sandbox
 from benchmarks.harness import perf as perf_stage
+from benchmarks.harness import shapes as shape_plan
 from benchmarks.harness.calls import CallAudit
 from benchmarks.harness.child import Child, acquire, default_root, signal_name
 from benchmarks.harness.compare import bitwise_equal, changed_inputs, compare_outputs
@@ -129,6 +130,7 @@ def evaluate(
 
     A worker lost before the candidate was imported (the judge's own failure) is retried once
     with a fresh process; the verdict then carries the flag `worker_retried`."""
+    config = shape_plan.with_shape_seed(config or JudgeConfig())
     verdict = _evaluate_once(task, candidate, config, source=source, label=label)
     if "worker_lost" in verdict.flags:
         verdict = _evaluate_once(task, candidate, config, source=source, label=label)
@@ -180,9 +182,9 @@ def _evaluate_once(
         )
     verdict.stage_reached = Stage.STATIC
 
-    shapes = [
-        s for s in task.shapes_for(device) if config.shapes is None or s.name in config.shapes
-    ]
+    plan = shape_plan.plan_shapes(task, device, config.shapes, config.shape_seed)
+    shape_plan.record_plan(verdict, plan)
+    shapes: list[Shape] = list(plan.shapes)
     if not shapes:
         return _fail(
             verdict, ErrorClass.HARNESS_ERROR, f"no shapes selected for {device}", Stage.COMPILE
@@ -210,13 +212,17 @@ def _evaluate_once(
             dtype=task.dtype,
             candidate_path=str(folder / "candidate.py"),
             device=device,
-            shapes=[ShapeSpec(name=s.name, dims=dict(s.dims)) for s in shapes],
+            shapes=[
+                ShapeSpec(name=s.name, dims=dict(s.dims), timed=shape_plan.is_scored(s))
+                for s in shapes
+            ],
             modes=modes,
             trials=config.trials,
             seed=config.seed,
             perf=config.perf and device == "cuda",
         )
         verdict = _run_candidate(verdict, task, child, job, shapes, config, skip_numeric, soft_skip)
+        shape_plan.mark_results(verdict, shapes)
     finally:
         child.kill()
         changed = integrity.verify(task, "during the evaluation") or integrity.verify_copy(
@@ -552,7 +558,8 @@ def _perf(
         return
     if result.perf:
         t1 = time.perf_counter()
-        perf_stage.fill_perf(verdict, task, shapes, result.perf.by_shape_dict(), config)
+        timed = shape_plan.scored(shapes)
+        perf_stage.fill_perf(verdict, task, timed, result.perf.by_shape_dict(), config)
         verdict.stage_seconds["perf"] = (
             time.perf_counter() - t1 + verdict.stage_seconds.get("perf", 0.0)
         )

@@ -20,11 +20,16 @@ class JudgeConfig:
 
     device: str = "auto"  # "cpu" (Triton interpreter), "cuda", or "auto"
     trials: int = 5  # per mode, fresh seed each
-    seed: int = 0
+    seed: int = 0  # the inputs' seed
+    # the seed CPU shapes are drawn with (benchmarks/harness/shapes.py); None: a fresh one per
+    # evaluation, recorded in the verdict (set it to that value to reproduce an evaluation)
+    shape_seed: int | None = None
     timeout_s: float = 300.0  # for the whole candidate process
     perf: bool = True  # time it when a GPU is present
     modes: tuple[str, ...] | None = None  # default: the task's modes
-    shapes: tuple[str, ...] | None = None  # default: all shapes for the device
+    # declared shape names to check (on the GPU the derived ragged one by its name too);
+    # default: all shapes for the device
+    shapes: tuple[str, ...] | None = None
     keep_dir: bool = False  # keep the child's folder (for debugging)
     prewarm: bool = True  # start the next worker process while this one runs
     work_root: Path | None = None

@@ -64,6 +64,7 @@ class ShapeSpec:
 
     name: str
     dims: dict[str, int]
+    timed: bool = True  # False: checked for correctness only, never timed (a ragged GPU shape)
 
 
 @dataclass(frozen=True)

@@ -452,6 +452,8 @@ def _time_candidate(
     shapes: dict[str, ShapeTiming] = {}
     launched = set(counter.launches)
     for shape in job.shapes:
+        if not shape.timed:
+            continue
         progress(PerfEvent(shape=shape.name))
         fn = bound.get(shape.name, shape.dims)  # bound during the correctness trials
         gen.manual_seed(trial_seed(job.seed, shape.name, "perf", 0))
