@@ -38,9 +38,11 @@ if [ "$PART" = tests ]; then
   export PATH=$BWRAP_DIR:$PATH
   echo "-- with the carried bubblewrap:"
   step doctor 60 python3 -m agents.cli doctor
-  step gputests 330 python3 -m pytest -m gpu -q -p no:cacheprovider tests/test_judge_gpu.py \
-    tests/test_profiling_gpu.py tests/test_formats_gpu.py --timeout 150 -o addopts= > "$OUT/gputests.log" 2>&1
+  step gputests 420 python3 -m pytest -m gpu -q -p no:cacheprovider tests/test_judge_gpu.py \
+    tests/test_judge_calls_gpu.py tests/test_shapes_gpu.py tests/test_profiling_gpu.py \
+    tests/test_formats_gpu.py --timeout 150 -o addopts= > "$OUT/gputests.log" 2>&1
   tail -15 "$OUT/gputests.log"
+  [ "${2:-}" = gpu-only ] && exit 0
   step sandboxtests 150 python3 -m pytest -q -p no:cacheprovider tests/test_sandbox.py \
     tests/test_sandbox_hostile.py --timeout 120 > "$OUT/sandboxtests.log" 2>&1
   tail -15 "$OUT/sandboxtests.log"
