@@ -166,3 +166,13 @@ def test_an_agent_run_writes_no_key_anywhere(planted: None, tmp_path: Path) -> N
     assert _files_holding(run, KEY, TOKEN) == []
     written = "".join(p.read_text(errors="replace") for p in run.rglob("*") if p.is_file())
     assert "[redacted OPENAI_API_KEY]" in written  # the key was there, and was replaced
+
+
+def test_a_configured_key_does_not_hide_the_environments_key_of_the_same_name(
+    planted: None,
+) -> None:
+    from agents.core.redact import register_secret, scrub
+
+    register_secret("OPENAI_API_KEY", "sk-configured-elsewhere-0001")
+    text = scrub(f"{KEY} and sk-configured-elsewhere-0001")
+    assert KEY not in text and "sk-configured-elsewhere-0001" not in text

@@ -31,7 +31,13 @@ def run_secrets() -> dict[str, str]:
     """Name -> value of every secret this process knows: the environment's and the configured."""
     with _lock:
         configured = dict(_configured)
-    return {**secret_values(), **configured}
+    known = secret_values()
+    for name, value in configured.items():
+        # a provider's key never hides the environment's value of the same name (or vice versa)
+        if known.get(name, value) != value:
+            name = f"{name} (configured)"
+        known[name] = value
+    return known
 
 
 def scrub(text: str) -> str:
