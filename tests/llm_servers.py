@@ -13,6 +13,8 @@ socket (headers, JSON shapes, status codes, retry-after, timeouts) is exercised 
 Each request takes the next scripted answer from the queue; with the queue empty the server
 answers 500 "no scripted answer left", which a test sees as an unexpected extra request.
 An answer may carry `delay_s`: the handler sleeps before replying (to provoke client timeouts).
+`hold_while(predicate)` makes every request wait, before it takes its answer, for as long as the
+predicate is true: a test can stop a client at a known point (then kill it) without a race.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ import time
 from collections import deque
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from collections.abc import Callable
 from typing import Any, Literal
 
 PATHS = {"openai": "/v1/chat/completions", "anthropic": "/v1/messages"}
@@ -53,6 +56,8 @@ class FakeLLMServer:
         self.requests: list[ReceivedRequest] = []
         self._answers: deque[Answer] = deque()
         self._lock = threading.Lock()
+        self._hold: Callable[[], bool] = lambda: False
+        self.held = 0  # requests that have waited under hold_while
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
         self._httpd.daemon_threads = True
         self.port = self._httpd.server_address[1]
@@ -78,6 +83,10 @@ class FakeLLMServer:
         with self._lock:
             self._answers.append(Answer(status, body, dict(headers or {}), delay_s))
 
+    def hold_while(self, predicate: Callable[[], bool]) -> None:
+        """Requests wait (before taking an answer) while `predicate()` is true."""
+        self._hold = predicate
+
     def start(self) -> FakeLLMServer:
         self._thread.start()
         return self
@@ -93,6 +102,11 @@ class FakeLLMServer:
         self.stop()
 
     def _next_answer(self, request: ReceivedRequest) -> Answer:
+        if self._hold():
+            with self._lock:
+                self.held += 1
+            while self._hold():
+                time.sleep(0.02)
         with self._lock:
             self.requests.append(request)
             if request.path != PATHS[self.kind]:
