@@ -24,9 +24,9 @@ import socket
 import threading
 import time
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from collections.abc import Callable
 from typing import Any, Literal
 
 PATHS = {"openai": "/v1/chat/completions", "anthropic": "/v1/messages"}
