@@ -570,6 +570,9 @@ class Analysis:
     rows: list[ResultRow]
     finals: list[ResultRow]
     methods: list[str]
+    # eager and torch.compile as methods (benchmarks.results.baselines), in the speed figures only
+    baselines: list[ResultRow]
+    speed_methods: list[str]
     stage_rates: dict[str, dict[Stage, Rate]]
     fast_p_eager: dict[str, FastPCurve]
     fast_p_compile: dict[str, FastPCurve]
@@ -584,18 +587,24 @@ class Analysis:
 
 
 def analyze(rows: Iterable[ResultRow], weights: dict[str, float] | None = None) -> Analysis:
+    from benchmarks.results.baselines import baseline_rows
+
     rows = list(rows)
     if not rows:
         raise ValueError("no result rows to analyse")
+    base = baseline_rows(rows)
+    timed = rows + base
     return Analysis(
         rows=rows,
         finals=final_rows(rows),
         methods=labels(rows),
+        baselines=base,
+        speed_methods=labels(rows) + labels(base),
         stage_rates=stage_pass_rates(rows),
-        fast_p_eager=fast_p_curves(rows, "eager"),
-        fast_p_compile=fast_p_curves(rows, "compile"),
-        speedups=geomean_speedups(rows),
-        s_agg=s_agg(rows, weights),
+        fast_p_eager=fast_p_curves(timed, "eager"),
+        fast_p_compile=fast_p_curves(timed, "compile"),
+        speedups=geomean_speedups(timed),
+        s_agg=s_agg(timed, weights),
         table=category_method_table(rows),
         variance=variance_share(rows),
         iterations=iteration_curves(rows),

@@ -189,7 +189,7 @@ class _Plots:
 
 
 def _make_plots(a: Analysis) -> _Plots:
-    plots = _Plots(a.methods)
+    plots = _Plots(a.speed_methods)
     stages = [STAGE_TITLES[s] for s in PASS_STAGES]
     plots.bars(
         "stage_pass_rates",
@@ -357,7 +357,7 @@ def _speed_table(a: Analysis) -> Table:
         "serving coverage",
     ]
     body = []
-    for m in a.methods:
+    for m in a.speed_methods:
         g = a.speedups[m]
         curve = a.fast_p_eager[m]
 
@@ -380,6 +380,48 @@ def _speed_table(a: Analysis) -> Table:
                 cover,
             ]
         )
+    return head, body
+
+
+def _shape_table(a: Analysis) -> Table:
+    """Per task and timed shape: eager, torch.compile and each method's fastest correct kernel (µs)."""
+    methods = [m for m in a.speed_methods if m not in {b.label() for b in a.baselines}]
+    base = {(b.task_id, b.device, b.label()): b for b in a.baselines}
+    head = ["task", "shape", "dtype", "phase", "eager µs", "torch.compile µs", *methods]
+    best: dict[tuple[str, str, str, str], dict[str, float]] = {}
+    for r in a.rows:
+        if not (r.passed and r.perf_measured):
+            continue
+        for s in r.shapes:
+            t = s.get("candidate_us")
+            if isinstance(t, int | float) and t > 0:
+                key = (r.task_id, r.device, str(s.get("shape")), str(s.get("dtype")))
+                per = best.setdefault(key, {})
+                per[r.label()] = min(t, per.get(r.label(), float("inf")))
+    body = []
+    for b in a.baselines:
+        if b.method != "eager":
+            continue
+        comp = base.get((b.task_id, b.device, b.label().replace("eager", "torch.compile")))
+        comp_us = (
+            {(str(s["shape"]), str(s["dtype"])): s["candidate_us"] for s in comp.shapes}
+            if comp
+            else {}
+        )
+        for s in b.shapes:
+            key = (b.task_id, b.device, str(s["shape"]), str(s["dtype"]))
+            mine = best.get(key, {})
+            body.append(
+                [
+                    b.task_id,
+                    str(s["shape"]),
+                    str(s["dtype"]),
+                    str(s.get("phase") or ""),
+                    fmt(s["candidate_us"]),
+                    fmt(comp_us.get((str(s["shape"]), str(s["dtype"])))),
+                    *[fmt(mine[m]) if m in mine else "no correct kernel" for m in methods],
+                ]
+            )
     return head, body
 
 
@@ -561,6 +603,13 @@ SECTIONS: list[tuple[str, str, str, list[str]]] = [
         ["fast_p_eager", "fast_p_compile"],
     ),
     (
+        "shapes",
+        "Per shape",
+        "Microseconds per call on each timed shape: the reference under eager and torch.compile (median over the verdicts "
+        "that timed it) and the fastest correct kernel of each method.",
+        [],
+    ),
+    (
         "categories",
         "Category x method",
         "Correct outcomes over outcomes, and the geomean speedup over eager of the correct ones.",
@@ -609,6 +658,7 @@ PLOT_NAMES = {name for *_, names in SECTIONS for name in names}
 TABLES = {
     "stages": _stage_table,
     "speed": _speed_table,
+    "shapes": _shape_table,
     "categories": _category_table,
     "variance": _variance_table,
     "iterations": _iteration_table,

@@ -36,7 +36,8 @@ RESULTS_JSONL = "results.jsonl"
 RESULTS_PARQUET = "results.parquet"
 CPU_DEVICE_NAME = "cpu (Triton interpreter)"
 
-Source = Literal["kernforge", "import:folder", "import:geak", "import:kernelagent"]
+# "baseline": eager / torch.compile rows derived from the verdicts (benchmarks.results.baselines)
+Source = Literal["kernforge", "import:folder", "import:geak", "import:kernelagent", "baseline"]
 RowKey = tuple[str, str, int, int]
 
 # per-shape numbers kept in a row (the rest stays in the verdict)

@@ -1,0 +1,122 @@
+"""PyTorch eager and torch.compile as methods of their own, read off the verdicts already judged.
+
+Every GPU verdict times the task's reference in eager mode and under torch.compile beside the
+candidate, on the same shapes, in the same process. So each task that some method got timed on
+also has the two baselines' times; this module turns them into result rows (`method` "eager" and
+"torch.compile", `source` "baseline") that the speed tables and S_agg treat like any method.
+"ahead of torch.compile" is then one table: the rows sit side by side.
+
+For one task, a baseline row's shape has:
+    time         the median over every timed row of that task of the baseline's time on the shape
+    attainment   roofline time / baseline time; the roofline time comes from any row with both an
+                 attainment and a candidate time (attainment x candidate_us), so the baselines are
+                 scored with the same roofline as the candidates
+    speedups     eager_us / time and compile_us / time (eager's speedup over eager is 1)
+and the row's score is the median attainment over shapes, as the judge scores a candidate
+(`benchmarks.harness.perf`). A baseline is always correct (it is the reference). Correctness-only
+shapes carry no times and stay out. Rows from scripted measurements make scripted baselines.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Iterable
+
+from benchmarks.results.rows import ResultRow
+from benchmarks.verdict import STAGE_ORDER
+from profiling import roofline
+
+BASELINES = {"eager": "eager_us", "torch.compile": "compile_us"}
+BASELINE_SOURCE = "baseline"
+
+
+def _shape_key(shape: dict) -> tuple[str, str]:
+    return (str(shape.get("shape")), str(shape.get("dtype")))
+
+
+def _median(values: list[float]) -> float | None:
+    return statistics.median(values) if values else None
+
+
+def _task_baselines(task_rows: list[ResultRow]) -> list[ResultRow]:
+    """The eager and torch.compile rows of one task, from its timed rows (may be empty)."""
+    times: dict[tuple[str, str], dict[str, list[float]]] = {}
+    roof: dict[tuple[str, str], list[float]] = {}
+    meta: dict[tuple[str, str], dict] = {}
+    for row in task_rows:
+        for s in row.shapes:
+            key = _shape_key(s)
+            meta.setdefault(key, s)
+            per = times.setdefault(key, {"eager_us": [], "compile_us": []})
+            for field in per:
+                if isinstance(s.get(field), int | float) and s[field] > 0:
+                    per[field].append(float(s[field]))
+            att, cand = s.get("attainment"), s.get("candidate_us")
+            if isinstance(att, int | float) and isinstance(cand, int | float) and cand > 0:
+                roof.setdefault(key, []).append(float(att) * float(cand))
+    first = task_rows[0]
+    out = []
+    for method, field in BASELINES.items():
+        shapes = []
+        for key, per in times.items():
+            mine = _median(per[field])
+            if mine is None:
+                continue
+            eager, comp = _median(per["eager_us"]), _median(per["compile_us"])
+            t_roof = _median(roof.get(key, []))
+            shapes.append(
+                {
+                    "shape": key[0],
+                    "dtype": key[1],
+                    "weight": meta[key].get("weight"),
+                    "phase": meta[key].get("phase"),
+                    "candidate_us": mine,
+                    "eager_us": eager,
+                    "compile_us": comp,
+                    "speedup_eager": eager / mine if eager else None,
+                    "speedup_compile": comp / mine if comp else None,
+                    "attainment": roofline.attainment(t_roof, mine) if t_roof else None,
+                    "launch_bound": meta[key].get("launch_bound"),
+                }
+            )
+        if not shapes:
+            continue
+        eager_s = [s["speedup_eager"] for s in shapes if s["speedup_eager"]]
+        comp_s = [s["speedup_compile"] for s in shapes if s["speedup_compile"]]
+        att = [s["attainment"] for s in shapes if s["attainment"] is not None]
+        out.append(
+            ResultRow(
+                task_id=first.task_id,
+                category=first.category,
+                method=method,
+                model="",
+                device=first.device,
+                device_key=first.device_key,
+                passed=True,
+                stage_reached=STAGE_ORDER[-1].value,
+                perf_measured=True,
+                geomean_speedup_eager=roofline.geomean(eager_s) if eager_s else None,
+                geomean_speedup_compile=roofline.geomean(comp_s) if comp_s else None,
+                score=roofline.task_score(att) if att else None,
+                shapes=shapes,
+                scripted=any(r.scripted for r in task_rows),
+                source=BASELINE_SOURCE,
+                origin=f"the reference's times in {len(task_rows)} verdict(s)",
+            )
+        )
+    return out
+
+
+def baseline_rows(rows: Iterable[ResultRow]) -> list[ResultRow]:
+    """Eager and torch.compile rows for every (task, device) some row timed on a GPU."""
+    groups: dict[tuple[str, str], list[ResultRow]] = {}
+    for row in rows:
+        if row.source == BASELINE_SOURCE or not row.perf_measured:
+            continue
+        if not any(isinstance(s.get("eager_us"), int | float) for s in row.shapes):
+            continue
+        groups.setdefault((row.task_id, row.device_key or row.device), []).append(row)
+    out: list[ResultRow] = []
+    for key in sorted(groups):
+        out.extend(_task_baselines(groups[key]))
+    return out
