@@ -37,7 +37,9 @@ _EXPORTS: dict[str, str] = {
     "interleaved": "benchmarks.harness.remeasure",
     "Remeasure": "benchmarks.harness.remeasure",
     # benchmarks.harness.sandbox
+    "candidate_launch": "benchmarks.harness.sandbox",
     "describe_isolation": "benchmarks.harness.sandbox:describe",
+    "isolation_refusal": "benchmarks.harness.sandbox:refusal",
     # benchmarks.harness.static_check
     "ALLOWED_IMPORT_ROOTS": "benchmarks.harness.static_check",
     "check_task_candidate": "benchmarks.harness.static_check",

@@ -5,6 +5,11 @@ then run against it: the candidate is saved as `kernel.py` beside `test_kernel.p
 temporary folder, and `python test_kernel.py` runs in its own process group with a timeout that
 kills the whole group. Exit status 0 is a pass.
 
+Both files are model-written, so the script runs in the judge's sandbox for untrusted code
+(`benchmarks.harness.sandbox`: no network, its own pid namespace, a read-only view of everything
+but its folder, a scrubbed environment, rlimits). Where no isolation exists it is refused, unless
+the user opted in to the unsafe mode (KERNFORGE_UNSAFE_NO_ISOLATION=1); the result says which.
+
 The outcome is feedback for the repair prompt and a record in the attempt; it is never the
 verdict. The judge (benchmarks.harness.judge) alone decides whether a kernel is correct, so a kernel that
 passes the model's test but not the judge is a failure, and the other way round.
@@ -22,7 +27,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from benchmarks import without_secrets
+from benchmarks import candidate_launch, isolation_refusal
 
 TEST_FILE = "test_kernel.py"
 KERNEL_FILE = "kernel.py"
@@ -37,6 +42,7 @@ class ModelTestResult:
     output: str  # the last OUTPUT_TAIL characters of stdout and stderr together
     seconds: float
     timed_out: bool = False
+    isolation: str = "none"  # "bwrap", "none" (unsafe mode) or "refused"
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -45,21 +51,20 @@ class ModelTestResult:
 def run_model_test(
     test_code: str, kernel_code: str, *, device: str, timeout_s: float = TIMEOUT_S
 ) -> ModelTestResult:
-    """Run the model's test script against one candidate, in a child process group."""
-    env = without_secrets()  # the candidate runs here: no keys or tokens in its environment
-    env["PYTHONUNBUFFERED"] = "1"
-    if device == "cpu":
-        env["TRITON_INTERPRET"] = "1"
-    else:
-        env.pop("TRITON_INTERPRET", None)
+    """Run the model's test script against one candidate, sandboxed, in a child process group."""
+    refused = isolation_refusal(trusted=False, allow_unisolated=False)
+    if refused:
+        return ModelTestResult(False, None, refused, 0.0, isolation="refused")
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="kf-model-test-") as folder:
         (Path(folder) / KERNEL_FILE).write_text(kernel_code, encoding="utf-8")
         (Path(folder) / TEST_FILE).write_text(test_code, encoding="utf-8")
+        launch = candidate_launch(Path(folder), device, [sys.executable, TEST_FILE])
         proc = subprocess.Popen(
-            [sys.executable, TEST_FILE],
+            launch.argv,
             cwd=folder,
-            env=env,
+            env=launch.env,
+            preexec_fn=launch.preexec_fn,  # noqa: PLW1509 - only setrlimit calls
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
@@ -81,4 +86,5 @@ def run_model_test(
         output=text[-OUTPUT_TAIL:],
         seconds=round(time.monotonic() - started, 3),
         timed_out=timed_out,
+        isolation=launch.isolation,
     )

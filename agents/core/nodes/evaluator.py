@@ -87,6 +87,7 @@ def judge(
             judge_passed=verdict.passed,
             returncode=tested["returncode"],
             seconds=tested["seconds"],
+            isolation=tested["isolation"],
             note="feedback only: the judge decides correctness",
         )
     attempt = Attempt(
