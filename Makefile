@@ -30,7 +30,7 @@ demo: setup
 
 test: setup
 	$(BIN)/ruff check .
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q --durations=30
 
 lint: setup
 	$(BIN)/ruff check .
