@@ -3,13 +3,17 @@
 Talks the DevTools protocol over `--remote-debugging-pipe` (JSON messages separated by NUL bytes
 on file descriptors 3 and 4): no network port, no websocket. Used by the report test.
 
-    result = render_page(Path("report.html"))
+    result = render_page(Path("report.html"), steps=["document.title"])
     result.images      [{"tag", "width", "height", "loaded"}...] for every <img> and <svg>
     result.errors      console errors, uncaught exceptions and failed loads, as text
+    result.requests    every URL the page asked for after its own (data: URLs included)
+    result.values      what each of `steps` (JavaScript expressions, run in order after the
+                       load) evaluated to, JSON values
 """
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import queue
@@ -46,17 +50,29 @@ class PageResult:
     title: str = ""
     images: list[dict[str, Any]] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
+    requests: list[str] = field(default_factory=list)
+    values: list[Any] = field(default_factory=list)
+
+
+def _pipe() -> tuple[int, int]:
+    """A pipe whose two ends are above fd 4, so that wiring the child's fds 3 and 4 copies them
+    (os.dup2 onto itself is a no-op that leaves the fd close-on-exec: with nothing else open,
+    os.pipe() returns 3 and 4 and Chromium started without its pipe)."""
+    ends = []
+    for fd in os.pipe():
+        ends.append(fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 10))
+        os.close(fd)
+    return ends[0], ends[1]
 
 
 class _Pipe:
     def __init__(self, user_data_dir: Path) -> None:
-        to_chrome_r, self._to_chrome = os.pipe()
-        self._from_chrome, from_chrome_w = os.pipe()
+        to_chrome_r, self._to_chrome = _pipe()
+        self._from_chrome, from_chrome_w = _pipe()
 
         def wire() -> None:  # in the child: its fd 3 reads our commands, its fd 4 carries replies
-            a, b = os.dup(to_chrome_r), os.dup(from_chrome_w)
-            os.dup2(a, 3)
-            os.dup2(b, 4)
+            os.dup2(to_chrome_r, 3)  # both ends are above 4, so these are real copies, inherited
+            os.dup2(from_chrome_w, 4)
 
         self.proc = subprocess.Popen(
             [str(CHROMIUM), *FLAGS, f"--user-data-dir={user_data_dir}", "about:blank"],
@@ -159,8 +175,35 @@ def _errors(events: list[dict[str, Any]]) -> list[str]:
     return out
 
 
-def render_page(page: Path, timeout: float = 60) -> PageResult:
-    """Open `page` (a local file) in headless Chromium; measure its images and collect errors."""
+def _requests(events: list[dict[str, Any]], own: str) -> list[str]:
+    urls = [
+        evt.get("params", {}).get("request", {}).get("url", "")
+        for evt in events
+        if evt.get("method") == "Network.requestWillBeSent"
+    ]
+    return [u for u in urls if u != own]
+
+
+def _evaluate(pipe: _Pipe, session: str, expression: str, errors: list[str]) -> Any:
+    reply = pipe.send(
+        "Runtime.evaluate",
+        {"expression": expression, "returnByValue": True, "awaitPromise": True},
+        session=session,
+    )
+    if "exceptionDetails" in reply:
+        details = reply["exceptionDetails"]
+        errors.append(
+            f"step {expression[:60]!r}: {details.get('exception', {}).get('description', details.get('text'))}"
+        )
+        return None
+    return reply["result"].get("value")
+
+
+def render_page(
+    page: Path, timeout: float = 60, steps: list[str] | tuple[str, ...] = ()
+) -> PageResult:
+    """Open `page` (a local file) in headless Chromium; measure its images, collect errors and
+    requests, and evaluate `steps` in order."""
     user_data = Path(tempfile.mkdtemp(prefix="kf-chromium-"))
     pipe = _Pipe(user_data)
     try:
@@ -170,23 +213,23 @@ def render_page(page: Path, timeout: float = 60) -> PageResult:
         session = pipe.send("Target.attachToTarget", {"targetId": target, "flatten": True})[
             "sessionId"
         ]
-        for domain in ("Page", "Runtime", "Log"):
+        for domain in ("Page", "Runtime", "Log", "Network"):
             pipe.send(f"{domain}.enable", session=session)
-        pipe.send("Page.navigate", {"url": page.resolve().as_uri()}, session=session)
+        own = page.resolve().as_uri()
+        pipe.send("Page.navigate", {"url": own}, session=session)
         pipe.wait_event("Page.loadEventFired", timeout=timeout)
         pipe.drain(0.5)  # late console messages
-        measured = pipe.send(
-            "Runtime.evaluate", {"expression": MEASURE, "returnByValue": True}, session=session
-        )
-        title = pipe.send(
-            "Runtime.evaluate",
-            {"expression": "document.title", "returnByValue": True},
-            session=session,
-        )
+        step_errors: list[str] = []
+        measured = _evaluate(pipe, session, MEASURE, step_errors)
+        title = _evaluate(pipe, session, "document.title", step_errors)
+        values = [_evaluate(pipe, session, step, step_errors) for step in steps]
+        pipe.drain(0.2)  # anything the steps logged or requested
         return PageResult(
-            title["result"].get("value", ""),
-            json.loads(measured["result"]["value"]),
-            _errors(pipe.events),
+            title or "",
+            json.loads(measured) if measured else [],
+            _errors(pipe.events) + step_errors,
+            _requests(pipe.events, own),
+            values,
         )
     finally:
         pipe.close()

@@ -14,6 +14,7 @@ from benchmarks.results.analysis import (
     final_rows,
     geomean_speedups,
     iteration_curves,
+    per_task,
     portability,
     repair_bias,
     s_agg,
@@ -21,6 +22,8 @@ from benchmarks.results.analysis import (
     stage_pass_rates,
     variance_share,
 )
+from benchmarks.results.rows import no_kernel_row
+from benchmarks.results.throughput import throughput
 from benchmarks.verdict import Stage
 
 
@@ -174,9 +177,73 @@ def test_iteration_curves():
     assert pts[0].compile_rate == pytest.approx(2 / 3)  # the static failure never compiled
     assert pts[0].correct_rate == pytest.approx(1 / 3)
     assert [p.solved_share for p in pts] == [0.5, 1.0, 1.0]
-    assert pts[0].best_speedup == pytest.approx(2.0)
+    # over both runs; run A sits at the eager floor (1.0) until its first correct kernel
+    assert pts[0].best_speedup == pytest.approx(math.sqrt(1.0 * 2.0))
     assert pts[1].best_speedup == pytest.approx(math.sqrt(1.2 * 2.0))
     assert pts[2].best_speedup == pytest.approx(math.sqrt(1.5 * 2.0))
+
+
+def test_best_speedup_so_far_never_falls_when_a_slow_run_is_solved_late():
+    """Averaged over the runs solved so far, this curve went 3.0 -> 1.73 -> 1.39: run B solved late
+    and slowly pulled the mean down. Over a fixed set of runs with an eager floor it only rises."""
+    rows = [
+        row("t1", speedup=3.0, iteration=1, attempt=1, run_id="A"),
+        row("t2", passed=False, iteration=1, attempt=1, run_id="B"),
+        row("t2", speedup=1.2, iteration=2, attempt=2, parent=1, run_id="B"),
+        row("t3", passed=False, iteration=1, attempt=1, run_id="C"),
+        row("t3", speedup=0.5, iteration=3, attempt=2, parent=1, run_id="C"),  # slower than eager
+        no_kernel_row("t4", category="c1", method="m1", reason="stopped", run_id="D", device=H200),
+    ]
+    pts = iteration_curves(rows)["m1"]
+    curve = [p.best_speedup for p in pts]
+    assert curve == sorted(curve)
+    assert curve[0] == pytest.approx(3.0 ** (1 / 4))  # A 3.0; B, C, D at the floor
+    assert curve[1] == pytest.approx((3.0 * 1.2) ** (1 / 4))
+    assert curve[2] == pytest.approx(curve[1])  # C's 0.5x kernel does not beat eager
+    assert [p.solved_share for p in pts] == [0.25, 0.5, 0.75]
+    assert [p.attempts for p in pts] == [3, 1, 1]  # the run that judged nothing is no attempt
+
+
+def test_every_run_is_an_outcome_including_runs_that_judged_nothing():
+    """5 runs, 2 correct, one with no kernel at all: 2/5, not 2/4 (the issue's report)."""
+    rows = [
+        row("t1", speedup=1.5, run_id="r1"),
+        row("t2", speedup=2.0, run_id="r2"),
+        row("t3", passed=False, run_id="r3"),
+        row("t4", passed=False, stage="compile", run_id="r4"),
+        # judged nothing, and its row carries no GPU name: still a failure, not a CPU measurement
+        no_kernel_row("t5", category="c1", method="m1", reason="no kernel judged", run_id="r5"),
+    ]
+    a = analyze(rows, weights={"t1": 1.0})
+    rates = a.stage_rates["m1"]
+    assert rates[Stage.NO_FALLBACK].total == 5 and rates[Stage.NO_FALLBACK].hits == 2
+    assert rates[Stage.COMPILE].hits == 4  # all but the run that judged nothing
+    assert (a.speedups["m1"].correct, a.speedups["m1"].total) == (2, 5)
+    assert a.speedups["m1"].eager == pytest.approx(math.sqrt(1.5 * 2.0))
+    at = dict(zip(a.fast_p_eager["m1"].ps, a.fast_p_eager["m1"].values, strict=True))
+    assert at[1.0] == pytest.approx(2 / 5)
+    assert a.table[("c1", "m1")].total == 5
+
+
+def test_two_runs_of_one_task_and_seed_are_two_outcomes():
+    rows = [row("t1", speedup=2.0, run_id="first"), row("t1", passed=False, run_id="again")]
+    assert len(final_rows(rows)) == 2
+    assert stage_pass_rates(rows)["m1"][Stage.NO_FALLBACK].total == 2
+
+
+def test_per_task_entries_take_the_best_outcome_and_mark_the_best_s():
+    rows = [
+        row("t1", "a", speedup=1.2, compile_speedup=0.9, score=0.4, seed=0),
+        row("t1", "a", speedup=1.8, compile_speedup=1.1, score=0.6, seed=1),
+        row("t1", "b", speedup=2.5, compile_speedup=2.0, score=0.5),
+        row("t1", "c", passed=False),
+    ]
+    entries = {e.method: e for e in per_task(rows)}
+    assert (entries["a"].correct, entries["a"].total) == (2, 2)
+    assert entries["a"].speedup_eager == pytest.approx(1.8) and entries["a"].score == 0.6
+    assert entries["a"].best and not entries["b"].best
+    assert entries["b"].speedup_compile == pytest.approx(2.0)
+    assert entries["c"].score == 0.0 and str(entries["c"].speedup_eager).startswith(NOT_MEASURED)
 
 
 def test_repair_bias_compares_rescued_kernels_with_first_try_kernels():
@@ -228,3 +295,32 @@ def test_scripted_rows_form_their_own_method_group():
     g = geomean_speedups(rows)
     assert set(g) == {"aka", "aka [scripted]"}
     assert g["aka"].eager == 2.0
+
+
+def test_throughput_lays_a_methods_runs_end_to_end_on_their_own_clocks():
+    """m1's runs A (started 10:00, verdicts 10:01 and 10:03) and B (10:10; 10:12) with m2's run in
+    between: m1 ran 3 + 2 = 5 minutes for 3 candidates; m2's time is not m1's."""
+
+    def at(minute: int) -> str:
+        return f"2026-12-01T10:{minute:02d}:00+00:00"
+
+    start_a, start_b = {"run_started": at(0)}, {"run_started": at(10)}
+    rows = [
+        row("t1", passed=False, attempt=1, run_id="A", timestamp=at(1), **start_a),
+        row("t1", attempt=2, run_id="A", timestamp=at(3), **start_a),
+        row("t2", "m2", passed=False, run_id="X", timestamp=at(8), run_started=at(4)),
+        row("t2", attempt=1, run_id="B", timestamp=at(12), **start_b),
+        # imported: its time is when kernforge judged it, not when its author wrote it
+        row("t3", attempt=0, timestamp=at(59), source="import:geak"),
+    ]
+    t = throughput(rows)
+    assert set(t) == {"m1", "m2"}
+    m1 = t["m1"]
+    assert (m1.runs, m1.judged) == (2, 3)
+    assert m1.minutes == pytest.approx(5.0) and m1.per_minute == pytest.approx(3 / 5)
+    assert m1.first_correct_minutes == pytest.approx((3 + 2) / 2)  # median of A's 3, B's 2
+    assert m1.minutes_at == pytest.approx([0, 1, 3, 5, 5]) and m1.judged_at == [0, 1, 2, 3, 3]
+    assert t["m2"].per_minute == pytest.approx(1 / 4)
+    assert str(t["m2"].first_correct_minutes).startswith(NOT_MEASURED)
+    same_second = throughput([row("t1", timestamp=at(5)), row("t2", timestamp=at(5))])
+    assert str(same_second["m1"].per_minute).startswith(NOT_MEASURED)

@@ -88,4 +88,30 @@ def test_the_speed_table_and_s_agg_show_the_baselines_beside_the_methods(tmp_pat
     speed = md.split("## Speed")[1].split("## ")[0]
     assert "| torch.compile |" in speed and "| eager |" in speed
     per_shape = md.split("## Per shape")[1].split("## ")[0]
-    assert "| gemm | a | bf16 | prefill | 20.00 | 16.00 | 10.00 |" in per_shape
+    # roofline, eager, torch.compile, the method
+    assert "| gemm | NVIDIA H200 | a | bf16 | prefill | 8.00 | 20.00 | 16.00 | 10.00 |" in per_shape
+    assert "GB/s and TFLOP/s: not recorded" in per_shape  # these rows carry no counts
+
+
+def test_per_shape_rates_come_from_the_verdicts_counts(tmp_path: Path) -> None:
+    """GB/s = bytes / µs / 1e3 and TFLOP/s = flops / µs / 1e6, for every provider and the roofline;
+    a row written before the counts were kept beside the times takes them from its verdict."""
+    counted = {"flops": 2e9, "bytes": 4e6, "roofline_us": 8.0}
+    new = timed("gemm", "offline", [{**shape("a", 10.0, 20.0, 16.0, 8.0), **counted}])
+    old = timed("gemm", "geak", [shape("a", 12.5, 20.0, 16.0, 8.0)])  # no counts in the row
+    old.verdict = {"shapes": [{"shape": "a", "dtype": "bf16", **counted}]}
+    a = analyze([new, old], {"gemm": 1.0})
+    (line,) = a.shapes
+    assert line.times_us == {"eager": 20.0, "torch.compile": 16.0, "offline": 10.0, "geak": 12.5}
+    assert line.gbps(20.0) == pytest.approx(200.0) and line.tflops(10.0) == pytest.approx(200.0)
+    md = write_report([new, old], tmp_path / "r", weights={"gemm": 1.0}).markdown.read_text()
+    per_shape = md.split("## Per shape")[1].split("## ")[0]
+    gbps = per_shape.split("**GB/s**")[1].split("**TFLOP/s**")[0]
+    tflops = per_shape.split("**TFLOP/s**")[1]
+    # roofline 8 µs, eager 20, torch.compile 16, geak 12.5, offline 10 (methods alphabetical)
+    assert "| roofline GB/s | eager GB/s | torch.compile GB/s | geak GB/s | offline GB/s |" in gbps
+    assert "| prefill | 500 | 200 | 250 | 320 | 400 |" in gbps
+    assert "| prefill | 250 | 100 | 125 | 160 | 200 |" in tflops
+    old.verdict = None  # neither the row nor a verdict: not recorded, never a number
+    (line,) = analyze([old], {"gemm": 1.0}).shapes
+    assert line.bytes is None and line.gbps(12.5) is None

@@ -1,7 +1,9 @@
 """The report: self-contained HTML with its plots, a Markdown summary, scripted rows labelled,
-and the page rendered by headless Chromium without console errors."""
+and the page rendered by headless Chromium without console errors or requests, its tables sorted
+and filtered there."""
 
 import base64
+import json
 import re
 
 import pytest
@@ -98,6 +100,10 @@ def test_report_files_tables_and_scripted_labels(tmp_path):
         "hardware_features.svg",
     }
     assert len(re.findall(r"<img ", page)) == len(files.plots)
+    # a PNG beside every SVG, linked from the Markdown
+    assert [p.with_suffix(".svg") for p in files.pngs] == files.plots
+    assert all(p.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" for p in files.pngs)
+    assert all(f"(plots/{p.name})" in md for p in files.pngs)
     # every scripted row is labelled, in the row listing and in every per-method table
     listing = md.split("## Every row", 1)[1]
     scripted_lines = [line for line in listing.splitlines() if "kernelagent" in line]
@@ -118,8 +124,16 @@ def test_report_files_tables_and_scripted_labels(tmp_path):
 def test_report_is_self_contained(tmp_path):
     files = write_report(bench_rows(), tmp_path, weights=WEIGHTS)
     page = files.html.read_text()
-    assert "<script" not in page.lower()
-    assert not re.search(r"""(src|href)\s*=\s*["']?(https?:)?//""", page)
+    # the one script is inline; the page names no URL and its policy allows no request
+    assert page.lower().count("<script>") == 1 and "<script " not in page.lower()
+    assert "<link" not in page.lower()
+    assert "default-src 'none'; img-src data:" in page
+    sources = re.findall(r"""\b(?:src|href)\s*=\s*["']?([^"'\s>]*)""", page, re.I)
+    assert sources and all(v.startswith(("data:image/svg+xml;base64,", "#")) for v in sources)
+    text = re.sub(r"data:image/svg\+xml;base64,[A-Za-z0-9+/=]+", "", page)
+    assert not re.search(r"https?:|//[a-z0-9]", text, re.I), re.findall(
+        r".{30}(?:https?:|//[a-z0-9]).{30}", text, re.I
+    )
     for data in re.findall(r'src="data:image/svg\+xml;base64,([^"]+)"', page):
         svg = base64.b64decode(data).decode()
         urls = set(re.findall(r"https?://[^\s\"'<>)]+", svg))
@@ -135,8 +149,44 @@ def test_report_is_self_contained(tmp_path):
 def test_a_stale_plot_is_removed_when_the_new_rows_cannot_draw_it(tmp_path):
     write_report(bench_rows(), tmp_path, weights=WEIGHTS)
     assert (tmp_path / "plots" / "portability.svg").exists()
+    assert (tmp_path / "plots" / "portability.png").exists()
     write_report([cpu_row("t1")], tmp_path, weights=WEIGHTS)
     assert not (tmp_path / "plots" / "portability.svg").exists()
+    assert not (tmp_path / "plots" / "portability.png").exists()
+
+
+def column(table: str, name: str) -> str:
+    """JavaScript: the visible cells of column `name` of table `table`, in page order."""
+    return (
+        f"(() => {{ const t = document.getElementById('{table}');"
+        f" const i = [...t.tHead.rows[0].cells].findIndex(c => c.textContent.trim() === '{name}');"
+        " return [...t.tBodies[0].rows].filter(r => !r.hidden).map(r => r.cells[i].textContent); })()"
+    )
+
+
+def click(table: str, name: str) -> str:
+    """JavaScript: click the header of column `name` of table `table`."""
+    return (
+        f"(() => {{ const t = document.getElementById('{table}');"
+        f" [...t.tHead.rows[0].cells].find(c => c.textContent.trim() === '{name}')"
+        ".querySelector('button').click(); return true; })()"
+    )
+
+
+def type_filter(table: str, words: str) -> str:
+    """JavaScript: type `words` into the filter box of table `table`; returns its count line."""
+    return (
+        f"(() => {{ const box = document.querySelector('input[data-filter=\"{table}\"]');"
+        f" box.value = {json.dumps(words)}; box.dispatchEvent(new Event('input'));"
+        f" return document.querySelector('[data-count=\"{table}\"]').textContent; }})()"
+    )
+
+
+LAYOUT = """JSON.stringify({
+  page: document.documentElement.scrollWidth, view: document.documentElement.clientWidth,
+  tables: [...document.querySelectorAll('table')].map(t => t.id),
+  rows: (s => [s.scrollWidth, s.clientWidth, getComputedStyle(s).overflowX])(
+    document.getElementById('rows-table').parentElement)})"""
 
 
 @pytest.mark.skipif(
@@ -146,12 +196,40 @@ def test_a_stale_plot_is_removed_when_the_new_rows_cannot_draw_it(tmp_path):
 )
 def test_report_renders_in_headless_chromium_with_its_plots_and_no_console_errors(tmp_path):
     files = write_report(bench_rows(), tmp_path, weights=WEIGHTS, title="kernforge report test")
-    result = render_page(files.html)
+    result = render_page(
+        files.html,
+        steps=[
+            LAYOUT,
+            click("rows-table", "speedup eager"),
+            column("rows-table", "speedup eager"),
+            click("rows-table", "speedup eager"),
+            column("rows-table", "speedup eager"),
+            type_filter("rows-table", "geak h200"),
+            column("rows-table", "method"),
+            type_filter("rows-table", ""),
+            column("rows-table", "method"),
+        ],
+    )
     assert result.title == "kernforge report test"
     assert result.errors == []
+    assert [u for u in result.requests if not u.startswith("data:")] == []  # nothing fetched
     images = [i for i in result.images if i["tag"] == "img"]
     assert len(images) == len(files.plots) >= 6
     assert all(i["loaded"] and i["width"] > 50 and i["height"] > 50 for i in images), images
+    layout, _, ascending, _, descending, count, filtered, _, everything = result.values
+    layout = json.loads(layout)
+    assert {"stage-table", "speed-table", "task-table", "rows-table"} <= set(layout["tables"])
+    # the wide rows table scrolls inside its box; the page itself does not overflow
+    assert layout["page"] <= layout["view"]
+    assert layout["rows"][0] > layout["rows"][1] and layout["rows"][2] == "auto"
+    # sorting: numbers in order either way, then the cells without one ("not measured", "—")
+    numbers = [float(v) for v in ascending if re.match(r"\d", v)]
+    assert numbers == sorted(numbers) and len(numbers) == 5
+    assert all(not re.match(r"\d", v) for v in ascending[len(numbers) :])
+    assert [float(v) for v in descending[: len(numbers)]] == sorted(numbers, reverse=True)
+    # filtering: every word must match a row; clearing the box shows every row again
+    assert filtered == ["geak", "geak"] and count == f"2 of {len(bench_rows())} rows"
+    assert len(everything) == len(bench_rows())
 
 
 def test_report_command_writes_into_the_bench_folder(tmp_path):
@@ -165,3 +243,18 @@ def test_report_command_writes_into_the_bench_folder(tmp_path):
     assert "1 scripted (labelled)" in flat(result.output)
     missing = CliRunner().invoke(app, [str(tmp_path / "nothing")])
     assert missing.exit_code == 2 and "does not exist" in flat(missing.output)
+
+
+def test_identical_series_stay_visible_and_are_named_in_the_legend(tmp_path):
+    """Two methods with the same history drew one line over the other; now the second is drawn
+    in another style on top, and its legend entry says whose line it coincides with."""
+    rows = [
+        row(t, m, passed=ok, speedup=1.5 if ok else None, iteration=i, attempt=i, run_id=f"{t}{m}")
+        for m in ("aka", "geak")
+        for t, i, ok in (("t1", 1, False), ("t1", 2, True), ("t2", 1, True))
+    ]
+    files = write_report(rows, tmp_path, weights=WEIGHTS)
+    svg = (tmp_path / "plots" / "iteration_correct_rate.svg").read_text()
+    assert "geak (same as aka)" in svg and "aka (same as" not in svg
+    assert "stroke-dasharray" in svg  # the second line is dashed over the first, solid one
+    assert files.markdown.read_text().count("(same as") == 0  # legends only, not the tables

@@ -172,8 +172,21 @@ def test_collect_rows_reads_stores_runs_and_files(tmp_path):
     )
     store = ResultStore(tmp_path / "bench")
     store.extend([row("a"), row("b")])
-    rows, sources = collect_rows([tmp_path / "runs", tmp_path / "bench", store.parquet])
+    write_parquet([row("c"), row("d")], tmp_path / "other.parquet")
+    rows, sources = collect_rows(
+        [tmp_path / "runs", tmp_path / "bench", tmp_path / "other.parquet"]
+    )
     assert len(rows) == 1 + 2 + 2
     assert len(sources) == 3
     assert not rows[0].scripted  # offline is not scripted
     assert isinstance(rows[0], ResultRow)
+
+
+def test_rows_read_twice_are_kept_once(tmp_path):
+    """A store given along with its own Parquet file (or a folder with a folder inside it) must
+    not count its runs twice."""
+    store = ResultStore(tmp_path / "bench")
+    store.extend([row("a"), row("b")])
+    rows, sources = collect_rows([tmp_path / "bench", store.parquet])
+    assert sorted(r.task_id for r in rows) == ["a", "b"]
+    assert sources[-1] == "2 row(s) read twice, kept once"

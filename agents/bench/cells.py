@@ -63,40 +63,11 @@ def _set_aside(run_dir: Path) -> None:
 
 def cell_rows(run_dir: Path, cell: Cell) -> list[Any]:
     """The result rows of a finished run: one per attempt, or one "no_kernel" row (attempt 0)
-    when it judged nothing, so a method that produced no kernel still counts."""
-    from benchmarks import (
-        category_of,
-        device_name,
-        is_scripted_llm,
-        no_kernel_row,
-        rows_from_run_dir,
-    )
+    when it judged nothing, so a method that produced no kernel still counts
+    (`benchmarks.rows_from_run_dir`; the cell names what the manifest does not)."""
+    from benchmarks import rows_from_run_dir
 
-    rows = rows_from_run_dir(run_dir)
-    if rows:
-        return rows
-    manifest = json.loads((run_dir / "manifest.json").read_text(encoding="utf-8"))
-    llm = str(manifest.get("llm") or manifest.get("config", {}).get("llm", ""))
-    # the device the run would have judged on (its manifest's fingerprint), not the row default
-    fingerprint = manifest.get("fingerprint") or {
-        "device": (manifest.get("device") or {}).get("resolved", "cpu")
-    }
-    return [
-        no_kernel_row(
-            cell.task,
-            category=category_of(cell.task),
-            method=cell.method,
-            reason=f"no kernel judged: {finish_reason(run_dir) or 'unknown'}",
-            model=llm,
-            seed=cell.seed,
-            attempt=0,
-            run_id=run_dir.name,
-            device=device_name(fingerprint),
-            device_key=str(fingerprint.get("key", "")),
-            scripted=is_scripted_llm(llm),
-            origin=f"{run_dir.name}/summary.json",
-        )
-    ]
+    return rows_from_run_dir(run_dir, task_id=cell.task, method=cell.method, seed=cell.seed)
 
 
 def run_cell(

@@ -24,7 +24,7 @@ Then the report (`benchmarks.results.report.write_report`, as `kernforge report`
 (`benchmarks.results.pairs_export.export_pairs`, as `kernforge pairs export`) and README.md.
 
     <out>/README.md                 provenance: device, dates, versions, command, what is scripted
-    <out>/report.html, report.md, plots/*.svg
+    <out>/report.html, report.md, plots/*.svg and *.png
     <out>/pairs/pairs.jsonl, pairs/README.md
     <out>/scripted_replies.jsonl    the replay script
     <out>/sessions.jsonl            one line per invocation (start, wall time, device, cells run)

@@ -28,7 +28,8 @@ def report_cmd(
     ),
     title: str = typer.Option("kernforge report", "--title", help="the page's title"),
 ) -> None:
-    """Write a self-contained HTML report (plots inline, no network) and a Markdown summary."""
+    """Write a self-contained HTML report (plots inline, sortable tables, no network) and a
+    Markdown summary; rows of several sources (benches, runs, imports) are compared in one."""
     from benchmarks import collect_rows, write_report
 
     try:
@@ -50,5 +51,5 @@ def report_cmd(
         + (f", {scripted} scripted (labelled)" if scripted else "")
     )
     console.print(
-        f"  {escape(str(files.html))}\n  {escape(str(files.markdown))}\n  {len(files.plots)} plot(s) in {escape(str(out / 'plots'))}"
+        f"  {escape(str(files.html))}\n  {escape(str(files.markdown))}\n  {len(files.plots)} plot(s), SVG and PNG, in {escape(str(out / 'plots'))}"
     )

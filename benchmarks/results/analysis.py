@@ -6,10 +6,12 @@ group, named "<method> [scripted]", and never mix with real ones.
 
 Two views of the rows:
 - per attempt: every judged kernel (iteration curves, repair bias);
-- per run outcome (`final_rows`): for each (task, method, seed, device) the best attempt --
-  correct before incorrect, then the fastest measured, then the furthest stage, then the
-  earliest. Pass rates, fast_p, geomean speedups, S_agg, the category x method table, the
-  variance shares, portability and feature adoption read these.
+- per run outcome (`final_rows`): for each run (task, method, seed, device, run id) the best
+  attempt -- correct before incorrect, then the fastest measured, then the furthest stage, then
+  the earliest. Pass rates, fast_p, geomean speedups, S_agg, the category x method and per-task
+  tables, the variance shares, portability and feature adoption read these. A run that judged
+  nothing is one "no_kernel" row (`benchmarks.results.rows.no_kernel_row`), so it is an outcome
+  too: a failed one, in every denominator.
 
 Speed figures exist only where rows were judged on a GPU and timed. Anything else is reported
 as "not measured", with the reason -- never as a number. The formulas (fast_p, geomean, suite
@@ -25,7 +27,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from benchmarks.harness.ptx import FEATURES
+from benchmarks.results.per_shape import ShapeLine, shape_lines
 from benchmarks.results.rows import CPU_DEVICE_NAME, ResultRow
+from benchmarks.results.throughput import Throughput, throughput
 from benchmarks.verdict import STAGE_ORDER, Stage
 from profiling import roofline
 
@@ -89,13 +93,15 @@ def run_key(row: ResultRow) -> tuple[str, str, int, str, str]:
 
 
 def final_rows(rows: Iterable[ResultRow]) -> list[ResultRow]:
-    """The outcome of each (task, method, seed, device): its best attempt."""
+    """The outcome of each run (task, method, seed, device, run id): its best attempt. Two runs
+    of the same task, method and seed (run twice) are two outcomes; a run with no judged kernel
+    is its "no_kernel" row."""
 
     def rank(r: ResultRow) -> tuple:
         s = speedup(r, "eager")
-        return (r.passed, s if s is not None else -1.0, _stage_index(r), -r.attempt)
+        return (r.passed, s if s is not None else -1.0, _stage_index(r), r.judged, -r.attempt)
 
-    groups = _by(rows, lambda r: (r.task_id, r.label(), r.seed, r.device))
+    groups = _by(rows, lambda r: (r.task_id, r.label(), r.seed, r.device, r.run_id))
     return [max(group, key=rank) for _, group in sorted(groups.items())]
 
 
@@ -136,7 +142,8 @@ def _speed_unmeasured(rows: list[ResultRow], baseline: str) -> str | None:
     """Why speed figures cannot be given for these run outcomes, or None when they can."""
     if not rows:
         return _nm("no rows")
-    cpu = [r for r in rows if not on_gpu(r)]
+    # a run that judged nothing is a failure wherever it ran, not a CPU measurement
+    cpu = [r for r in rows if not on_gpu(r) and r.judged]
     if cpu:
         return _nm(f"{len(cpu)} of {len(rows)} judged on the CPU interpreter, which times nothing")
     untimed = [r for r in rows if r.passed and speedup(r, baseline) is None]
@@ -291,6 +298,67 @@ def category_method_table(rows: Iterable[ResultRow]) -> dict[tuple[str, str], Ce
 
 
 @dataclass
+class TaskEntry:
+    """One method on one task and device, over its run outcomes there."""
+
+    task_id: str
+    category: str
+    device: str
+    method: str
+    correct: int
+    total: int
+    speedup_eager: Measured  # best correct speedup over eager
+    speedup_compile: Measured  # best correct speedup over torch.compile
+    score: Measured  # S: best attainment score over the outcomes (0 when none is correct)
+    best: bool = False  # the highest S on this task and device (eager and torch.compile included)
+
+
+def per_task(rows: Iterable[ResultRow]) -> list[TaskEntry]:
+    """Per (task, device, method): correct outcomes, the best correct speedups over eager and
+    torch.compile, and S (the best roofline attainment score, 0 when no outcome is correct); the
+    method with the highest measured S on the task and device is marked best."""
+    out: list[TaskEntry] = []
+    by_task = _by(final_rows(rows), lambda r: (r.task_id, r.device))
+    for (task_id, device), task_rows in sorted(by_task.items()):
+        entries = []
+        for label in labels(task_rows):
+            mine = [r for r in task_rows if r.label() == label]
+            correct = [r for r in mine if r.passed]
+            best: dict[str, Measured] = {}
+            for baseline in ("eager", "compile"):
+                why = _speed_unmeasured(mine, baseline)
+                if why is None and not correct:
+                    why = _nm("no correct kernel")
+                best[baseline] = why or max(speedup(r, baseline) for r in correct)  # type: ignore[type-var]
+            why = _speed_unmeasured(mine, "eager")
+            if why is None and any(r.score is None for r in correct):
+                why = _nm("a correct kernel has no roofline attainment")
+            score: Measured = why or max(
+                [r.score for r in correct if r.score is not None], default=0.0
+            )
+            entries.append(
+                TaskEntry(
+                    task_id,
+                    mine[0].category,
+                    device,
+                    label,
+                    len(correct),
+                    len(mine),
+                    best["eager"],
+                    best["compile"],
+                    score,
+                )
+            )
+        scored = [e for e in entries if is_measured(e.score)]
+        if scored:
+            top = max(float(e.score) for e in scored)
+            for e in scored:
+                e.best = e.score == top and top > 0
+        out.extend(entries)
+    return out
+
+
+@dataclass
 class VarianceShare:
     category: float | None  # eta^2 of category (None: undefined)
     method: float | None
@@ -364,47 +432,52 @@ def iteration_of(row: ResultRow) -> int:
     return row.iteration if row.iteration is not None else row.attempt + 1
 
 
+BEST_SO_FAR_FLOOR = 1.0  # a run's best speedup before it has a correct kernel faster than eager
+
+
 @dataclass
 class IterationPoint:
     iteration: int
-    attempts: int
+    attempts: int  # kernels judged in this round ("no_kernel" rows are runs, not attempts)
     compile_rate: float
     correct_rate: float
-    solved_share: float  # runs with a correct kernel by this iteration
-    best_speedup: Measured  # geomean over runs of the best correct speedup so far (over eager)
+    solved_share: float  # runs with a correct kernel by this iteration, over all runs
+    best_speedup: Measured  # geomean over all runs of max(floor, best correct speedup so far)
 
 
 def iteration_curves(rows: Iterable[ResultRow]) -> dict[str, list[IterationPoint]]:
     """Per method and evaluator round: share of that round's attempts that compile and that are
-    correct; share of runs solved so far; geomean of each solved run's best speedup so far."""
+    correct; share of the method's runs solved so far; and the best speedup so far, defined on
+    the fixed set of all the method's runs so that it never falls: each run contributes the best
+    of eager (`BEST_SO_FAR_FLOOR`, 1.0: what a user keeps while no correct kernel beats it) and
+    every correct kernel timed up to this round, and the point is the geomean over runs. A run
+    with nothing correct yet counts at the floor; a run that stops early keeps its best."""
     rows = list(rows)
     out = {}
     for label in labels(rows):
         mine = [r for r in rows if r.label() == label]
         runs = _by(mine, run_key)
-        last = max(iteration_of(r) for r in mine)
+        judged = [r for r in mine if r.judged]
+        last = max((iteration_of(r) for r in judged), default=1)
+        untimed: str | None = None
+        if not judged:
+            untimed = _nm("nothing judged")
+        elif not all(on_gpu(r) for r in judged):
+            untimed = _nm("judged on the CPU interpreter")
         points = []
         for it in range(1, last + 1):
-            now = [r for r in mine if iteration_of(r) == it]
+            now = [r for r in judged if iteration_of(r) == it]
             solved = 0
             bests: list[float] = []
-            why: str | None = None
+            why = untimed
             for group in runs.values():
-                so_far = [r for r in group if iteration_of(r) <= it and r.passed]
-                if not so_far:
-                    continue
-                solved += 1
-                if any(not on_gpu(r) for r in so_far):
-                    why = _nm("judged on the CPU interpreter")
-                    continue
+                so_far = [r for r in group if r.judged and iteration_of(r) <= it and r.passed]
+                solved += bool(so_far)
                 timed = [s for r in so_far if (s := speedup(r, "eager")) is not None]
-                if timed:
-                    bests.append(max(timed))
-                else:
+                if len(timed) < len(so_far):
                     why = why or _nm("a correct kernel has no timing")
-            best: Measured = (
-                why if why else (roofline.geomean(bests) if bests else _nm("no correct kernel yet"))
-            )
+                bests.append(max([BEST_SO_FAR_FLOOR, *timed]))
+            best: Measured = why if why else roofline.geomean(bests)
             points.append(
                 IterationPoint(
                     iteration=it,
@@ -584,9 +657,14 @@ class Analysis:
     repair: dict[str, RepairBias]
     portability: PortabilitySummary
     features: dict[str, FeatureAdoption]
+    tasks: list[TaskEntry]
+    shapes: list[ShapeLine]
+    throughput: dict[str, Throughput]
 
 
 def analyze(rows: Iterable[ResultRow], weights: dict[str, float] | None = None) -> Analysis:
+    """Every analysis of `rows` (one list of rows: any mix of kernforge's runs, benches and
+    imports), plus the eager and torch.compile rows derived from them."""
     from benchmarks.results.baselines import baseline_rows
 
     rows = list(rows)
@@ -611,4 +689,7 @@ def analyze(rows: Iterable[ResultRow], weights: dict[str, float] | None = None) 
         repair=repair_bias(rows),
         portability=portability(rows),
         features=feature_adoption(rows),
+        tasks=per_task(timed),
+        shapes=shape_lines(rows, base),
+        throughput=throughput(rows),
     )

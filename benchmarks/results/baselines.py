@@ -8,9 +8,10 @@ also has the two baselines' times; this module turns them into result rows (`met
 
 For one task, a baseline row's shape has:
     time         the median over every timed row of that task of the baseline's time on the shape
-    attainment   roofline time / baseline time; the roofline time comes from any row with both an
-                 attainment and a candidate time (attainment x candidate_us), so the baselines are
-                 scored with the same roofline as the candidates
+    attainment   roofline time / baseline time; the roofline time is the median of the verdicts'
+                 `roofline_us` (or, in rows without it, attainment x candidate_us), so the
+                 baselines are scored with the same roofline as the candidates
+    counts       the shape's flops and bytes as the verdicts recorded them (for GB/s, TFLOP/s)
     speedups     eager_us / time and compile_us / time (eager's speedup over eager is 1)
 and the row's score is the median attainment over shapes, as the judge scores a candidate
 (`benchmarks.harness.perf`). A baseline is always correct (it is the reference). Correctness-only
@@ -22,6 +23,7 @@ from __future__ import annotations
 import statistics
 from collections.abc import Iterable
 
+from benchmarks.results.per_shape import COUNTS, shape_numbers
 from benchmarks.results.rows import ResultRow
 from benchmarks.verdict import STAGE_ORDER
 from profiling import roofline
@@ -44,15 +46,20 @@ def _task_baselines(task_rows: list[ResultRow]) -> list[ResultRow]:
     roof: dict[tuple[str, str], list[float]] = {}
     meta: dict[tuple[str, str], dict] = {}
     for row in task_rows:
-        for s in row.shapes:
+        for s in shape_numbers(row):
             key = _shape_key(s)
             meta.setdefault(key, s)
+            for count in COUNTS:  # the first row that recorded it
+                if meta[key].get(count) is None and s.get(count) is not None:
+                    meta[key] = {**meta[key], count: s[count]}
             per = times.setdefault(key, {"eager_us": [], "compile_us": []})
             for field in per:
                 if isinstance(s.get(field), int | float) and s[field] > 0:
                     per[field].append(float(s[field]))
             att, cand = s.get("attainment"), s.get("candidate_us")
-            if isinstance(att, int | float) and isinstance(cand, int | float) and cand > 0:
+            if isinstance(s.get("roofline_us"), int | float) and s["roofline_us"] > 0:
+                roof.setdefault(key, []).append(float(s["roofline_us"]))
+            elif isinstance(att, int | float) and isinstance(cand, int | float) and cand > 0:
                 roof.setdefault(key, []).append(float(att) * float(cand))
     first = task_rows[0]
     out = []
@@ -77,6 +84,9 @@ def _task_baselines(task_rows: list[ResultRow]) -> list[ResultRow]:
                     "speedup_compile": comp / mine if comp else None,
                     "attainment": roofline.attainment(t_roof, mine) if t_roof else None,
                     "launch_bound": meta[key].get("launch_bound"),
+                    "flops": meta[key].get("flops"),
+                    "bytes": meta[key].get("bytes"),
+                    "roofline_us": t_roof,
                 }
             )
         if not shapes:

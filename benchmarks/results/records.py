@@ -3,6 +3,7 @@
 An agent run directory (`runs/<run-id>/`, written by `agents.core.rundir`) holds:
 
     manifest.json              the run: id, date, task, model, config, device fingerprint
+    summary.json               written when the run stops: whether it finished and why
     attempts/<n>/attempt.json  one attempt: its round, parent, mode, re-measurement
     attempts/<n>/verdict.json  the judge's verdict (`benchmarks.verdict.Verdict`)
     pairs.jsonl                one error -> fix pair per line (`RunPair`)
@@ -23,6 +24,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 MANIFEST_FILE = "manifest.json"
+SUMMARY_FILE = "summary.json"
 ATTEMPT_FILE = "attempt.json"
 PAIRS_FILE = "pairs.jsonl"
 
@@ -161,6 +163,15 @@ class RunManifest(BaseModel):
         )
 
 
+class RunSummary(BaseModel):
+    """The parts of a run's summary.json that results read."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    finished: bool | None = None
+    finish_reason: str | None = None
+
+
 class AttemptMeasurement(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
@@ -200,3 +211,12 @@ def read_attempt(folder: Path) -> AttemptFile:
     if not path.is_file():
         return AttemptFile()
     return _read_model(path, AttemptFile, "an attempt record")
+
+
+def read_summary(run_dir: Path) -> RunSummary | None:
+    """`run_dir/summary.json` as a `RunSummary`, None when the run has written none yet;
+    `RunFileError` naming the file when malformed."""
+    path = Path(run_dir) / SUMMARY_FILE
+    if not path.is_file():
+        return None
+    return _read_model(path, RunSummary, "a run summary")

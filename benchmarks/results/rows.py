@@ -14,7 +14,12 @@ Nested parts (per-shape numbers, the full verdict, PTX features) are JSON object
 file and JSON strings in the Parquet file, whose columns must be flat and typed.
 
 Rows whose kernels came from a scripted provider (`--llm replay:...`) or scripted measurements
-have `scripted=True`; everything that shows rows labels them "scripted".
+have `scripted=True`; everything that shows rows labels them "scripted". Rows imported from
+another system's outputs (`source="import:..."`) are labelled "(imported)", so a report that
+mixes them with kernforge's own runs of a preset of the same name keeps the two apart.
+
+A run or an imported item that judged nothing is one row with error class "no_kernel"
+(`no_kernel_row`): it counts as a failed outcome wherever outcomes are counted.
 """
 
 from __future__ import annotations
@@ -29,7 +34,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from benchmarks.results.records import read_attempt, read_manifest
+from benchmarks.results.records import read_attempt, read_manifest, read_summary
 from benchmarks.verdict import STAGE_ORDER, Stage, Verdict
 
 RESULTS_JSONL = "results.jsonl"
@@ -53,7 +58,12 @@ SHAPE_FIELDS = (
     "speedup_compile",
     "attainment",
     "launch_bound",
+    "flops",  # semantic FLOPs of the shape (the task's formula); None in rows written before
+    "bytes",  # minimal bytes moved
+    "roofline_us",  # the shape's roofline time on the device
 )
+NO_KERNEL = "no_kernel"  # error class of a row with nothing judged
+IMPORTED_MARK = "(imported)"
 
 
 class ResultRow(BaseModel):
@@ -88,6 +98,7 @@ class ResultRow(BaseModel):
     origin: str = ""  # where the code came from (file, JSONL line, session folder)
     code_sha256: str = ""
     timestamp: str = Field(default_factory=lambda: datetime.now(UTC).isoformat(timespec="seconds"))
+    run_started: str = ""  # when the row's run began (ISO time); "" when unknown (imports)
     verdict: dict[str, Any] | None = None  # the full Verdict JSON; None when there was no kernel
 
     @property
@@ -100,9 +111,20 @@ class ResultRow(BaseModel):
             return False
         return STAGE_ORDER.index(Stage(self.stage_reached)) >= STAGE_ORDER.index(Stage(stage))
 
+    @property
+    def imported(self) -> bool:
+        """The kernel was made by another system and judged here (`kernforge import`)."""
+        return self.source.startswith("import:")
+
+    @property
+    def judged(self) -> bool:
+        """A kernel was judged (False for a "no_kernel" row: nothing to judge)."""
+        return self.error_class != NO_KERNEL
+
     def label(self) -> str:
-        """The method as shown in tables and plots; scripted rows say so."""
-        return f"{self.method} [scripted]" if self.scripted else self.method
+        """The method as shown in tables and plots; imported and scripted rows say so."""
+        label = f"{self.method} {IMPORTED_MARK}" if self.imported else self.method
+        return f"{label} [scripted]" if self.scripted else label
 
 
 def device_name(fingerprint: dict[str, Any]) -> str:
@@ -139,6 +161,7 @@ def row_from_verdict(
     origin: str = "",
     ptx_features: dict[str, bool] | None = None,
     timestamp: str | None = None,
+    run_started: str = "",
 ) -> ResultRow:
     """A row from a judge verdict plus who produced the kernel."""
     fp = verdict.fingerprint or {}
@@ -153,6 +176,7 @@ def row_from_verdict(
         parent_attempt=parent_attempt,
         mode=mode,
         run_id=run_id,
+        run_started=run_started,
         device=device_name(fp)
         if fp
         else (CPU_DEVICE_NAME if verdict.device == "cpu" else verdict.device),
@@ -190,7 +214,7 @@ def no_kernel_row(
         method=method,
         passed=False,
         stage_reached=None,
-        error_class="no_kernel",
+        error_class=NO_KERNEL,
         message=reason,
         **fields,
     )
@@ -357,10 +381,23 @@ def is_run_dir(path: Path) -> bool:
     return (path / "manifest.json").is_file() and (path / "attempts").is_dir()
 
 
-def rows_from_run_dir(run_dir: str | Path) -> list[ResultRow]:
-    """One row per attempt of an agent run directory (runs/<run-id>/), read from its files
-    (`benchmarks.results.records`); a malformed manifest or attempt file is a `RunFileError`
-    naming it."""
+def _mtime(path: Path) -> str:
+    return datetime.fromtimestamp(path.stat().st_mtime, UTC).isoformat(timespec="seconds")
+
+
+def rows_from_run_dir(
+    run_dir: str | Path,
+    *,
+    task_id: str | None = None,
+    method: str | None = None,
+    seed: int | None = None,
+) -> list[ResultRow]:
+    """One row per judged attempt of an agent run directory (runs/<run-id>/), read from its
+    files (`benchmarks.results.records`). A run that judged nothing (it stopped before its first
+    verdict, or has not got there yet) is one "no_kernel" row, attempt 0, with the reason from its
+    summary.json, so it still counts as a failed outcome. `task_id`, `method` and `seed` stand in
+    where the manifest does not record them. A malformed manifest or attempt file is a
+    `RunFileError` naming it."""
     from benchmarks.harness.ptx import ptx_features_of_dir
 
     run_dir = Path(run_dir)
@@ -372,12 +409,14 @@ def rows_from_run_dir(run_dir: str | Path) -> list[ResultRow]:
         or is_scripted_llm(str(config.llm or ""))
         or bool(config.scripted_measure)
     )
+    task = manifest.task_id or task_id or ""
     common = dict(
-        category=category_of(manifest.task_id),
-        method=config.method if config.method is not None else "aka",
+        category=category_of(task),
+        method=config.method or method or "aka",
         model=llm,
-        seed=config.seed or 0,
+        seed=config.seed if config.seed is not None else (seed or 0),
         run_id=manifest.run_id if manifest.run_id is not None else run_dir.name,
+        run_started=manifest.created or "",
         scripted=scripted,
         source="kernforge",
     )
@@ -391,9 +430,7 @@ def rows_from_run_dir(run_dir: str | Path) -> list[ResultRow]:
         if not (folder / "verdict.json").is_file():
             continue
         verdict = Verdict.model_validate_json((folder / "verdict.json").read_text(encoding="utf-8"))
-        stamp = datetime.fromtimestamp((folder / "verdict.json").stat().st_mtime, UTC).isoformat(
-            timespec="seconds"
-        )
+        stamp = _mtime(folder / "verdict.json")
         measured_scripted = bool(record.measurement and record.measurement.scripted)
         rows.append(
             row_from_verdict(
@@ -408,13 +445,38 @@ def rows_from_run_dir(run_dir: str | Path) -> list[ResultRow]:
                 **{**common, "scripted": common["scripted"] or measured_scripted},
             )
         )
-    return rows
+    if rows:
+        return rows
+    summary = read_summary(run_dir)
+    when = manifest.created
+    if summary is None:
+        why = "the run has not finished (no summary.json)"
+    else:
+        why = summary.finish_reason or "unknown"
+        when = _mtime(run_dir / "summary.json")
+    # the device the run was set up on (its manifest's fingerprint), not the row's CPU default
+    fingerprint = manifest.fingerprint or {
+        "device": (manifest.device.resolved if manifest.device else None) or "cpu"
+    }
+    return [
+        no_kernel_row(
+            task,
+            reason=f"no kernel judged: {why}",
+            attempt=0,
+            device=device_name(fingerprint),
+            device_key=str(fingerprint.get("key", "")),
+            origin=f"{run_dir.name}/summary.json",
+            **({**common, "timestamp": when} if when else common),
+        )
+    ]
 
 
 def collect_rows(paths: Iterable[str | Path]) -> tuple[list[ResultRow], list[str]]:
     """Rows from any mix of: a store folder (results.jsonl), a run directory, a results .jsonl or
     .parquet file, or a folder holding any of those one or two levels down. Returns the rows and
-    one line per source read (for provenance)."""
+    one line per source read (for provenance). A row read twice (the same attempt of the same run
+    from the same origin, e.g. a folder given along with a folder inside it) is kept once, and a
+    line says how many were dropped."""
     rows: list[ResultRow] = []
     sources: list[str] = []
 
@@ -439,7 +501,12 @@ def collect_rows(paths: Iterable[str | Path]) -> tuple[list[ResultRow], list[str
         elif is_run_dir(path):
             got = rows_from_run_dir(path)
             rows.extend(got)
-            sources.append(f"{path} (agent run, {len(got)} attempts)")
+            judged = sum(r.judged for r in got)
+            sources.append(
+                f"{path} (agent run, {judged} attempts)"
+                if judged
+                else f"{path} (agent run, judged nothing)"
+            )
         elif path.is_dir() and depth < 2:
             for child in sorted(path.iterdir()):
                 if child.is_dir():
@@ -456,4 +523,9 @@ def collect_rows(paths: Iterable[str | Path]) -> tuple[list[ResultRow], list[str
                 f"{p} holds no results: no {RESULTS_JSONL}, no run directory (manifest.json + attempts/), "
                 "no .jsonl/.parquet results file"
             )
-    return rows, sources
+    unique: dict[tuple, ResultRow] = {}
+    for r in rows:
+        unique.setdefault((r.key, r.run_id, r.device, r.source, r.origin, r.code_sha256), r)
+    if len(unique) < len(rows):
+        sources.append(f"{len(rows) - len(unique)} row(s) read twice, kept once")
+    return list(unique.values()), sources
