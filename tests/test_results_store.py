@@ -172,8 +172,8 @@ def test_collect_rows_reads_stores_runs_and_files(tmp_path):
     )
     store = ResultStore(tmp_path / "bench")
     store.extend([row("a"), row("b")])
-    rows, sources = collect_rows([tmp_path / "runs", tmp_path / "bench", store.parquet])
+    rows, sources, skipped = collect_rows([tmp_path / "runs", tmp_path / "bench", store.parquet])
     assert len(rows) == 1 + 2 + 2
-    assert len(sources) == 3
+    assert len(sources) == 3 and skipped == []
     assert not rows[0].scripted  # offline is not scripted
     assert isinstance(rows[0], ResultRow)
