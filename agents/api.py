@@ -56,7 +56,15 @@ class RunError(RuntimeError):
 
 
 class RunCrashed(RunError):
-    """An unexpected error inside a run (a bug): its full trace is in the run's error.log."""
+    """An unexpected error inside a run (a bug): its full trace is in the run's error.log. The
+    message is one line: what broke, where the trace is, and the resume command."""
+
+    def __init__(self, run_id: str, message: str, run_dir: Path) -> None:
+        RuntimeError.__init__(
+            self, f"{message}; the run is kept: continue with kernforge run --resume {run_dir}"
+        )
+        self.run_id = run_id
+        self.run_dir = run_dir
 
 
 # errors that already say what was wrong and where, in one message: they leave a run as they are

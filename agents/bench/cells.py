@@ -130,7 +130,7 @@ def execute_cell(
     only) go to the run unchanged."""
     from agents import api
     from agents.core.llm.base import LLMError
-    from agents.core.lock import FolderLocked
+    from agents.core.lock import FolderLocked, hold
 
     runs_dir = plan.out / RUNS
     run_dir = runs_dir / cell.run_id
@@ -146,7 +146,9 @@ def execute_cell(
             )
         else:
             status = "ran"
-            _set_aside(run_dir)
+            if run_dir.exists():  # not while another process is creating it
+                with hold(run_dir, "run", again=f"`kernforge run --resume {run_dir}`"):
+                    _set_aside(run_dir)
             api.run(
                 cell.task,
                 llm=plan.llm_for(cell.method),

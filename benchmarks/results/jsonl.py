@@ -47,7 +47,7 @@ def read_jsonl(path: Path) -> tuple[list[tuple[int, Any]], list[str]]:
         try:
             records.append((number, json.loads(raw.decode("utf-8"))))
         except UnicodeDecodeError:
-            warnings.append(f"{path}:{number}: unreadable line skipped (not UTF-8 text)")
+            warnings.append(f"{path}:{number}: not UTF-8 text, line skipped")
         except json.JSONDecodeError as exc:
             if torn and number == len(lines):
                 warnings.append(
@@ -55,5 +55,5 @@ def read_jsonl(path: Path) -> tuple[list[tuple[int, Any]], list[str]]:
                     "the next line written starts on a fresh line)"
                 )
             else:
-                warnings.append(f"{path}:{number}: unreadable line skipped (not JSON: {exc.msg})")
+                warnings.append(f"{path}:{number}: not JSON ({exc.msg}), line skipped")
     return records, warnings
