@@ -74,8 +74,9 @@ _SAYS_WHAT = (RunError, FolderLocked, RunFileError, SettingsError, LLMError)
 @contextmanager
 def _owned(run: RunDir) -> Iterator[None]:
     """`run` owned by this process for the block (`FolderLocked`, naming the owner, when
-    another process has it). An unexpected error inside is written whole into the run's
-    error.log, logged as a "crashed" event, and raised as `RunCrashed` with the resume command."""
+    another process has it), its open files closed at the end. An unexpected error inside is
+    written whole into the run's error.log, logged as a "crashed" event, and raised as
+    `RunCrashed` with the resume command."""
     with hold(run.path, "run", again=f"`kernforge run --resume {run.path}`"):
         try:
             yield
@@ -90,6 +91,8 @@ def _owned(run: RunDir) -> Iterator[None]:
                 f"internal error in run {run.run_id}: {error} (the full trace is in {log})",
                 run.path,
             ) from exc
+        finally:
+            run.close()
 
 
 def _checkpoint_damaged(run: RunDir, exc: Exception) -> RunFileError:

@@ -32,6 +32,7 @@ import secrets
 import shutil
 import threading
 import time
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -73,6 +74,17 @@ class RunDir:
         self.path = Path(path)
         self._lock = threading.Lock()
         self._t0 = time.monotonic()
+        self._closers: list[Callable[[], None]] = []
+
+    def on_close(self, closer: Callable[[], None]) -> None:
+        """Have `close` call `closer` (e.g. the checkpoint's database connection)."""
+        self._closers.append(closer)
+
+    def close(self) -> None:
+        """Close what the run holds open. The checkpoint's write-ahead log then goes into
+        checkpoint.sqlite, so the folder is whole on its own (a copy of it included)."""
+        while self._closers:
+            self._closers.pop()()
 
     # -- locating -------------------------------------------------------------------------
     @classmethod
