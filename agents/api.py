@@ -494,7 +494,14 @@ def _result(ctx: RunContext, values: dict[str, Any]) -> RunResult:
     best = incumbent(values)
     kernel = ctx.run.path / "best" / "kernel.py"
     summary_path = ctx.run.path / "summary.json"
-    summary = read_json(summary_path) if summary_path.is_file() else {}
+    try:
+        summary = read_json(summary_path) if summary_path.is_file() else {}
+    except RunFileError as exc:
+        raise RunFileError(
+            exc.where,
+            f"{exc.problem}: the run's summary is lost (its attempts and best kernel are kept; "
+            "move the file aside to go on without it)",
+        ) from None
     return RunResult(
         run_id=ctx.run.run_id,
         run_dir=ctx.run.path,

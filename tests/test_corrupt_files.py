@@ -225,7 +225,9 @@ def test_a_damaged_verdict_is_one_error_naming_it_and_what_is_lost(
         RunDir(run_dir).read_verdict(1)
     text = str(err.value)
     assert text.startswith(f"{run_dir}/attempts/1/verdict.json: not JSON (") and "\n" not in text
-    assert text.endswith("attempt 1's verdict is lost, so the run cannot go on from it (its other files are kept)")
+    assert text.endswith(
+        "attempt 1's verdict is lost, so the run cannot go on from it (its other files are kept)"
+    )
 
 
 def test_a_damaged_summary_is_one_line_naming_it(finished: Path, tmp_path: Path) -> None:
@@ -233,6 +235,10 @@ def test_a_damaged_summary_is_one_line_naming_it(finished: Path, tmp_path: Path)
     (run / "summary.json").write_text('{"finished": tr')
     message = one_line_error(cli("run", "--resume", str(run)))
     assert message.startswith(f"error: {run}/summary.json: not JSON (")
+    assert message.endswith("move the file aside to go on without it)")
+    (run / "summary.json").rename(run / "summary.json.damaged")  # as it says: it goes on
+    result = cli("run", "--resume", str(run))
+    assert result.exit_code == 0 and "had already finished" in result.output, result.output
 
 
 # -- kernforge report ----------------------------------------------------------------------------
