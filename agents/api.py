@@ -359,11 +359,14 @@ def _resume(
     given = sorted(changes)
     if changes.pop("runs_dir", None) is not None:
         changes["runs_dir"] = str(run.path.parent.resolve())  # where the run was found
-    changed = config.resume_changes(changes)
+    try:
+        changed = config.resume_changes(changes)
+    except ValueError as exc:  # a value below its minimum, say
+        raise SettingsError(f"--resume {run.run_id}: {exc}") from None
     task = _manifest_task(run, manifest)
     device = (manifest.get("device") or {}).get("resolved") or "cpu"
     if resolve_device("auto") != device and device == "cuda":
-        raise RuntimeError(
+        raise SettingsError(
             f"run {run.run_id} was started on a GPU; resume it on a machine with one"
         )
     progress = Progress(console, quiet=quiet)
@@ -402,7 +405,10 @@ def _resume(
             }
         )
         run.write_manifest(manifest)
-    ctx.provider = _provider(config.llm, served=list(values.get("replay_served", [])))
+    try:
+        ctx.provider = _provider(config.llm, served=list(values.get("replay_served", [])))
+    except ValueError as exc:  # the manifest's model spec does not parse
+        raise RunFileError(run.path / MANIFEST, f"config.llm: {exc}") from None
     progress.start(
         run.run_id,
         task.id,
@@ -482,9 +488,13 @@ def _drive(ctx: RunContext, initial: dict[str, Any] | None, app: Any = None) -> 
     except LLMError as exc:
         ctx.event("stopped", error=f"{type(exc).__name__}: {exc}")
         raise RunError(ctx.run.run_id, f"the model call failed: {exc}", ctx.run.path) from exc
-    except sqlite3.DatabaseError as exc:
+    except sqlite3.DatabaseError as exc:  # during the run: the disk full, the file damaged
         ctx.event("stopped", error=f"{type(exc).__name__}: {exc}")
-        raise _checkpoint_damaged(ctx.run, exc) from None
+        raise RunError(
+            ctx.run.run_id,
+            f"{ctx.run.checkpoint}: the checkpoint could not be read or written (sqlite: {exc})",
+            ctx.run.path,
+        ) from None
     return _result(ctx, final)
 
 
