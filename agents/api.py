@@ -13,11 +13,12 @@ arguments given here); `settings={"dropout.after": 2}` sets any key of agents/co
 from __future__ import annotations
 
 import importlib.metadata
-import json
 import platform
+import sqlite3
 import subprocess
 import sys
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -27,14 +28,16 @@ from rich.console import Console
 
 from agents.core.config import AgentConfig
 from agents.core.context import RunContext
+from agents.core.crashlog import one_line
 from agents.core.llm.base import LLMError, Provider
 from agents.core.llm.budget import BudgetTracker
 from agents.core.llm.concurrency import RateLimiter
+from agents.core.lock import FolderLocked, hold
 from agents.core.progress import Progress
-from agents.core.rundir import RunDir, new_run_id
+from agents.core.rundir import MANIFEST, RunDir, new_run_id
 from agents.core.seams import Seams
 from agents.core.settings import BY_KEY, Settings, SettingsError, parse_budget, resolve
-from benchmarks import JudgeConfig
+from benchmarks import JudgeConfig, RunFileError, TaskError, read_json
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 MAX_CONCURRENT_CALLS = 4
@@ -43,11 +46,63 @@ MAX_CONCURRENT_CALLS = 4
 class RunError(RuntimeError):
     """A run stopped before finishing (model unreachable, bad key, ...); it can be resumed."""
 
-    def __init__(self, run_id: str, message: str) -> None:
+    def __init__(self, run_id: str, message: str, run_dir: Path | None = None) -> None:
         super().__init__(
-            f"{message}\nThe run is kept; fix the cause and continue with: kernforge run --resume {run_id}"
+            f"{message}\nThe run is kept; fix the cause and continue with: "
+            f"kernforge run --resume {run_dir or run_id}"
         )
         self.run_id = run_id
+        self.run_dir = run_dir
+
+
+class RunCrashed(RunError):
+    """An unexpected error inside a run (a bug): its full trace is in the run's error.log. The
+    message is one line: what broke, where the trace is, and the resume command."""
+
+    def __init__(self, run_id: str, message: str, run_dir: Path) -> None:
+        RuntimeError.__init__(
+            self, f"{message}; the run is kept: continue with kernforge run --resume {run_dir}"
+        )
+        self.run_id = run_id
+        self.run_dir = run_dir
+
+
+# errors that already say what was wrong and where, in one message: they leave a run as they are
+_SAYS_WHAT = (RunError, FolderLocked, RunFileError, SettingsError, LLMError)
+
+
+@contextmanager
+def _owned(run: RunDir) -> Iterator[None]:
+    """`run` owned by this process for the block (`FolderLocked`, naming the owner, when
+    another process has it), its open files closed at the end. An unexpected error inside is
+    written whole into the run's error.log, logged as a "crashed" event, and raised as
+    `RunCrashed` with the resume command."""
+    with hold(run.path, "run", again=f"`kernforge run --resume {run.path}`"):
+        try:
+            yield
+        except _SAYS_WHAT:
+            raise
+        except Exception as exc:
+            log = run.log_error(exc)
+            error = one_line(exc)
+            run.event("crashed", error=error, log=run.rel(log))
+            raise RunCrashed(
+                run.run_id,
+                f"internal error in run {run.run_id}: {error} (the full trace is in {log})",
+                run.path,
+            ) from exc
+        finally:
+            run.close()
+
+
+def _checkpoint_damaged(run: RunDir, exc: Exception) -> RunFileError:
+    """The one line for a checkpoint that sqlite or the state's decoder cannot read."""
+    why = f"sqlite: {exc}" if isinstance(exc, sqlite3.DatabaseError) else one_line(exc)
+    return RunFileError(
+        run.checkpoint,
+        f"damaged checkpoint ({why}): the run cannot be resumed from it; its attempts on "
+        f"disk are kept (move the file aside to start this run over, or start a new run)",
+    )
 
 
 @dataclass
@@ -128,7 +183,6 @@ def start(
 ) -> RunResult:
     """Start a run from a complete config (`seams`: tests only, agents/core/seams.py)."""
     from benchmarks import resolve_device
-    from profiling import device_fingerprint
 
     seams = seams or Seams()
     task = _task(config.task)
@@ -138,6 +192,23 @@ def start(
     provider = _provider(config.llm, served=[])
     run = RunDir.create(config.runs_dir, config.run_id or new_run_id(task.id))
     config.run_id = run.run_id
+    with _owned(run):
+        return _start(config, settings, run, task, device, provider, console, quiet, seams)
+
+
+def _start(
+    config: AgentConfig,
+    settings: Settings | None,
+    run: RunDir,
+    task: Any,
+    device: str,
+    provider: Provider | None,
+    console: Console | None,
+    quiet: bool,
+    seams: Seams,
+) -> RunResult:
+    from profiling import device_fingerprint
+
     run.write_manifest(
         {
             "run_id": run.run_id,
@@ -233,21 +304,69 @@ def resume(
     (`Setting.on_resume`: the budget, runs_dir) are written into the run's manifest and said in
     one line each; any other key is a SettingsError, and so is a changed budget for a run that
     has already finished. `seams` are for tests only (agents/core/seams.py)."""
+    run = RunDir.find(run_ref, runs_dir)
+    with _owned(run):
+        return _resume(run, console=console, quiet=quiet, seams=seams, changes=changes)
+
+
+def _manifest_config(run: RunDir, manifest: dict[str, Any]) -> AgentConfig:
+    """The run's config from its manifest; `RunFileError` naming the manifest when it has none."""
+    path = run.path / MANIFEST
+    lost = "the run cannot be resumed without it (its attempts on disk are kept); start a new run"
+    if not isinstance(manifest.get("config"), dict):
+        raise RunFileError(path, f"no `config` (the run's settings): {lost}")
+    try:
+        return AgentConfig.from_json(manifest["config"])
+    except (TypeError, ValueError) as exc:
+        raise RunFileError(path, f"`config` is not a run's config ({exc}): {lost}") from None
+
+
+def _manifest_task(run: RunDir, manifest: dict[str, Any]) -> Any:
+    """The task the manifest names; `RunFileError` naming the manifest when none loads."""
+    path = run.path / MANIFEST
+    ref = (
+        (manifest.get("task") or {}).get("ref") if isinstance(manifest.get("task"), dict) else None
+    )
+    if not isinstance(ref, str) or not ref:
+        raise RunFileError(
+            path, "no `task.ref`: the run cannot be resumed without knowing its task"
+        )
+    try:
+        return _task(ref)
+    except (KeyError, TaskError) as exc:
+        why = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
+        raise RunFileError(
+            path,
+            f"names task {ref!r}, which this checkout cannot load ({why}); resume the run "
+            "where that task exists",
+        ) from None
+
+
+def _resume(
+    run: RunDir,
+    *,
+    console: Console | None,
+    quiet: bool,
+    seams: Seams | None,
+    changes: Mapping[str, Any] | None,
+) -> RunResult:
     from agents.core.graph import compile_graph, invoke_config
     from benchmarks import resolve_device
 
-    run = RunDir.find(run_ref, runs_dir)
     manifest = run.manifest()
-    config = AgentConfig.from_json(manifest["config"])
+    config = _manifest_config(run, manifest)
     changes = dict(changes or {})
     given = sorted(changes)
     if changes.pop("runs_dir", None) is not None:
         changes["runs_dir"] = str(run.path.parent.resolve())  # where the run was found
-    changed = config.resume_changes(changes)
-    task = _task(manifest["task"]["ref"])
-    device = manifest["device"]["resolved"]
+    try:
+        changed = config.resume_changes(changes)
+    except ValueError as exc:  # a value below its minimum, say
+        raise SettingsError(f"--resume {run.run_id}: {exc}") from None
+    task = _manifest_task(run, manifest)
+    device = (manifest.get("device") or {}).get("resolved") or "cpu"
     if resolve_device("auto") != device and device == "cuda":
-        raise RuntimeError(
+        raise SettingsError(
             f"run {run.run_id} was started on a GPU; resume it on a machine with one"
         )
     progress = Progress(console, quiet=quiet)
@@ -261,8 +380,11 @@ def resume(
         progress=progress,
         seams=seams or Seams(),
     )
-    app = compile_graph(ctx)
-    snapshot = app.get_state(invoke_config(ctx))
+    try:
+        app = compile_graph(ctx)
+        snapshot = app.get_state(invoke_config(ctx))
+    except (sqlite3.DatabaseError, ValueError) as exc:  # ValueError: a stored state that
+        raise _checkpoint_damaged(run, exc) from None  # does not decode (msgpack)
     values = snapshot.values or {}
     if values.get("spend"):
         ctx.tracker = BudgetTracker.from_snapshot(values["spend"])
@@ -283,7 +405,10 @@ def resume(
             }
         )
         run.write_manifest(manifest)
-    ctx.provider = _provider(config.llm, served=list(values.get("replay_served", [])))
+    try:
+        ctx.provider = _provider(config.llm, served=list(values.get("replay_served", [])))
+    except ValueError as exc:  # the manifest's model spec does not parse
+        raise RunFileError(run.path / MANIFEST, f"config.llm: {exc}") from None
     progress.start(
         run.run_id,
         task.id,
@@ -301,12 +426,16 @@ def resume(
         )
     done = {a.id for a in values.get("attempts", [])}
     orphans = [i for i in run.attempt_ids_on_disk() if i not in done]
+    damaged = run.damaged_lines()
+    for warning in damaged:
+        progress.note(f"warning: {warning}", style="yellow")
     run.event(
         "resume",
         checkpoint_next=list(snapshot.next),
         attempts_in_checkpoint=sorted(done),
         attempts_on_disk_only=orphans,
         changed={k: [old, new] for k, (old, new) in changed.items()},
+        **({"damaged_lines": damaged} if damaged else {}),
     )
     if not values:
         progress.note(
@@ -353,12 +482,19 @@ def _drive(ctx: RunContext, initial: dict[str, Any] | None, app: Any = None) -> 
             note="Ctrl-C; completed attempts are on disk, the checkpoint holds the last step",
         )
         ctx.progress.note(
-            f"interrupted; continue with: kernforge run --resume {ctx.run.run_id}", style="yellow"
+            f"interrupted; continue with: kernforge run --resume {ctx.run.path}", style="yellow"
         )
         raise
     except LLMError as exc:
         ctx.event("stopped", error=f"{type(exc).__name__}: {exc}")
-        raise RunError(ctx.run.run_id, f"the model call failed: {exc}") from exc
+        raise RunError(ctx.run.run_id, f"the model call failed: {exc}", ctx.run.path) from exc
+    except sqlite3.DatabaseError as exc:  # during the run: the disk full, the file damaged
+        ctx.event("stopped", error=f"{type(exc).__name__}: {exc}")
+        raise RunError(
+            ctx.run.run_id,
+            f"{ctx.run.checkpoint}: the checkpoint could not be read or written (sqlite: {exc})",
+            ctx.run.path,
+        ) from None
     return _result(ctx, final)
 
 
@@ -368,7 +504,14 @@ def _result(ctx: RunContext, values: dict[str, Any]) -> RunResult:
     best = incumbent(values)
     kernel = ctx.run.path / "best" / "kernel.py"
     summary_path = ctx.run.path / "summary.json"
-    summary = json.loads(summary_path.read_text()) if summary_path.is_file() else {}
+    try:
+        summary = read_json(summary_path) if summary_path.is_file() else {}
+    except RunFileError as exc:
+        raise RunFileError(
+            exc.where,
+            f"{exc.problem}: the run's summary is lost (its attempts and best kernel are kept; "
+            "move the file aside to go on without it)",
+        ) from None
     return RunResult(
         run_id=ctx.run.run_id,
         run_dir=ctx.run.path,

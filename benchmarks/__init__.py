@@ -65,8 +65,13 @@ _EXPORTS: dict[str, str] = {
     "read_source": "benchmarks.results.importers",
     # benchmarks.results.pairs_export
     "export_pairs": "benchmarks.results.pairs_export",
+    # benchmarks.results.jsonl
+    "append_line": "benchmarks.results.jsonl",
+    "read_jsonl": "benchmarks.results.jsonl",
     # benchmarks.results.records
     "PairSide": "benchmarks.results.records",
+    "read_json": "benchmarks.results.records",
+    "RunFileError": "benchmarks.results.records",
     "RunPair": "benchmarks.results.records",
     # benchmarks.results.report
     "write_report": "benchmarks.results.report",

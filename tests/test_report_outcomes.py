@@ -117,7 +117,7 @@ def test_imported_rows_and_kernforges_own_runs_compare_in_one_report(tmp_path: P
             cpu_row("softmax_fp32", "geak", passed=False, seed=2, attempt=0, source="import:geak"),
         ]
     )
-    rows, _ = collect_rows([runs, tmp_path / "imported"])
+    rows, _, _ = collect_rows([runs, tmp_path / "imported"])
     assert sorted({r.label() for r in rows}) == ["geak", "geak (imported)"]
     out = tmp_path / "report"
     result = CliRunner().invoke(

@@ -9,7 +9,6 @@ outcome from the folder without running anything.
 from __future__ import annotations
 
 import json
-import os
 import time
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
@@ -26,7 +25,8 @@ class CellOutcome:
 
     cell: Cell
     # "ran", "resumed", "complete" (finished before this call), "stopped" (an error),
-    # "deferred" (not started: the bench's deadline had passed; the same command continues it)
+    # "deferred" (not started: the bench's deadline had passed; the same command continues it),
+    # "busy" (not run: another process owns its run directory; the message names it)
     status: str
     message: str = ""
     attempts: int = 0
@@ -36,22 +36,25 @@ class CellOutcome:
 
 
 def bench_event(out: Path, kind: str, **fields: Any) -> None:
-    """Append one event to the bench's events.jsonl, synced to disk (a kill loses no line)."""
+    """Append one event to the bench's events.jsonl, synced to disk (a kill loses no line,
+    and a line torn by one is ended before the next)."""
+    from benchmarks import append_line
+
     record = {"t": datetime.now(UTC).isoformat(timespec="seconds"), "event": kind, **fields}
-    with (out / EVENTS_FILE).open("a", encoding="utf-8") as f:
-        f.write(json.dumps(record, default=str) + "\n")
-        f.flush()
-        os.fsync(f.fileno())
+    append_line(out / EVENTS_FILE, json.dumps(record, default=str))
 
 
 def run_finished(run_dir: Path) -> bool:
-    """A run whose finish node wrote its summary."""
+    """A run whose finish node wrote its summary (a damaged summary: not finished, so the run
+    is resumed and says what is wrong)."""
+    from benchmarks import RunFileError, read_json
+
     path = run_dir / "summary.json"
     if not path.is_file():
         return False
     try:
-        return bool(json.loads(path.read_text(encoding="utf-8")).get("finished"))
-    except ValueError:
+        return bool(read_json(path).get("finished"))
+    except RunFileError:
         return False
 
 
@@ -97,6 +100,7 @@ def execute_cell(
     only) go to the run unchanged."""
     from agents import api
     from agents.core.llm.base import LLMError
+    from agents.core.lock import FolderLocked, hold
 
     runs_dir = plan.out / RUNS
     run_dir = runs_dir / cell.run_id
@@ -112,7 +116,9 @@ def execute_cell(
             )
         else:
             status = "ran"
-            _set_aside(run_dir)
+            if run_dir.exists():  # not while another process is creating it
+                with hold(run_dir, "run", again=f"`kernforge run --resume {run_dir}`"):
+                    _set_aside(run_dir)
             api.run(
                 cell.task,
                 llm=plan.llm_for(cell.method),
@@ -126,6 +132,8 @@ def execute_cell(
                 quiet=not verbose,
                 seams=seams,
             )
+    except FolderLocked as exc:
+        return CellOutcome(cell, "busy", str(exc), seconds=_since(started))
     except (api.RunError, LLMError) as exc:
         return CellOutcome(cell, "stopped", str(exc).splitlines()[0], seconds=_since(started))
     except Exception as exc:  # noqa: BLE001 - one broken run must not end a long bench; reported
@@ -137,7 +145,7 @@ def execute_cell(
 
 def collect_cell(plan: BenchPlan, outcome: CellOutcome, store: Any) -> CellOutcome:
     """Add a finished cell's rows to `store` (the bench's one writer) and count them."""
-    if outcome.status in ("stopped", "deferred"):
+    if outcome.status in ("stopped", "deferred", "busy"):
         return outcome
     rows = cell_rows(plan.out / RUNS / outcome.cell.run_id, outcome.cell)
     outcome.rows_added = store.extend(rows)
@@ -153,8 +161,9 @@ def _counted(outcome: CellOutcome, rows: list[Any]) -> CellOutcome:
 
 def finish_reason(run_dir: Path) -> str:
     """Why a finished run stopped, from its summary."""
-    summary = json.loads((run_dir / "summary.json").read_text(encoding="utf-8"))
-    return str(summary.get("finish_reason", ""))
+    from benchmarks import read_json
+
+    return str(read_json(run_dir / "summary.json").get("finish_reason", ""))
 
 
 def stored_outcomes(plan: BenchPlan) -> list[CellOutcome]:

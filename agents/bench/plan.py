@@ -8,7 +8,6 @@ layout (PLAN_FILE, EVENTS_FILE, RUNS) is named here too.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -205,14 +204,23 @@ def make_plan(
 
 
 def stored_plan(out: str | Path) -> BenchPlan | None:
-    """The plan saved in `out`/bench.json, or None where there is none."""
+    """The plan saved in `out`/bench.json, or None where there is none; a BenchError of one
+    line naming the file when it is damaged."""
+    from benchmarks import RunFileError, read_json
+
     path = Path(out) / PLAN_FILE
     if not path.is_file():
         return None
+    redo = (
+        f"move it aside and run the bench's command again with its flags (the runs in "
+        f"{Path(out) / RUNS} are kept and taken up again)"
+    )
     try:
-        return BenchPlan.from_json(json.loads(path.read_text(encoding="utf-8")))
+        return BenchPlan.from_json(read_json(path))
+    except RunFileError as exc:
+        raise BenchError(f"{exc}: {redo}") from None
     except (ValueError, TypeError, KeyError) as exc:
-        raise BenchError(f"{path}: not a bench plan ({exc})") from None
+        raise BenchError(f"{path}: not a bench plan ({exc}): {redo}") from None
 
 
 def merge_with_stored(plan: BenchPlan) -> BenchPlan:

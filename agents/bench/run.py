@@ -19,6 +19,7 @@ from agents.bench.plan import (
     merge_with_stored,
     skipped_methods,
 )
+from agents.core.lock import FolderLocked, hold
 from agents.core.rundir import write_json_atomic
 from agents.core.seams import Seams
 
@@ -55,6 +56,11 @@ class BenchResult:
     def deferred(self) -> list[CellOutcome]:
         return [o for o in self.outcomes if o.status == "deferred"]
 
+    @property
+    def busy(self) -> list[CellOutcome]:
+        """Cells not run because another process owns their run directory."""
+        return [o for o in self.outcomes if o.status == "busy"]
+
 
 def run_bench(
     plan: BenchPlan,
@@ -71,12 +77,31 @@ def run_bench(
     (`agents.bench.parallel`); the seams must then be picklable.
     `seams` are the agent's test seams (agents/core/seams.py; never set from the CLI).
     `deadline` (a `time.monotonic()` value): no cell starts after it; the rest are "deferred",
-    and running the same plan again continues with them."""
-    from benchmarks import ResultStore
-
+    and running the same plan again continues with them. One process at a time owns the bench
+    folder: a second is a BenchError naming the first (agents/core/lock.py)."""
     if workers < 1:
         raise BenchError(f"--workers must be >= 1, got {workers}")
-    plan.out.mkdir(parents=True, exist_ok=True)
+    again = f"`kernforge bench --resume --out {plan.out}`"
+    try:
+        with hold(plan.out, "bench folder", again=again):
+            return _run_bench(plan, console, verbose, on_cell, seams, deadline, workers)
+    except FolderLocked as exc:
+        if exc.folder != plan.out:
+            raise  # not the bench folder: a cell's own, which `execute_cell` reports
+        raise BenchError(str(exc)) from None
+
+
+def _run_bench(
+    plan: BenchPlan,
+    console: Any,
+    verbose: bool,
+    on_cell: Callable[[int, int, CellOutcome], None] | None,
+    seams: Seams | None,
+    deadline: float | None,
+    workers: int,
+) -> BenchResult:
+    from benchmarks import ResultStore
+
     write_json_atomic(plan.out / PLAN_FILE, merge_with_stored(plan).to_json())
     store = ResultStore(plan.out)
     skipped = skipped_methods(plan)

@@ -203,9 +203,11 @@ def finalize(out: Path, plan: Any, outcomes: list[Any], info: dict[str, Any]) ->
 
     files: dict[str, Path] = {}
     bench = out / BENCH
-    rows, sources = collect_rows([bench]) if (bench / "results.jsonl").is_file() else ([], [])
+    rows, sources, skipped = (
+        collect_rows([bench]) if (bench / "results.jsonl").is_file() else ([], [], [])
+    )
     if rows:
-        written = write_report(rows, out, sources, TITLE)
+        written = write_report(rows, out, [*sources, *skipped], TITLE)
         files.update(html=written.html, markdown=written.markdown)
     try:
         pairs = export_pairs([bench / "runs"], "jsonl", out / "pairs" / "pairs.jsonl")
@@ -284,7 +286,7 @@ def build_plan(args: argparse.Namespace, tasks: list[Any], script: Path, device:
 def _status(outcomes: list[Any]) -> tuple[str, int]:
     """The session's status and exit code from its runs' outcomes."""
     statuses = {o.status for o in outcomes}
-    if "stopped" in statuses:
+    if statuses & {"stopped", "busy"}:  # busy: another process owned a run
         return "stopped", 1
     return ("deferred" if "deferred" in statuses else "complete"), 0
 

@@ -26,11 +26,12 @@ STATUS_STYLE = {
     "complete": "dim",
     "stopped": "bold red",
     "deferred": "yellow",
+    "busy": "bold red",
 }
 
 
 def _die(message: str, code: int = 2) -> None:
-    err_console.print(f"[bold red]error:[/] {escape(message)}")
+    err_console.print(f"[bold red]error:[/] {escape(message)}", soft_wrap=True)
     raise typer.Exit(code)
 
 
@@ -99,7 +100,7 @@ def bench(
 
     Re-running the same command continues a bench that was stopped. Exits 0 when every run
     finished (whatever its kernels' verdicts), 1 when a run stopped on an error, 2 on a usage
-    error, 130 on Ctrl-C."""
+    error or when another process owns the bench folder or one of its runs, 130 on Ctrl-C."""
     from agents.bench import BenchError, make_plan, run_bench, skipped_methods, stored_plan
 
     settings: dict[str, str] = {}
@@ -178,6 +179,13 @@ def bench(
     for warning in result.warnings:
         console.print(f"[yellow]warning[/] {escape(warning)}")
     _print_summary(result)
+    for outcome in result.busy:
+        err_console.print(f"[bold red]busy:[/] {escape(outcome.message)}", soft_wrap=True)
+    if result.busy:
+        _die(
+            f"{len(result.busy)} run(s) owned by another process were not run (named above); "
+            f"when it has ended, run `kernforge bench --resume --out {plan.out}`"
+        )
     if result.stopped:
         console.print(
             f"[bold red]{len(result.stopped)} run(s) stopped on an error[/]; fix the cause and run "

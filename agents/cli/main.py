@@ -1,16 +1,25 @@
-"""The `kernforge` command line. Each command is a thin layer over a public Python API."""
+"""The `kernforge` command line. Each command is a thin layer over a public Python API.
+
+`main` is the entry point (the `kernforge` console script, `python -m agents.cli`): no traceback
+reaches the user from it. Typer's usage errors stay as they are (exit 2); an error that already
+says what is wrong (a damaged file, a folder owned by another process, a bad setting) is one line,
+exit 2; a stopped or crashed run is its message with the resume command, exit 1; anything else
+is a bug: one line, exit 1, and its full trace appended to `<runs_dir>/error.log`.
+"""
 
 from __future__ import annotations
 
 import inspect
 import json
 import os
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from agents.core.settings import SETTINGS, Setting
@@ -30,7 +39,7 @@ DEFAULT_DEMO_TASK = "softmax_fp32"
 
 
 def _die(message: str, code: int = 2) -> None:
-    err_console.print(f"[bold red]error:[/] {message}")
+    err_console.print(f"[bold red]error:[/] {escape(message)}", soft_wrap=True)
     raise typer.Exit(code)
 
 
@@ -401,6 +410,8 @@ def demo(task: str = typer.Option(DEFAULT_DEMO_TASK, help="task to run the demo 
         result = api.run(task, llm="offline", method="offline", device="auto", console=console)
     except KeyboardInterrupt:
         raise typer.Exit(130) from None
+    except api.RunError as exc:
+        _die(str(exc), code=1)
     except (ValueError, RuntimeError) as exc:
         _die(str(exc))
     console.print(
@@ -436,10 +447,59 @@ def _mount_optional() -> None:
     app.add_typer(kb_app, name="kb", help="Build and search the knowledge base.")
 
 
+def _bad_input() -> tuple[type[BaseException], ...]:
+    """Errors that say what was wrong and where in their message: shown as they are, exit 2."""
+    from agents.bench import BenchError
+    from agents.core.lock import FolderLocked
+    from agents.core.settings import SettingsError
+    from benchmarks import RunFileError, TaskError
+
+    return (RunFileError, FolderLocked, SettingsError, BenchError, TaskError)
+
+
+def _error_log() -> Path:
+    """Where the top-level handler keeps a trace no run owns: `<runs_dir>/error.log`."""
+    from agents.core.crashlog import ERROR_LOG
+    from agents.core.settings import BY_KEY
+
+    setting = BY_KEY["runs_dir"]
+    return Path(os.environ.get(setting.env) or str(setting.default)) / ERROR_LOG
+
+
+def handle_unexpected(exc: Exception) -> int:
+    """One message for an exception no command handled; returns the exit code. The full trace
+    of an internal error is appended to `<runs_dir>/error.log` (else a file in the temp folder)."""
+    import tempfile
+
+    from agents import api
+    from agents.core.crashlog import append_trace, one_line
+
+    if isinstance(exc, api.RunError):  # a run that stopped or crashed: it says how to resume
+        err_console.print(f"[bold red]error:[/] {escape(str(exc))}", soft_wrap=True)
+        return 1
+    if isinstance(exc, _bad_input()):
+        err_console.print(f"[bold red]error:[/] {escape(str(exc))}", soft_wrap=True)
+        return 2
+    context = "kernforge " + " ".join(sys.argv[1:])
+    try:
+        log = append_trace(_error_log(), exc, context)
+    except OSError:
+        log = append_trace(Path(tempfile.gettempdir()) / "kernforge-error.log", exc, context)
+    err_console.print(
+        f"[bold red]error:[/] internal error: {escape(one_line(exc))} (the full trace is in "
+        f"{escape(str(log))}; please report it)",
+        soft_wrap=True,
+    )
+    return 1
+
+
 def main() -> None:
     os.environ.setdefault("PYTHONUNBUFFERED", "1")
     _mount_optional()
-    app()
+    try:
+        app()
+    except Exception as exc:  # noqa: BLE001 - the last handler: one line and a log, never a traceback
+        sys.exit(handle_unexpected(exc))
 
 
 if __name__ == "__main__":

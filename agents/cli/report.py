@@ -33,22 +33,26 @@ def report_cmd(
     from benchmarks import collect_rows, write_report
 
     try:
-        rows, sources = collect_rows(paths)
+        rows, sources, skipped = collect_rows(paths)
     except (FileNotFoundError, ValueError) as exc:
-        err_console.print(f"[bold red]error:[/] {escape(str(exc))}")
+        err_console.print(f"[bold red]error:[/] {escape(str(exc))}", soft_wrap=True)
         raise typer.Exit(2) from None
+    for item in skipped:  # a damaged line, run or file: named, and the rest reported
+        err_console.print(f"[yellow]warning:[/] {escape(item)}", soft_wrap=True)
     if not rows:
         err_console.print(
-            f"[bold red]error:[/] no result rows in {', '.join(escape(str(p)) for p in paths)}"
+            f"[bold red]error:[/] no result rows in {', '.join(escape(str(p)) for p in paths)}",
+            soft_wrap=True,
         )
         raise typer.Exit(2)
     first = paths[0]
     out = out or ((first.parent if first.is_file() else first) / "report")
-    files = write_report(rows, out, sources, title)
+    files = write_report(rows, out, [*sources, *skipped], title)
     scripted = sum(r.scripted for r in rows)
     console.print(
         f"[bold]kernforge report[/]: {len(rows)} rows from {len(sources)} source(s)"
         + (f", {scripted} scripted (labelled)" if scripted else "")
+        + (f", {len(skipped)} skipped (named above)" if skipped else "")
     )
     console.print(
         f"  {escape(str(files.html))}\n  {escape(str(files.markdown))}\n  {len(files.plots)} plot(s), SVG and PNG, in {escape(str(out / 'plots'))}"

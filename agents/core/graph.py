@@ -251,7 +251,10 @@ def checkpointer(path: Path) -> SqliteSaver:
 
 
 def compile_graph(ctx: RunContext) -> Any:
-    return build_graph(ctx).compile(checkpointer=checkpointer(ctx.run.checkpoint))
+    """The graph with the run's checkpoint; its connection closes with the run (`RunDir.close`)."""
+    saver = checkpointer(ctx.run.checkpoint)
+    ctx.run.on_close(saver.conn.close)
+    return build_graph(ctx).compile(checkpointer=saver)
 
 
 def invoke_config(ctx: RunContext) -> dict[str, Any]:

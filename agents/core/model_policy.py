@@ -11,7 +11,6 @@ prompts/system.md.j2) sent through agents/core/ask.py, which feeds a reply witho
 
 from __future__ import annotations
 
-import json
 import re
 from typing import TYPE_CHECKING, Any
 
@@ -147,9 +146,7 @@ class ModelPolicy:
         reflection: dict[str, Any] = {"attempt_id": target.id, "by": "rules", **rules}
         if not ctx.config.reflect:
             return reflection
-        verdict = json.loads(
-            (ctx.run.attempt_dir(target.id) / "verdict.json").read_text(encoding="utf-8")
-        )
+        verdict = ctx.run.read_verdict(target.id)
         failed_view = {
             "id": target.id,
             "code": ctx.run.read_code(target),

@@ -9,11 +9,19 @@
       best/                kernel.py + summary.json (the incumbent; updated when it changes)
       pairs.jsonl          error -> fix transition pairs (agents/core/pairs.py)
       model_test/          the model-written test (agent.llm_tests): test_kernel.py, prompt.md, reply.md
+      owner.lock           names the one process that owns the run now (agents/core/lock.py)
+      error.log            the full trace of an unexpected error, should one end the run
 
 Each attempt's folder is written whole into a temporary folder and renamed into place, so an
 attempt folder either is complete or does not exist; every JSON file is replaced atomically;
-events and pairs are appended line by line and flushed to disk. Every file is scrubbed of the
+events and pairs are appended line by line and flushed to disk, a torn last line (a crash in
+mid-write) ended before the next (`benchmarks.append_line`). Every file is scrubbed of the
 secrets this process knows (agents/core/redact.py) as it is written.
+
+What is read back either recovers or is a `RunFileError` of one line naming the file: a torn or
+damaged line of events.jsonl or pairs.jsonl is skipped (`damaged_lines` names it); an
+unreadable attempt.json is not taken back on resume (the candidate is judged again and the old
+folder kept aside); a damaged manifest or verdict is an error that says what is lost.
 """
 
 from __future__ import annotations
@@ -24,12 +32,17 @@ import secrets
 import shutil
 import threading
 import time
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
+from agents.core.crashlog import ERROR_LOG, append_trace
 from agents.core.redact import scrub
 from agents.core.state import Attempt
+from benchmarks import RunFileError, append_line, read_json, read_jsonl
 
 MANIFEST = "manifest.json"
 CHECKPOINT = "checkpoint.sqlite"
@@ -51,10 +64,7 @@ def write_json_atomic(path: Path, data: Any) -> None:
 
 
 def _append_line(path: Path, record: dict[str, Any]) -> None:
-    with path.open("a", encoding="utf-8") as f:
-        f.write(scrub(json.dumps(record, default=str)) + "\n")
-        f.flush()
-        os.fsync(f.fileno())
+    append_line(path, scrub(json.dumps(record, default=str)))
 
 
 class RunDir:
@@ -64,6 +74,17 @@ class RunDir:
         self.path = Path(path)
         self._lock = threading.Lock()
         self._t0 = time.monotonic()
+        self._closers: list[Callable[[], None]] = []
+
+    def on_close(self, closer: Callable[[], None]) -> None:
+        """Have `close` call `closer` (e.g. the checkpoint's database connection)."""
+        self._closers.append(closer)
+
+    def close(self) -> None:
+        """Close what the run holds open. The checkpoint's write-ahead log then goes into
+        checkpoint.sqlite, so the folder is whole on its own (a copy of it included)."""
+        while self._closers:
+            self._closers.pop()()
 
     # -- locating -------------------------------------------------------------------------
     @classmethod
@@ -104,7 +125,15 @@ class RunDir:
         write_json_atomic(self.path / MANIFEST, manifest)
 
     def manifest(self) -> dict[str, Any]:
-        return json.loads((self.path / MANIFEST).read_text(encoding="utf-8"))
+        """The manifest; a `RunFileError` (the run cannot be resumed without it) when damaged."""
+        try:
+            return read_json(self.path / MANIFEST)
+        except RunFileError as exc:
+            raise RunFileError(
+                exc.where,
+                f"{exc.problem}: the run cannot be resumed without "
+                "its manifest (its attempts on disk are kept)",
+            ) from None
 
     def write_budget(self, snapshot: dict[str, Any]) -> None:
         write_json_atomic(self.path / BUDGET, snapshot)
@@ -122,14 +151,17 @@ class RunDir:
         return record
 
     def events(self) -> list[dict[str, Any]]:
-        path = self.path / EVENTS
-        if not path.is_file():
-            return []
-        return [
-            json.loads(line)
-            for line in path.read_text(encoding="utf-8").splitlines()
-            if line.strip()
-        ]
+        """Every readable event (a torn or damaged line is skipped: `damaged_lines`)."""
+        return [e for _, e in read_jsonl(self.path / EVENTS)[0] if isinstance(e, dict)]
+
+    def damaged_lines(self) -> list[str]:
+        """One warning (`file:line`, why) per line of events.jsonl and pairs.jsonl skipped when
+        read: a last line torn by a crash, or a damaged one."""
+        return [w for name in (EVENTS, PAIRS) for w in read_jsonl(self.path / name)[1]]
+
+    def log_error(self, exc: BaseException, context: str = "") -> Path:
+        """Append `exc`'s full trace to the run's error.log; returns the log's path."""
+        return append_trace(self.path / ERROR_LOG, exc, context or f"run {self.run_id}")
 
     # -- attempts ---------------------------------------------------------------------------
     def attempt_dir(self, attempt_id: int) -> Path:
@@ -142,18 +174,42 @@ class RunDir:
         return sorted(int(p.name) for p in root.iterdir() if p.is_dir() and p.name.isdigit())
 
     def read_attempt(self, attempt_id: int) -> Attempt | None:
+        """An attempt's attempt.json (None when absent); `RunFileError` naming it when damaged."""
         path = self.attempt_dir(attempt_id) / "attempt.json"
         if not path.is_file():
             return None
-        return Attempt.model_validate_json(path.read_text(encoding="utf-8"))
+        try:
+            return Attempt.model_validate_json(path.read_bytes())
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(str(p) for p in first["loc"]) or "<root>"
+            raise RunFileError(path, f"not an attempt record ({where}: {first['msg']})") from None
 
     def find_attempt(self, key: str) -> Attempt | None:
-        """The attempt already on disk for a candidate key (work done before a crash), if any."""
+        """The attempt already on disk for a candidate key (work done before a crash), if any.
+        A damaged attempt.json is passed over (an event names it): that candidate is judged
+        again, and its old folder is kept aside when the new one takes its place."""
         for attempt_id in self.attempt_ids_on_disk():
-            attempt = self.read_attempt(attempt_id)
+            try:
+                attempt = self.read_attempt(attempt_id)
+            except RunFileError as exc:
+                self.event("damaged_file", file=self.rel(Path(exc.where)), problem=str(exc))
+                continue
             if attempt is not None and attempt.key == key:
                 return attempt
         return None
+
+    def read_verdict(self, attempt_id: int) -> dict[str, Any]:
+        """An attempt's verdict.json; `RunFileError` naming it (what is lost) when damaged."""
+        path = self.attempt_dir(attempt_id) / "verdict.json"
+        try:
+            return read_json(path)
+        except RunFileError as exc:
+            raise RunFileError(
+                path,
+                f"{exc.problem}: attempt {attempt_id}'s verdict is "
+                "lost, so the run cannot go on from it (its other files are kept)",
+            ) from None
 
     def write_attempt(
         self, attempt: Attempt, code: str, verdict_json: str, prompt: str, reply: str
@@ -216,20 +272,17 @@ class RunDir:
         return best / "kernel.py"
 
     def pairs(self) -> list[dict[str, Any]]:
-        path = self.path / PAIRS
-        if not path.is_file():
-            return []
-        return [
-            json.loads(line)
-            for line in path.read_text(encoding="utf-8").splitlines()
-            if line.strip()
-        ]
+        """Every readable pair (a torn or damaged line is skipped: `damaged_lines`)."""
+        return [p for _, p in read_jsonl(self.path / PAIRS)[0] if isinstance(p, dict)]
 
     def append_pair(self, record: dict[str, Any]) -> bool:
         """Append an error->fix pair unless the same (failing, fixing) pair is already there."""
         with self._lock:
             for existing in self.pairs():
-                if (existing["failing"]["id"], existing["fixing"]["id"]) == (
+                if (
+                    (existing.get("failing") or {}).get("id"),
+                    (existing.get("fixing") or {}).get("id"),
+                ) == (
                     record["failing"]["id"],
                     record["fixing"]["id"],
                 ):

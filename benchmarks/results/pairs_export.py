@@ -14,11 +14,13 @@ Pairs are deduplicated by a hash of both sides' normalised code (comments, docst
 formatting removed), first occurrence kept. A dataset card (README.md) describes the fields and
 the provenance: runs, models, scripted or not, dates, and what was skipped and why.
 
-Tolerant by design: a line that is not JSON, is not a pair record (`benchmarks.results.records.
-RunPair`) or has no code on either side is skipped with its file and line; missing optional
-fields (model, category, fix class, verdicts, diff) are filled with "unknown" / recomputed /
-empty and counted in the card. A run's manifest.json or a verdict.json that does not parse is a
-`RunFileError` naming the file: the provenance of that run's pairs would be unknown.
+Tolerant by design: a line that is not JSON (a last line torn by a crash included), is not a
+pair record (`benchmarks.results.records.RunPair`) or has no code on either side is skipped with
+its file and line; missing optional fields (model, category, fix class, verdicts, diff) are
+filled with "unknown" / recomputed / empty and counted in the card. A run whose manifest.json
+does not parse is left out whole, named with the file (the provenance of its pairs would be
+unknown), and a pair whose verdict.json does not parse is skipped, named the same way: one
+damaged run never stops the export of the others.
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+from benchmarks.results.jsonl import read_jsonl
 from benchmarks.results.records import (
     MANIFEST_FILE,
     PAIRS_FILE,
@@ -45,6 +48,7 @@ from benchmarks.results.records import (
     RunManifest,
     RunPair,
     problem_of,
+    read_json,
     read_manifest,
 )
 from benchmarks.results.rows import category_of, is_scripted_llm
@@ -234,13 +238,7 @@ def _side_verdict(side: PairSide, run_dir: Path) -> dict[str, Any] | None:
     path = run_dir / "attempts" / str(side.id) / "verdict.json"
     if side.id is None or not path.is_file():
         return None
-    try:
-        verdict = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise RunFileError(path, problem_of(exc)) from None
-    if not isinstance(verdict, dict):
-        raise RunFileError(path, "not a verdict (a JSON object)")
-    return verdict
+    return read_json(path)
 
 
 def _record(
@@ -322,17 +320,16 @@ def collect_pairs(paths: list[str | Path]) -> PairSet:
     seen: set[str] = set()
     for pairs_file in find_pair_files(paths):
         run_dir = pairs_file.parent
-        run = _run_info(run_dir)
+        try:
+            run = _run_info(run_dir)
+        except RunFileError as exc:  # one bad run never hides the others' pairs
+            result.skipped.append(f"{run_dir} left out: {exc}")
+            continue
         result.runs.append(run)
-        for n, line in enumerate(pairs_file.read_text(encoding="utf-8").splitlines(), start=1):
-            if not line.strip():
-                continue
+        lines, damaged = read_jsonl(pairs_file)
+        result.skipped.extend(damaged)
+        for n, raw in lines:
             where = f"{pairs_file}:{n}"
-            try:
-                raw = json.loads(line)
-            except json.JSONDecodeError as exc:
-                result.skipped.append(f"{where}: not JSON ({exc.msg})")
-                continue
             if not isinstance(raw, dict):
                 result.skipped.append(f"{where}: not a JSON object")
                 continue
@@ -342,7 +339,10 @@ def collect_pairs(paths: list[str | Path]) -> PairSet:
             except ValidationError as exc:
                 result.skipped.append(f"{where}: not a pair record ({problem_of(exc)})")
                 continue
-            record = _record(pair, run, run_dir, where, result.filled)
+            try:
+                record = _record(pair, run, run_dir, where, result.filled)
+            except RunFileError as exc:
+                record = str(exc)
             if isinstance(record, str):
                 result.skipped.append(f"{where}: {record}")
                 continue

@@ -5,7 +5,7 @@ An agent run directory (`runs/<run-id>/`, written by `agents.core.rundir`) holds
     manifest.json              the run: id, date, task, model, config, device fingerprint
     summary.json               written when the run stops: whether it finished and why
     attempts/<n>/attempt.json  one attempt: its round, parent, mode, re-measurement
-    attempts/<n>/verdict.json  the judge's verdict (`benchmarks.verdict.Verdict`)
+    attempts/<n>/verdict.json  the judge's verdict (`benchmarks.verdict.Verdict`, `read_verdict`)
     pairs.jsonl                one error -> fix pair per line (`RunPair`)
 
 The agent builds `RunPair` (agents/core/pairs.py) and writes it with `RunPair.to_json`; the
@@ -23,24 +23,30 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from benchmarks.verdict import Verdict
+
 MANIFEST_FILE = "manifest.json"
 SUMMARY_FILE = "summary.json"
 ATTEMPT_FILE = "attempt.json"
+VERDICT_FILE = "verdict.json"
 PAIRS_FILE = "pairs.jsonl"
 
 
 class RunFileError(ValueError):
-    """A run file (manifest, attempt, pair line) that cannot be read: the file and what is wrong."""
+    """A file that kernforge wrote and reads back (a run's manifest, attempt, verdict or pair
+    line; a results file; a bench plan) that cannot be read: the file and what is wrong, in one
+    line, with what to do where there is something to do."""
 
     def __init__(self, where: Path | str, problem: str) -> None:
         self.where = str(where)
+        self.problem = problem
         super().__init__(f"{where}: {problem}")
 
 
 def problem_of(exc: ValidationError | json.JSONDecodeError) -> str:
     """One line for what pydantic or json found wrong (the first error, with its field)."""
     if isinstance(exc, json.JSONDecodeError):
-        return f"not JSON ({exc.msg} at line {exc.lineno} column {exc.colno})"
+        return f"not JSON ({exc.msg}: line {exc.lineno} column {exc.colno})"
     first = exc.errors()[0]
     field = ".".join(str(p) for p in first["loc"]) or "<root>"
     more = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
@@ -189,9 +195,30 @@ class AttemptFile(BaseModel):
     measurement: AttemptMeasurement | None = None
 
 
+def _text(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise RunFileError(path, "damaged: not UTF-8 text") from None
+    except OSError as exc:
+        raise RunFileError(path, f"unreadable ({exc.strerror or exc})") from None
+
+
+def read_json(path: Path) -> dict[str, Any]:
+    """The JSON object in `path`; `RunFileError` naming the file when it is not one."""
+    path = Path(path)
+    try:
+        data = json.loads(_text(path))
+    except json.JSONDecodeError as exc:
+        raise RunFileError(path, problem_of(exc)) from None
+    if not isinstance(data, dict):
+        raise RunFileError(path, f"not a JSON object (a {type(data).__name__})")
+    return data
+
+
 def _read_model(path: Path, model: type[BaseModel], what: str) -> Any:
     try:
-        return model.model_validate_json(path.read_text(encoding="utf-8"))
+        return model.model_validate_json(_text(path))
     except ValidationError as exc:
         errors = exc.errors()
         if errors and errors[0]["type"] == "json_invalid":
@@ -202,6 +229,11 @@ def _read_model(path: Path, model: type[BaseModel], what: str) -> Any:
 def read_manifest(run_dir: Path) -> RunManifest:
     """`run_dir/manifest.json` as a `RunManifest`; `RunFileError` naming the file when malformed."""
     return _read_model(Path(run_dir) / MANIFEST_FILE, RunManifest, "a run manifest")
+
+
+def read_verdict(folder: Path) -> Verdict:
+    """`folder/verdict.json` as a `Verdict`; `RunFileError` naming the file when malformed."""
+    return _read_model(Path(folder) / VERDICT_FILE, Verdict, "a verdict")
 
 
 def read_attempt(folder: Path) -> AttemptFile:

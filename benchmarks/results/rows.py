@@ -32,9 +32,17 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, ValidationError
 
-from benchmarks.results.records import read_attempt, read_manifest, read_summary
+from benchmarks.results.jsonl import append_line, read_jsonl
+from benchmarks.results.records import (
+    RunFileError,
+    problem_of,
+    read_attempt,
+    read_manifest,
+    read_summary,
+    read_verdict,
+)
 from benchmarks.verdict import STAGE_ORDER, Stage, Verdict
 
 RESULTS_JSONL = "results.jsonl"
@@ -272,21 +280,8 @@ class ResultStore:
         self._keys: set[RowKey] = {r.key for r in self._rows}
 
     def _read(self) -> list[ResultRow]:
-        if not self.jsonl.is_file():
-            return []
-        rows = []
-        lines = self.jsonl.read_text(encoding="utf-8").splitlines()
-        for n, line in enumerate(lines, start=1):
-            if not line.strip():
-                continue
-            try:
-                rows.append(ResultRow.model_validate_json(line))
-            except ValueError as exc:
-                # a line cut short by a crash is the only expected damage: it was never complete
-                self.warnings.append(
-                    f"{self.jsonl}:{n}: unreadable row skipped ({str(exc).splitlines()[0]})"
-                )
-        return rows
+        records, self.warnings = read_jsonl(self.jsonl)
+        return _rows_of(self.jsonl, records, self.warnings)
 
     def __len__(self) -> int:
         return len(self._rows)
@@ -301,10 +296,7 @@ class ResultStore:
         """Add a row unless its key is stored already. Returns True when it was added."""
         if row.key in self._keys:
             return False
-        with self.jsonl.open("a", encoding="utf-8") as f:
-            f.write(row.model_dump_json() + "\n")
-            f.flush()
-            os.fsync(f.fileno())
+        append_line(self.jsonl, row.model_dump_json())
         self._rows.append(row)
         self._keys.add(row.key)
         return True
@@ -336,6 +328,24 @@ class ResultStore:
         return cls(directory)
 
 
+def _rows_of(path: Path, records: list[tuple[int, Any]], warnings: list[str]) -> list[ResultRow]:
+    """The rows among a results file's parsed lines; a line that is no row is a warning
+    naming `path:line` (a bench re-adds a skipped row's key when its run is collected again)."""
+    rows = []
+    for number, data in records:
+        try:
+            rows.append(ResultRow.model_validate(data))
+        except ValidationError as exc:
+            warnings.append(f"{path}:{number}: not a result row, skipped ({problem_of(exc)})")
+    return rows
+
+
+def read_results_jsonl(path: str | Path) -> tuple[list[ResultRow], list[str]]:
+    """The rows of a results .jsonl file, and a warning (`file:line`) per line skipped."""
+    records, warnings = read_jsonl(Path(path))
+    return _rows_of(Path(path), records, warnings), warnings
+
+
 def write_parquet(rows: list[ResultRow], path: Path) -> None:
     pa = _pyarrow()
     table = pa.Table.from_pylist([_parquet_record(r) for r in rows]) if rows else _empty_table(pa)
@@ -349,8 +359,17 @@ def _empty_table(pa: Any) -> Any:
 
 
 def read_parquet(path: str | Path) -> list[ResultRow]:
+    """The rows of a results .parquet file; `RunFileError` naming it when it cannot be read."""
     pa = _pyarrow()
-    return [_from_parquet_record(r) for r in pa.parquet.read_table(path).to_pylist()]
+    try:
+        records = pa.parquet.read_table(path).to_pylist()
+    except (OSError, pa.ArrowException) as exc:
+        raise RunFileError(path, f"not a readable Parquet file ({exc})") from None
+    try:
+        return [_from_parquet_record(r) for r in records]
+    except (ValidationError, ValueError, TypeError) as exc:
+        problem = problem_of(exc) if isinstance(exc, ValidationError) else str(exc)
+        raise RunFileError(path, f"not a results table ({problem})") from None
 
 
 # --------------------------------------------------------------------------------------------
@@ -396,7 +415,7 @@ def rows_from_run_dir(
     files (`benchmarks.results.records`). A run that judged nothing (it stopped before its first
     verdict, or has not got there yet) is one "no_kernel" row, attempt 0, with the reason from its
     summary.json, so it still counts as a failed outcome. `task_id`, `method` and `seed` stand in
-    where the manifest does not record them. A malformed manifest or attempt file is a
+    where the manifest does not record them. A malformed manifest, attempt or verdict file is a
     `RunFileError` naming it."""
     from benchmarks.harness.ptx import ptx_features_of_dir
 
@@ -429,7 +448,7 @@ def rows_from_run_dir(
         record = read_attempt(folder)
         if not (folder / "verdict.json").is_file():
             continue
-        verdict = Verdict.model_validate_json((folder / "verdict.json").read_text(encoding="utf-8"))
+        verdict = read_verdict(folder)
         stamp = _mtime(folder / "verdict.json")
         measured_scripted = bool(record.measurement and record.measurement.scripted)
         rows.append(
@@ -471,33 +490,34 @@ def rows_from_run_dir(
     ]
 
 
-def collect_rows(paths: Iterable[str | Path]) -> tuple[list[ResultRow], list[str]]:
+def collect_rows(
+    paths: Iterable[str | Path],
+) -> tuple[list[ResultRow], list[str], list[str]]:
     """Rows from any mix of: a store folder (results.jsonl), a run directory, a results .jsonl or
-    .parquet file, or a folder holding any of those one or two levels down. Returns the rows and
-    one line per source read (for provenance). A row read twice (the same attempt of the same run
-    from the same origin, e.g. a folder given along with a folder inside it) is kept once, and a
-    line says how many were dropped."""
+    .parquet file, or a folder holding any of those one or two levels down. Returns the rows,
+    one line per source read (for provenance), and one line per thing skipped: a damaged line of
+    a results file (`file:line`), or a run or file that cannot be read (naming the file), so
+    one bad run never hides the others. A row read twice (the same attempt of the same run from
+    the same origin, e.g. a folder given along with a folder inside it) is kept once, and a line
+    says how many were dropped."""
     rows: list[ResultRow] = []
     sources: list[str] = []
+    skipped: list[str] = []
 
     def visit(path: Path, depth: int) -> None:
         if path.is_file():
             if path.suffix == ".parquet":
                 got = read_parquet(path)
             else:
-                store_rows = [
-                    ResultRow.model_validate_json(line)
-                    for line in path.read_text(encoding="utf-8").splitlines()
-                    if line.strip()
-                ]
-                got = store_rows
+                got, warnings = read_results_jsonl(path)
+                skipped.extend(warnings)
             rows.extend(got)
             sources.append(f"{path} ({len(got)} rows)")
         elif (path / RESULTS_JSONL).is_file():
             store = ResultStore(path)
             rows.extend(store.rows())
             sources.append(f"{path} ({len(store)} rows)")
-            sources.extend(store.warnings)
+            skipped.extend(store.warnings)
         elif is_run_dir(path):
             got = rows_from_run_dir(path)
             rows.extend(got)
@@ -510,15 +530,21 @@ def collect_rows(paths: Iterable[str | Path]) -> tuple[list[ResultRow], list[str
         elif path.is_dir() and depth < 2:
             for child in sorted(path.iterdir()):
                 if child.is_dir():
-                    visit(child, depth + 1)
+                    visit_one(child, depth + 1)
+
+    def visit_one(path: Path, depth: int) -> None:
+        try:
+            visit(path, depth)
+        except RunFileError as exc:
+            skipped.append(f"{path} skipped: {exc}")
 
     for p in paths:
         p = Path(p)
         if not p.exists():
             raise FileNotFoundError(f"{p} does not exist")
-        before = len(sources)
-        visit(p, 0)
-        if len(sources) == before:
+        before = len(sources) + len(skipped)
+        visit_one(p, 0)
+        if len(sources) + len(skipped) == before:
             raise FileNotFoundError(
                 f"{p} holds no results: no {RESULTS_JSONL}, no run directory (manifest.json + attempts/), "
                 "no .jsonl/.parquet results file"
@@ -528,4 +554,4 @@ def collect_rows(paths: Iterable[str | Path]) -> tuple[list[ResultRow], list[str
         unique.setdefault((r.key, r.run_id, r.device, r.source, r.origin, r.code_sha256), r)
     if len(unique) < len(rows):
         sources.append(f"{len(rows) - len(unique)} row(s) read twice, kept once")
-    return list(unique.values()), sources
+    return list(unique.values()), sources, skipped

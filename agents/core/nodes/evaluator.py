@@ -19,7 +19,6 @@ taken from disk, not judged again, so a resumed run never duplicates or loses an
 from __future__ import annotations
 
 import hashlib
-import json
 from typing import Any
 
 from agents.core.context import RunContext
@@ -198,9 +197,7 @@ def record_pairs(ctx: RunContext, known: dict[int, Attempt], fixed: Attempt) -> 
 
 
 def _verdict_json(ctx: RunContext, attempt: Attempt) -> dict[str, Any]:
-    return json.loads(
-        (ctx.run.attempt_dir(attempt.id) / "verdict.json").read_text(encoding="utf-8")
-    )
+    return ctx.run.read_verdict(attempt.id)
 
 
 def evaluator(state: AgentState, ctx: RunContext) -> dict[str, Any]:

@@ -11,7 +11,6 @@ without a GPU it says "not measured". Written to attempts/<incumbent>/profile.js
 from __future__ import annotations
 
 import ast
-import json
 import subprocess
 import sys
 import time
@@ -141,9 +140,7 @@ def profile(state: AgentState, ctx: RunContext) -> dict[str, Any]:
     current = state.get("profile")
     if current and current.get("attempt_id") == best.id:
         return {}  # this incumbent is profiled already
-    verdict = json.loads(
-        (ctx.run.attempt_dir(best.id) / "verdict.json").read_text(encoding="utf-8")
-    )
+    verdict = ctx.run.read_verdict(best.id)
     rows = roofline_rows(verdict)
     result: dict[str, Any] = {
         "attempt_id": best.id,
