@@ -51,7 +51,11 @@ def ask_for_code(ctx: RunContext, node: str, system: str, prompt: str) -> CodeRe
             errors.append(str(exc))
             # the model gets its reply back, but no more of it than agent.feedback_chars
             quoted, cut = clip(
-                completion.text, ctx.config.feedback_chars, "quoted reply", "agent.feedback_chars"
+                completion.text,
+                ctx.config.feedback_chars,
+                "quoted reply",
+                "agent.feedback_chars",
+                total=completion.cut_from_chars,
             )
             ctx.event(
                 "no_code",
@@ -59,7 +63,7 @@ def ask_for_code(ctx: RunContext, node: str, system: str, prompt: str) -> CodeRe
                 turn=turn + 1,
                 error=str(exc),
                 reply_start=completion.text[:200],
-                reply_chars=len(completion.text),
+                reply_chars=completion.cut_from_chars or len(completion.text),
                 quoted_cut=cut.to_json() if cut else None,
             )
             ctx.progress.note(

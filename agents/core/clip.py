@@ -25,14 +25,17 @@ class Cut:
         return asdict(self)
 
 
-def clip(text: str, limit: int, what: str, setting: str) -> tuple[str, Cut | None]:
+def clip(
+    text: str, limit: int, what: str, setting: str, *, total: int | None = None
+) -> tuple[str, Cut | None]:
     """`text` cut to its first `limit` characters plus a note naming `what` and `setting`, and
-    what was cut (None when `text` fits)."""
+    what was cut (None when `text` fits). `total`: the length of the text `text` was already
+    cut from, when it was (the note gives that length)."""
     if len(text) <= limit:
         return text, None
-    cut = Cut(kept=limit, total=len(text), setting=setting)
+    cut = Cut(kept=limit, total=max(total or 0, len(text)), setting=setting)
     note = (
-        f"\n\n[kernforge cut this {what} here: the first {limit} of its {len(text)} characters "
+        f"\n\n[kernforge cut this {what} here: the first {limit} of its {cut.total} characters "
         f"are kept ({setting})]"
     )
     return text[:limit] + note, cut

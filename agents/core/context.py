@@ -93,7 +93,9 @@ class RunContext:
         text, cut = clip(
             scrub(completion.text), self.config.reply_chars, "reply", "llm.reply_chars"
         )
-        completion = completion.model_copy(update={"text": text})
+        completion = completion.model_copy(
+            update={"text": text, "cut_from_chars": cut.total if cut else None}
+        )
         self.tracker.settle(held, completion)
         usage = completion.usage
         self.event(

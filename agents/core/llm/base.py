@@ -81,6 +81,7 @@ class Completion(BaseModel):
     raw_finish_reason: str | None = None
     attempts: int = Field(default=1, ge=1)
     scripted: bool = False
+    cut_from_chars: int | None = None  # the reply's length before the run cut it (llm.reply_chars)
 
     @property
     def truncated(self) -> bool:
