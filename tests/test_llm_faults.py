@@ -1,7 +1,7 @@
-"""Services that stall or answer garbage, and budgets that must hold, against real servers on
-127.0.0.1 (tests/llm_servers.py): a model server that drips one byte at a time, sends HTML,
-cut or shapeless JSON, or a reply of megabytes; a chroma server that accepts and never answers;
-an `ncu` that never ends; a run killed with SIGKILL while a model call is in flight.
+"""A model server that stalls or answers garbage, and budgets that must hold, against real
+servers on 127.0.0.1 (tests/llm_servers.py): a server that drips one byte at a time, sends
+HTML, cut or shapeless JSON, or a reply of megabytes; a run killed with SIGKILL while a model
+call is in flight. (The other services' deadlines: tests/test_service_deadlines.py.)
 """
 
 from __future__ import annotations
@@ -16,14 +16,12 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any
 
 import pytest
 from llm_servers import (
     Answer,
     FakeLLMServer,
-    FrozenServer,
     ReceivedRequest,
     anthropic_reply,
     openai_reply,
@@ -40,7 +38,6 @@ from agents.core.llm import (
 )
 from agents.core.llm.anthropic_provider import AnthropicProvider
 from agents.core.llm.openai_provider import OpenAIProvider
-from agents.core.nodes.retrieve import search_kb
 
 ROOT = Path(__file__).resolve().parents[1]
 HELLO = [Message(role="user", content="write a kernel")]
@@ -373,64 +370,3 @@ def test_an_oversize_reply_is_cut_in_the_run_and_in_the_next_prompt(tmp_path: Pa
     assert nocode["quoted_cut"]["kept"] == 12_000
     size = sum(p.stat().st_size for p in result.run_dir.rglob("*") if p.is_file())
     assert size < 2_000_000, f"the run directory holds {size} bytes"
-
-
-# ---- the knowledge-base server, ncu ----
-
-
-def test_a_frozen_knowledge_base_server_is_a_counted_message_within_its_deadline() -> None:
-    """Before: a frozen chroma server blocked a run 285 s without a word."""
-    import chromadb  # noqa: F401 (imported before the clock starts: the deadline is per request)
-
-    from knowledge_base.retrieve import KnowledgeBase
-
-    events: list[tuple[str, dict[str, Any]]] = []
-    notes: list[str] = []
-    tracker = BudgetTracker()
-    with FrozenServer() as frozen:
-        ctx = SimpleNamespace(
-            config=SimpleNamespace(kb="auto", benchmark=False),
-            task=SimpleNamespace(id="softmax_fp32"),
-            open_kb=lambda: KnowledgeBase(url=frozen.url, request_timeout_s=1.0),
-            tracker=tracker,
-            event=lambda kind, **fields: events.append((kind, fields)),
-            progress=SimpleNamespace(note=lambda text, style=None: notes.append(text)),
-        )
-        started = time.monotonic()
-        knowledge, kernels, note = search_kb(ctx)  # type: ignore[arg-type]
-        took = time.monotonic() - started
-        assert frozen.accepted >= 2
-    assert knowledge == kernels == []
-    assert note.startswith(f"knowledge base unavailable (the chroma server at {frozen.url} did")
-    assert "within 1 s (kb.timeout)); continuing without it" in note
-    assert took < 2 * 1.0 + 3, took
-    assert [(k, f["attempt"], f["retrying"]) for k, f in events] == [
-        ("service_stalled", 1, True),
-        ("service_stalled", 2, False),
-    ]
-    assert tracker.faults == {"kb_stalled": 2} and "trying once more" in notes[0]
-
-
-def test_ncu_past_its_deadline_is_killed_with_everything_under_it(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """An `ncu` whose profiled program hangs, and which holds the output pipes from a child: the
-    whole process group goes at the deadline (subprocess.run would have waited for the child)."""
-    from profiling import NcuTimeout, run_ncu
-
-    pid_file = tmp_path / "child.pid"
-    fake = tmp_path / "ncu"
-    fake.write_text(f"#!/bin/sh\nsleep 600 &\necho $! > {pid_file}\nsleep 600\n")
-    fake.chmod(0o755)
-    monkeypatch.setenv("KERNFORGE_NCU", str(fake))
-    started = time.monotonic()
-    with pytest.raises(NcuTimeout, match="past its 1 s deadline"):
-        run_ncu(["python", "-c", "pass"], "k", timeout_s=1.0)
-    assert time.monotonic() - started < 8
-    child = Path(f"/proc/{int(pid_file.read_text())}/status")
-    for _ in range(50):  # gone, or a zombie its new parent has not reaped yet
-        if not child.exists() or "\nState:\tZ" in child.read_text():
-            break
-        time.sleep(0.1)
-    else:
-        pytest.fail(f"the child ncu left behind still runs: {child.read_text()[:200]}")
