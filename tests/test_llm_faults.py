@@ -335,24 +335,27 @@ def test_kill_9_during_a_model_call_then_resume_counts_every_call(tmp_path: Path
 
 
 def test_an_oversize_reply_is_cut_in_the_run_and_in_the_next_prompt(tmp_path: Path) -> None:
-    """Before: a 20 MB reply made a 121 MB run directory, and a 4 MB reply without code went
-    back whole in the next prompt. Now 100 000 characters are kept and 12 000 quoted back."""
+    """Before: a 3 MB reply with code made a 15 MB run directory (a 20 MB one 121 MB), and a
+    3 MB reply without code went back whole in the next request. Now 100 000 characters of a
+    reply are kept and 12 000 quoted back, each cut said where it is made."""
     huge = "no code here, just words. " * 120_000  # 3.1 MB
+    # a kernel the static check refuses at once (torch.softmax), then 3 MB of padding
+    code = (ROOT / "tests" / "fixtures" / "agent" / "kernels" / "softmax_torch.py").read_text()
+    padded = f"```python\n{code}```\n" + "padding after the code. " * 125_000
     with FakeLLMServer("openai") as server:
         server.answer(200, openai_reply(huge))
-        server.answer(200, openai_reply(NO_CODE))
+        server.answer(200, openai_reply(padded))
         result = api.run(
             "softmax_fp32",
             llm=f"openai-compatible:{server.base_url}#m",
             device="cpu",
             runs_dir=tmp_path,
             budget="iterations=1",
-            settings={**FAST, "agent.nocode_retries": 1},
+            settings={**FAST, "agent.nocode_retries": 1, "agent.reflect": False},
             run_id="huge",
             quiet=True,
         )
         second = server.requests[1].json["messages"]
-    assert not result.best_kernel
     quoted, ask = second[-2], second[-1]
     assert quoted["role"] == "assistant" and len(quoted["content"]) < 12_200
     assert quoted["content"].endswith(
@@ -360,13 +363,17 @@ def test_an_oversize_reply_is_cut_in_the_run_and_in_the_next_prompt(tmp_path: Pa
         "are kept (agent.feedback_chars)]"
     )
     assert f"Your reply had {len(huge)} characters; only its first 12000" in ask["content"]
-    [first_call, _] = _events(result.run_dir, "llm_call")
+    first_call, second_call = _events(result.run_dir, "llm_call")
     assert first_call["reply_cut"] == {
         "kept": 100_000,
         "total": len(huge),
         "setting": "llm.reply_chars",
     }
-    [nocode, _] = _events(result.run_dir, "no_code")
-    assert nocode["quoted_cut"]["kept"] == 12_000
+    assert second_call["reply_cut"]["total"] == len(padded)
+    [nocode] = _events(result.run_dir, "no_code")
+    assert nocode["quoted_cut"]["kept"] == 12_000 and nocode["reply_chars"] == len(huge)
+    attempt = result.run_dir / "attempts" / "1"
+    assert (attempt / "code.py").read_text() == code  # the code before the cut is intact
+    assert (attempt / "reply.md").stat().st_size < 2 * 100_300
     size = sum(p.stat().st_size for p in result.run_dir.rglob("*") if p.is_file())
     assert size < 2_000_000, f"the run directory holds {size} bytes"

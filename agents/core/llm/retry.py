@@ -177,7 +177,8 @@ def call_with_retries(
     def before_sleep(state: RetryCallState) -> None:
         error = state.outcome.exception() if state.outcome is not None else None
         pause = state.next_action.sleep if state.next_action is not None else 0.0
-        log.warning(
+        # the caller's on_failure logs it for people and for the run's events; this is for debugging
+        log.info(
             "%s; retry %d/%d in %.2f s", error, state.attempt_number, policy.attempts - 1, pause
         )
         if on_failure is not None and isinstance(error, LLMRetryableError):
