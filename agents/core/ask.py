@@ -3,8 +3,8 @@
 A reply with no usable code block (`agents.core.llm.extract.NoCodeError`) is a recoverable error: the
 model gets its own reply back with what was wrong (prompts/nocode.md.j2) and asks again, at most
 `agent.nocode_retries` times. Every such reply is counted and logged; the reply quoted back is
-cut to `agent.feedback_chars`, and the prompt says how much of it is shown. Errors that repeating will
-not fix (budget spent, bad key, replay script exhausted) propagate to the node.
+cut to `agent.feedback_chars`, and the prompt says how much of it is shown. Errors that
+repeating will not fix (budget spent, bad key, replay script exhausted) propagate to the node.
 """
 
 from __future__ import annotations
