@@ -48,11 +48,12 @@ def build(
 ) -> None:
     """Index docs, kernels and hardware sheets; only changed sources are embedded."""
     from knowledge_base.corpus import CorpusError
+    from knowledge_base.deadline import KBTimeout
 
     kb = _kb(kb_url)
     try:
         report = kb.build(force=force)
-    except CorpusError as exc:
+    except (CorpusError, KBTimeout) as exc:
         _die(str(exc))
     for w in report.warnings:
         err_console.print(f"[yellow]warning:[/] {w}")
@@ -101,6 +102,8 @@ def search_cmd(
         )
     except (KeyError, ValueError) as exc:
         _die(str(exc.args[0]) if exc.args else str(exc))
+    except TimeoutError as exc:  # knowledge_base.deadline.KBTimeout: the server stalled
+        _die(str(exc))
     if as_json:
         for h in hits:
             print(json.dumps(h.to_dict()))
