@@ -134,7 +134,10 @@ def search_cmd(
 def stats(kb_url: str = typer.Option(None, "--kb-url", help=KB_URL_HELP)) -> None:
     """What is indexed: sources and chunks by kind, tier and topic."""
     kb = _kb(kb_url, auto_build=False)
-    s = kb.stats()
+    try:
+        s = kb.stats()
+    except TimeoutError as exc:  # knowledge_base.deadline.KBTimeout: the server stalled
+        _die(str(exc))
     console.print(f"[bold]{s['location']}[/] (collection {s['collection']}, {s['embedding']})")
     console.print(f"{s['sources']} sources, {s['chunks']} chunks")
     table = Table(show_header=True, header_style="bold")
