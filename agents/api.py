@@ -32,9 +32,10 @@ from agents.core.crashlog import one_line
 from agents.core.llm.base import LLMError, Provider
 from agents.core.llm.budget import BudgetTracker
 from agents.core.llm.concurrency import RateLimiter
+from agents.core.llm.retry import RetryPolicy
 from agents.core.lock import FolderLocked, hold
 from agents.core.progress import Progress
-from agents.core.rundir import MANIFEST, RunDir, new_run_id
+from agents.core.rundir import BUDGET, MANIFEST, RunDir, new_run_id
 from agents.core.seams import Seams
 from agents.core.settings import BY_KEY, Settings, SettingsError, parse_budget, resolve
 from benchmarks import JudgeConfig, RunFileError, TaskError, read_json
@@ -189,7 +190,7 @@ def start(
     device = resolve_device(config.device)
     config.llm = _absolute_replay(config.llm)
     config.runs_dir = str(Path(config.runs_dir).resolve())
-    provider = _provider(config.llm, served=[])
+    provider = _provider(config, served=[])
     run = RunDir.create(config.runs_dir, config.run_id or new_run_id(task.id))
     config.run_id = run.run_id
     with _owned(run):
@@ -232,10 +233,11 @@ def _start(
         device=device,
         run=run,
         provider=provider,
-        tracker=BudgetTracker(config.budget),
+        tracker=BudgetTracker(config.budget, ledger=run.path / BUDGET),
         progress=progress,
         seams=seams,
     )
+    ctx.save_spend()
     progress.start(
         run.run_id,
         task.id,
@@ -386,9 +388,11 @@ def _resume(
     except (sqlite3.DatabaseError, ValueError) as exc:  # ValueError: a stored state that
         raise _checkpoint_damaged(run, exc) from None  # does not decode (msgpack)
     values = snapshot.values or {}
-    if values.get("spend"):
-        ctx.tracker = BudgetTracker.from_snapshot(values["spend"])
-        ctx.tracker.budget = config.budget  # the limits as changed on this resume, if they were
+    # budget.json is written before and after every model call, the checkpoint after each step:
+    # the spend continues from the former (the limits as changed on this resume, if they were)
+    ctx.tracker, spend_note = BudgetTracker.resume(
+        config.budget, run.path / BUDGET, values.get("spend")
+    )
     if values.get("finished") and not snapshot.next and set(changed) - {"runs_dir"}:
         raise SettingsError(
             f"run {run.run_id} had already finished ({values.get('stop_reason')}): "
@@ -406,7 +410,7 @@ def _resume(
         )
         run.write_manifest(manifest)
     try:
-        ctx.provider = _provider(config.llm, served=list(values.get("replay_served", [])))
+        ctx.provider = _provider(config, served=list(values.get("replay_served", [])))
     except ValueError as exc:  # the manifest's model spec does not parse
         raise RunFileError(run.path / MANIFEST, f"config.llm: {exc}") from None
     progress.start(
@@ -424,6 +428,8 @@ def _resume(
             if key in changed
             else f"{key}: {new}, as before"
         )
+    if spend_note:
+        progress.note(f"budget: {spend_note}", style="yellow")
     done = {a.id for a in values.get("attempts", [])}
     orphans = [i for i in run.attempt_ids_on_disk() if i not in done]
     damaged = run.damaged_lines()
@@ -436,6 +442,7 @@ def _resume(
         attempts_on_disk_only=orphans,
         changed={k: [old, new] for k, (old, new) in changed.items()},
         **({"damaged_lines": damaged} if damaged else {}),
+        spend=spend_note,
     )
     if not values:
         progress.note(
@@ -539,13 +546,20 @@ def _absolute_replay(spec: str) -> str:
     return spec
 
 
-def _provider(spec: str, *, served: list[int]) -> Provider | None:
+def _provider(config: AgentConfig, *, served: list[int]) -> Provider | None:
     from agents.core.llm.factory import make_provider
 
+    spec = config.llm
     if spec.startswith("replay:"):
         return make_provider(spec, already_served=served)
-    # parallel generator calls share one limiter: at most MAX_CONCURRENT_CALLS requests in flight
-    return make_provider(spec, limiter=RateLimiter(max_concurrent=MAX_CONCURRENT_CALLS))
+    return make_provider(
+        spec,
+        # parallel generator calls share one limiter: at most MAX_CONCURRENT_CALLS in flight
+        limiter=RateLimiter(max_concurrent=MAX_CONCURRENT_CALLS),
+        timeout_s=config.llm_timeout_s,
+        max_body_bytes=config.body_bytes,
+        retry=RetryPolicy(attempts=config.llm_attempts),
+    )
 
 
 def _versions() -> dict[str, str | None]:

@@ -6,6 +6,7 @@
 - `knowledge_base.hits`      `Hit` and the task names searches hide by (no chromadb needed)
 - `knowledge_base.snapshot`  recorded searches served without chromadb (snapshots/lite.json)
 - `knowledge_base.store`     the chromadb collection (embedded in .kb/ or a `chroma run` server)
+- `knowledge_base.deadline`  each request to a chroma server has a total deadline (`KBTimeout`)
 - `knowledge_base.corpus`    what is indexed: docs/<topic>/*.md, kernels/*.py (KB_META), hardware
 - `knowledge_base.chunks`    `Source`, `Chunk`, the content hash and Markdown chunking they share
 - `knowledge_base.hardware_docs` hardware sheets from `profiling.hardware` as docs
@@ -26,6 +27,8 @@ from typing import Any
 _EXPORTS: dict[str, str] = {
     "kb_app": "knowledge_base.cli",
     "default_kb": "knowledge_base.retrieve",
+    "KBTimeout": "knowledge_base.deadline",
+    "KB_REQUEST_TIMEOUT_S": "knowledge_base.deadline",
     "SnapshotKB": "knowledge_base.snapshot",
     "SnapshotMiss": "knowledge_base.snapshot",
     "KERNELS_DIR": "knowledge_base.solutions",

@@ -48,11 +48,12 @@ def build(
 ) -> None:
     """Index docs, kernels and hardware sheets; only changed sources are embedded."""
     from knowledge_base.corpus import CorpusError
+    from knowledge_base.deadline import KBTimeout
 
     kb = _kb(kb_url)
     try:
         report = kb.build(force=force)
-    except CorpusError as exc:
+    except (CorpusError, KBTimeout) as exc:
         _die(str(exc))
     for w in report.warnings:
         err_console.print(f"[yellow]warning:[/] {w}")
@@ -101,6 +102,8 @@ def search_cmd(
         )
     except (KeyError, ValueError) as exc:
         _die(str(exc.args[0]) if exc.args else str(exc))
+    except TimeoutError as exc:  # knowledge_base.deadline.KBTimeout: the server stalled
+        _die(str(exc))
     if as_json:
         for h in hits:
             print(json.dumps(h.to_dict()))
@@ -131,7 +134,10 @@ def search_cmd(
 def stats(kb_url: str = typer.Option(None, "--kb-url", help=KB_URL_HELP)) -> None:
     """What is indexed: sources and chunks by kind, tier and topic."""
     kb = _kb(kb_url, auto_build=False)
-    s = kb.stats()
+    try:
+        s = kb.stats()
+    except TimeoutError as exc:  # knowledge_base.deadline.KBTimeout: the server stalled
+        _die(str(exc))
     console.print(f"[bold]{s['location']}[/] (collection {s['collection']}, {s['embedding']})")
     console.print(f"{s['sources']} sources, {s['chunks']} chunks")
     table = Table(show_header=True, header_style="bold")

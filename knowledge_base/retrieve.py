@@ -37,6 +37,7 @@ from knowledge_base.corpus import (
     collect,
     decode_list,
 )
+from knowledge_base.deadline import KB_REQUEST_TIMEOUT_S
 from knowledge_base.hits import Hit, _snippet, resolve_task, task_name
 from knowledge_base.store import BuildReport, Store, default_kb_url
 
@@ -191,12 +192,15 @@ class KnowledgeBase:
         include_hardware: bool = True,
         collection: str | None = None,
         auto_build: bool = True,
+        request_timeout_s: float = KB_REQUEST_TIMEOUT_S,
     ) -> None:
+        """`request_timeout_s`: the deadline of each request to a chroma server (`url`); one
+        that does not answer in time raises `KBTimeout`."""
         self.content_root = Path(content_root)
         self.include_hardware = include_hardware
         self.auto_build = auto_build
         kwargs = {"collection": collection} if collection else {}
-        self.store = Store(url=url, path=path, **kwargs)
+        self.store = Store(url=url, path=path, request_timeout_s=request_timeout_s, **kwargs)
         self._query_cache: dict[str, list[float]] = {}
 
     @property
@@ -345,13 +349,18 @@ class KnowledgeBase:
 
 
 @functools.lru_cache(maxsize=4)
-def _default_kb(url: str | None, path: str | None) -> KnowledgeBase:
-    return KnowledgeBase(url=url, path=path)
+def _default_kb(url: str | None, path: str | None, request_timeout_s: float) -> KnowledgeBase:
+    return KnowledgeBase(url=url, path=path, request_timeout_s=request_timeout_s)
 
 
-def default_kb(url: str | None = None, path: str | None = None) -> KnowledgeBase:
-    """A process-wide KnowledgeBase per (url, path); the URL defaults to $KERNFORGE_KB_URL."""
-    return _default_kb(url or default_kb_url(), path)
+def default_kb(
+    url: str | None = None,
+    path: str | None = None,
+    request_timeout_s: float = KB_REQUEST_TIMEOUT_S,
+) -> KnowledgeBase:
+    """A process-wide KnowledgeBase per (url, path, deadline); the URL defaults to
+    $KERNFORGE_KB_URL."""
+    return _default_kb(url or default_kb_url(), path, request_timeout_s)
 
 
 def search(

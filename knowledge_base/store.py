@@ -2,6 +2,8 @@
 
 - No URL: `chromadb.PersistentClient` in `<repo>/.kb/` (git-ignored), or in $KERNFORGE_KB_DIR.
 - A URL (`--kb-url`, or $KERNFORGE_KB_URL): `chromadb.HttpClient` against a `chroma run` server.
+  Every request to the server (connecting included) has a total deadline, `request_timeout_s`:
+  one that does not answer in time raises `KBTimeout` (knowledge_base/deadline.py).
 
 Sync is incremental by content hash. Each chunk row carries its source's hash; a build reads the
 hashes already stored, re-embeds only sources whose hash changed (deleting their old chunks
@@ -13,16 +15,20 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import urlparse
 
 from knowledge_base.corpus import REPO_ROOT, Source
+from knowledge_base.deadline import KB_REQUEST_TIMEOUT_S, KBTimeout, call_within
 from knowledge_base.embedding import MiniLMEmbedding
 
 COLLECTION = "kernforge_kb"
 _BATCH = 128
+
+T = TypeVar("T")
 
 
 def default_kb_dir() -> Path:
@@ -110,13 +116,22 @@ class Store:
         path: Path | str | None = None,
         collection: str = COLLECTION,
         embedding: MiniLMEmbedding | None = None,
+        request_timeout_s: float = KB_REQUEST_TIMEOUT_S,
     ) -> None:
+        """`request_timeout_s`: the deadline of each request to a chroma server (`url`)."""
+        import chromadb  # noqa: F401 (imported here, not under a request's deadline)
+
+        if request_timeout_s <= 0:
+            raise ValueError(f"request_timeout_s must be > 0, got {request_timeout_s}")
         self.url = url
+        self.request_timeout_s = request_timeout_s
         self.path = None if url else Path(path) if path is not None else default_kb_dir()
         self.embedding = embedding or MiniLMEmbedding()
-        self.client = open_client(url, self.path)
+        self.client = self._remote("the connection", open_client, url, self.path)
         self.collection_name = collection
-        self.collection = self.client.get_or_create_collection(
+        self.collection = self._remote(
+            "opening the collection",
+            self.client.get_or_create_collection,
             name=collection,
             embedding_function=self.embedding,
             configuration={"hnsw": {"space": "cosine"}},
@@ -126,8 +141,21 @@ class Store:
     def location(self) -> str:
         return self.url or str(self.path)
 
+    def _remote(self, what: str, call: Callable[..., T], /, *args: Any, **kwargs: Any) -> T:
+        """`call(*args, **kwargs)`, under the request deadline when the store is a server."""
+        if self.url is None:
+            return call(*args, **kwargs)
+        return call_within(
+            self.request_timeout_s,
+            lambda: call(*args, **kwargs),
+            lambda: KBTimeout(
+                f"the chroma server at {self.url} did not answer ({what}) within "
+                f"{self.request_timeout_s:g} s"
+            ),
+        )
+
     def count(self) -> int:
-        return int(self.collection.count())
+        return int(self._remote("a count", self.collection.count))
 
     def stored_hashes(self) -> dict[str, tuple[str, list[str]]]:
         """source_id -> (content hash, chunk ids) for everything in the collection."""
@@ -135,7 +163,9 @@ class Store:
         total = self.count()
         offset = 0
         while offset < total:
-            got = self.collection.get(include=["metadatas"], limit=1000, offset=offset)
+            got = self._remote(
+                "a listing", self.collection.get, include=["metadatas"], limit=1000, offset=offset
+            )
             for cid, meta in zip(got["ids"], got["metadatas"], strict=True):
                 sid = str(meta.get("source_id", cid.split("#", 1)[0]))
                 h = str(meta.get("source_hash", ""))
@@ -150,7 +180,9 @@ class Store:
         rows: list[dict[str, Any]] = []
         offset = 0
         while offset < total:
-            got = self.collection.get(include=["metadatas"], limit=1000, offset=offset)
+            got = self._remote(
+                "a listing", self.collection.get, include=["metadatas"], limit=1000, offset=offset
+            )
             rows += [dict(m) for m in got["metadatas"]]
             offset += len(got["ids"]) or total
         return rows
@@ -184,7 +216,7 @@ class Store:
             todo.append(source)
 
         for i in range(0, len(stale_ids), _BATCH * 4):
-            self.collection.delete(ids=stale_ids[i : i + _BATCH * 4])
+            self._remote("a delete", self.collection.delete, ids=stale_ids[i : i + _BATCH * 4])
 
         rows: tuple[list, list, list, list] = ([], [], [], [])
         for source in todo:
@@ -193,7 +225,9 @@ class Store:
         ids, embed_texts, docs, metas = rows
         for i in range(0, len(ids), _BATCH):
             vectors = self.embedding(embed_texts[i : i + _BATCH])
-            self.collection.add(
+            self._remote(
+                "an insert",
+                self.collection.add,
                 ids=ids[i : i + _BATCH],
                 embeddings=vectors,
                 documents=docs[i : i + _BATCH],
@@ -213,7 +247,9 @@ class Store:
         total = self.count()
         if total == 0:
             return []
-        res = self.collection.query(
+        res = self._remote(
+            "a search",
+            self.collection.query,
             query_embeddings=[embedding],
             n_results=max(1, min(n, total)),
             where=where or None,
@@ -225,5 +261,5 @@ class Store:
         """Stored text of the given chunk ids."""
         if not ids:
             return {}
-        got = self.collection.get(ids=ids, include=["documents"])
+        got = self._remote("a document fetch", self.collection.get, ids=ids, include=["documents"])
         return dict(zip(got["ids"], got["documents"], strict=True))

@@ -26,6 +26,8 @@ _EXPORTS: dict[str, str] = {
     "SHEETS": "profiling.hardware",
     # profiling.ncu
     "diagnose": "profiling.ncu",
+    "NCU_TIMEOUT_S": "profiling.ncu",
+    "NcuTimeout": "profiling.ncu",
     "ncu_available": "profiling.ncu",
     "run_ncu": "profiling.ncu",
     "summarize": "profiling.ncu",

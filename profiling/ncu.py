@@ -20,6 +20,7 @@ import io
 import os
 import re
 import shutil
+import signal
 import subprocess
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
@@ -72,6 +73,9 @@ _NOT_STALLS = {"selected", "not_issued"}
 # A throughput share at or above this (percent of peak) means that unit is the limiter;
 # NVIDIA's own Speed-of-Light rule uses 60 %.
 HIGH_THROUGHPUT_PCT = 60.0
+
+# How long one profile may take in total; the default of the agent's profile.ncu_timeout.
+NCU_TIMEOUT_S = 300.0
 
 
 def ncu_path() -> str | None:
@@ -129,29 +133,65 @@ def build_ncu_command(
     return cmd + list(python_cmd)
 
 
+class NcuTimeout(RuntimeError):
+    """ncu ran past its deadline; it and every process under it were killed."""
+
+
 def run_ncu(
     python_cmd: list[str],
     kernel_regex: str,
     *,
-    timeout_s: float = 600.0,
+    timeout_s: float = NCU_TIMEOUT_S,
     **kwargs: Any,
 ) -> list[dict[str, Any]]:
     """Run `ncu` over `python_cmd` and return the parsed per-kernel metrics.
 
-    Raises RuntimeError when ncu is missing, fails, or profiles no kernel (with ncu's output).
+    `timeout_s` is a total deadline: past it ncu and the program it profiles (its own process
+    group) are killed and NcuTimeout is raised. Raises RuntimeError when ncu is missing, fails,
+    or profiles no kernel (with ncu's output).
     """
     if not ncu_available():
         raise RuntimeError("ncu (Nsight Compute) is not installed here; set KERNFORGE_NCU or PATH")
     cmd = build_ncu_command(python_cmd, kernel_regex, **kwargs)
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s)
-    kernels = parse_ncu_raw_csv(proc.stdout)
+    # its own session: on a timeout the whole group goes, not just ncu (whose children would
+    # otherwise hold the output pipes open, and `communicate` would wait for them for ever)
+    proc = subprocess.Popen(
+        cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True
+    )
+    try:
+        stdout, stderr = proc.communicate(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        _kill_group(proc)
+        raise NcuTimeout(
+            f"ncu ran past its {timeout_s:g} s deadline and was killed with the program it profiled"
+        ) from None
+    except BaseException:
+        _kill_group(proc)
+        raise
+    kernels = parse_ncu_raw_csv(stdout)
     if proc.returncode != 0 or not kernels:
-        tail = (proc.stdout[-2000:] + "\n" + proc.stderr[-2000:]).strip()
+        tail = (stdout[-2000:] + "\n" + stderr[-2000:]).strip()
         raise RuntimeError(
             f"ncu exited with {proc.returncode} and profiled {len(kernels)} kernel(s) "
             f"matching {kernel_regex!r}:\n{tail}"
         )
     return kernels
+
+
+def _kill_group(proc: subprocess.Popen[str]) -> None:
+    """SIGKILL `proc`'s process group, reap it and close its pipes (a process that left the
+    group may still hold them: they are closed rather than read to the end)."""
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass  # the group is gone already
+    try:
+        proc.communicate(timeout=5)
+    except subprocess.TimeoutExpired:
+        for pipe in (proc.stdout, proc.stderr):
+            if pipe is not None:
+                pipe.close()
+        proc.wait(timeout=5)
 
 
 def _to_number(text: str) -> float | str | None:

@@ -11,10 +11,18 @@ socket (headers, JSON shapes, status codes, retry-after, timeouts) is exercised 
         server.requests[0].json["messages"]   # what arrived
 
 Each request takes the next scripted answer from the queue; with the queue empty the server
-answers 500 "no scripted answer left", which a test sees as an unexpected extra request.
+answers 500 "no scripted answer left", which a test sees as an unexpected extra request, unless
+`respond_with(fn)` set a function that answers every request the queue does not
+(`fn(request) -> Answer`, e.g. a reply whose usage is computed from the request).
 An answer may carry `delay_s`: the handler sleeps before replying (to provoke client timeouts).
+Faults, per answer: `raw=` sends those bytes as the body, as they are (not JSON, HTML, cut
+short), with `content_type`; `drip_s=` sends the body one byte every `drip_s` seconds (after
+prompt headers); `freeze=True` reads the request and never answers (until the server stops).
 `hold_while(predicate)` makes every request wait, before it takes its answer, for as long as the
 predicate is true: a test can stop a client at a known point (then kill it) without a race.
+
+`FrozenServer` is a TCP listener that accepts connections and never sends a byte: any HTTP
+service (a chroma server) that has hung.
 """
 
 from __future__ import annotations
@@ -38,6 +46,10 @@ class Answer:
     body: Any = None
     headers: dict[str, str] = field(default_factory=dict)
     delay_s: float = 0.0
+    raw: bytes | None = None  # sent as the body instead of `body`
+    content_type: str = "application/json"
+    drip_s: float = 0.0  # seconds between the body's bytes
+    freeze: bool = False  # never answer
 
 
 @dataclass
@@ -57,6 +69,8 @@ class FakeLLMServer:
         self._answers: deque[Answer] = deque()
         self._lock = threading.Lock()
         self._hold: Callable[[], bool] = lambda: False
+        self._fallback: Callable[[ReceivedRequest], Answer] | None = None
+        self._stopping = threading.Event()
         self.held = 0  # requests that have waited under hold_while
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
         self._httpd.daemon_threads = True
@@ -78,10 +92,21 @@ class FakeLLMServer:
         *,
         headers: dict[str, str] | None = None,
         delay_s: float = 0.0,
+        raw: bytes | None = None,
+        content_type: str = "application/json",
+        drip_s: float = 0.0,
+        freeze: bool = False,
     ) -> None:
-        """Queue the answer to the next request."""
+        """Queue the answer to the next request (the fault options: see the module doc)."""
+        answer = Answer(
+            status, body, dict(headers or {}), delay_s, raw, content_type, drip_s, freeze
+        )
         with self._lock:
-            self._answers.append(Answer(status, body, dict(headers or {}), delay_s))
+            self._answers.append(answer)
+
+    def respond_with(self, fn: Callable[[ReceivedRequest], Answer] | None) -> None:
+        """Answer every request the queue does not with `fn(request)` (None: 500 again)."""
+        self._fallback = fn
 
     def hold_while(self, predicate: Callable[[], bool]) -> None:
         """Requests wait (before taking an answer) while `predicate()` is true."""
@@ -92,6 +117,7 @@ class FakeLLMServer:
         return self
 
     def stop(self) -> None:
+        self._stopping.set()  # frozen and dripping answers end
         self._httpd.shutdown()
         self._httpd.server_close()
 
@@ -111,9 +137,12 @@ class FakeLLMServer:
             self.requests.append(request)
             if request.path != PATHS[self.kind]:
                 return Answer(404, {"error": {"message": f"no route {request.path}"}})
-            if not self._answers:
-                return Answer(500, {"error": {"message": "no scripted answer left"}})
-            return self._answers.popleft()
+            if self._answers:
+                return self._answers.popleft()
+            fallback = self._fallback
+        if fallback is not None:
+            return fallback(request)
+        return Answer(500, {"error": {"message": "no scripted answer left"}})
 
     def _handler_class(self) -> type[BaseHTTPRequestHandler]:
         server = self
@@ -131,16 +160,29 @@ class FakeLLMServer:
                 answer = server._next_answer(request)
                 if answer.delay_s:
                     time.sleep(answer.delay_s)
-                body = answer.body if isinstance(answer.body, str) else json.dumps(answer.body)
-                payload = body.encode()
+                if answer.freeze:
+                    server._stopping.wait()
+                    return
+                if answer.raw is not None:
+                    payload = answer.raw
+                else:
+                    body = answer.body if isinstance(answer.body, str) else json.dumps(answer.body)
+                    payload = body.encode()
                 try:
                     self.send_response(answer.status)
-                    self.send_header("content-type", "application/json")
+                    self.send_header("content-type", answer.content_type)
                     self.send_header("content-length", str(len(payload)))
                     for name, value in answer.headers.items():
                         self.send_header(name, value)
                     self.end_headers()
-                    self.wfile.write(payload)
+                    if not answer.drip_s:
+                        self.wfile.write(payload)
+                        return
+                    for i in range(len(payload)):
+                        self.wfile.write(payload[i : i + 1])
+                        self.wfile.flush()
+                        if server._stopping.wait(answer.drip_s):
+                            return
                 except (BrokenPipeError, ConnectionResetError):
                     pass  # the client gave up (a timeout test); nothing to answer
 
@@ -148,6 +190,45 @@ class FakeLLMServer:
                 pass  # keep test output clean
 
         return Handler
+
+
+class FrozenServer:
+    """A TCP listener on 127.0.0.1 that accepts connections and never answers (a hung service).
+    `accepted` counts the connections it took."""
+
+    def __init__(self) -> None:
+        self._sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self._sock.bind(("127.0.0.1", 0))
+        self._sock.listen(64)
+        self._sock.settimeout(0.05)
+        self.port = self._sock.getsockname()[1]
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.accepted = 0
+        self._held: list[socket.socket] = []
+        self._stopping = threading.Event()
+        self._thread = threading.Thread(target=self._accept, daemon=True)
+
+    def _accept(self) -> None:
+        while not self._stopping.is_set():
+            try:
+                conn, _ = self._sock.accept()
+            except TimeoutError:
+                continue
+            except OSError:
+                return
+            self.accepted += 1
+            self._held.append(conn)  # kept open, never read, never answered
+
+    def __enter__(self) -> FrozenServer:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self._stopping.set()
+        self._thread.join(5)
+        for conn in self._held:
+            conn.close()
+        self._sock.close()
 
 
 def closed_port() -> int:

@@ -312,7 +312,7 @@ def test_persistent_timeout_says_so(kit: Kit, server: FakeLLMServer) -> None:
     for _ in range(2):
         server.answer(200, kit.ok("too late"), delay_s=0.8)
     policy = RetryPolicy(attempts=2, base_s=0.01, max_s=0.02)
-    with pytest.raises(LLMRetryableError, match="no answer within the 0.2 s timeout"):
+    with pytest.raises(LLMRetryableError, match="no complete answer within the 0.2 s deadline"):
         kit.make(server.base_url, timeout_s=0.2, retry=policy).complete(HELLO)
 
 

@@ -2,8 +2,9 @@
 
 A reply with no usable code block (`agents.core.llm.extract.NoCodeError`) is a recoverable error: the
 model gets its own reply back with what was wrong (prompts/nocode.md.j2) and asks again, at most
-`agent.nocode_retries` times. Every such reply is counted and logged. Errors that repeating will
-not fix (budget spent, bad key, replay script exhausted) propagate to the node.
+`agent.nocode_retries` times. Every such reply is counted and logged; the reply quoted back is
+cut to `agent.feedback_chars`, and the prompt says how much of it is shown. Errors that
+repeating will not fix (budget spent, bad key, replay script exhausted) propagate to the node.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from agents.core.clip import clip
 from agents.core.llm.base import Message
 from agents.core.llm.extract import NoCodeError, require_code
 from agents.core.prompting import render
@@ -47,19 +49,29 @@ def ask_for_code(ctx: RunContext, node: str, system: str, prompt: str) -> CodeRe
             code = require_code(completion.text)
         except NoCodeError as exc:
             errors.append(str(exc))
+            # the model gets its reply back, but no more of it than agent.feedback_chars
+            quoted, cut = clip(
+                completion.text,
+                ctx.config.feedback_chars,
+                "quoted reply",
+                "agent.feedback_chars",
+                total=completion.cut_from_chars,
+            )
             ctx.event(
                 "no_code",
                 node=node,
                 turn=turn + 1,
                 error=str(exc),
                 reply_start=completion.text[:200],
+                reply_chars=completion.cut_from_chars or len(completion.text),
+                quoted_cut=cut.to_json() if cut else None,
             )
             ctx.progress.note(
                 f"{node}: reply had no usable code ({exc}); fed back to the model", style="yellow"
             )
             messages += [
-                Message(role="assistant", content=completion.text),
-                Message(role="user", content=render("nocode.md.j2", error=str(exc))),
+                Message(role="assistant", content=quoted),
+                Message(role="user", content=render("nocode.md.j2", error=str(exc), cut=cut)),
             ]
             continue
         return CodeReply(

@@ -11,8 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from agents.core.clip import clip
 from agents.core.config import AgentConfig
-from agents.core.llm.base import Completion, Message, Provider
+from agents.core.llm.base import Completion, FailedAttempt, Message, Provider
 from agents.core.llm.budget import BudgetTracker
 from agents.core.llm.replay import ReplayProvider
 from agents.core.model_policy import ModelPolicy
@@ -24,11 +25,12 @@ from agents.core.seams import Seams
 from agents.offline.policy import OfflinePolicy
 
 
-def default_open_kb() -> Any:
-    """The project's knowledge base (built on first search if empty)."""
+def default_open_kb(request_timeout_s: float) -> Any:
+    """The project's knowledge base (built on first search if empty); each request to a chroma
+    server has the deadline `request_timeout_s` (kb.timeout)."""
     from knowledge_base import default_kb
 
-    return default_kb()
+    return default_kb(request_timeout_s=request_timeout_s)
 
 
 @dataclass
@@ -50,7 +52,9 @@ class RunContext:
 
     def open_kb(self) -> Any:
         """The knowledge base: the project's own, or the `open_kb` test seam's."""
-        return (self.seams.open_kb or default_open_kb)()
+        if self.seams.open_kb is not None:
+            return self.seams.open_kb()
+        return default_open_kb(self.config.kb_timeout_s)
 
     def event(self, kind: str, **fields: Any) -> dict[str, Any]:
         return self.run.event(kind, **fields)
@@ -58,17 +62,41 @@ class RunContext:
     def complete(
         self, node: str, messages: list[Message], system: str, max_tokens: int = 8192
     ) -> Completion:
-        """One model call: budget check first (raises BudgetExceeded), then record usage."""
+        """One model call. The budget reserves its worst case first (BudgetExceeded when it
+        cannot fit; the request's max_tokens is lowered to what fits), every failed request is
+        logged and counted as it happens, the usage is recorded after, and the reply is cut to
+        `llm.reply_chars` before anything keeps it."""
         if self.provider is None:
             raise RuntimeError(f"node {node} asked for a model in an offline run (a bug)")
         self.tracker.check()
         # no configured secret is sent to the model or comes back into the run (redact.py)
         messages = [m.model_copy(update={"content": scrub(m.content)}) for m in messages]
-        completion = self.provider.complete(
-            messages, system=scrub(system), max_tokens=max_tokens, node=node
+        system = scrub(system)
+        held = self.tracker.reserve(
+            node,
+            [system, *(m.content for m in messages)],
+            max_tokens=max_tokens,
+            price=self.provider.price(),
+            min_reply_tokens=self.config.min_reply_tokens,
         )
-        completion = completion.model_copy(update={"text": scrub(completion.text)})
-        self.tracker.record(completion)
+        try:
+            completion = self.provider.complete(
+                messages,
+                system=system,
+                max_tokens=held.max_tokens,
+                node=node,
+                on_failure=lambda failed: self._failed_request(node, failed),
+            )
+        except Exception:
+            self.tracker.release(held)  # no answer: nothing spent (a kill leaves it in flight)
+            raise
+        text, cut = clip(
+            scrub(completion.text), self.config.reply_chars, "reply", "llm.reply_chars"
+        )
+        completion = completion.model_copy(
+            update={"text": text, "cut_from_chars": cut.total if cut else None}
+        )
+        self.tracker.settle(held, completion)
         usage = completion.usage
         self.event(
             "llm_call",
@@ -78,13 +106,56 @@ class RunContext:
             input_tokens=usage.input_tokens,
             output_tokens=usage.output_tokens,
             tokens_estimated=usage.estimated,
+            estimated_input_tokens=held.input_tokens,
+            max_tokens=held.max_tokens,
+            max_tokens_capped=held.max_tokens < max_tokens,
             cost_usd=usage.cost_usd,
             latency_s=round(completion.latency_s, 3),
             attempts=completion.attempts,
             truncated=completion.truncated,
             scripted=completion.scripted,
+            reply_cut=cut.to_json() if cut else None,
         )
+        if held.max_tokens < max_tokens:
+            self.progress.note(
+                f"{node}: reply capped at {held.max_tokens} tokens (of {max_tokens}) by what is "
+                "left of the budget",
+                style="yellow",
+            )
+        if cut:
+            self.progress.note(
+                f"{node}: the reply had {cut.total} characters; the first {cut.kept} are kept "
+                "(llm.reply_chars)",
+                style="yellow",
+            )
         return completion
+
+    def _failed_request(self, node: str, failed: FailedAttempt) -> None:
+        """Log and count one request of a model call that failed and is retried (or not)."""
+        count = self.tracker.count_fault(f"llm_{failed.reason}")
+        self.event(
+            "llm_fault",
+            node=node,
+            reason=failed.reason,
+            attempt=failed.attempt,
+            attempts=failed.attempts,
+            retry_in_s=None if failed.retry_in_s is None else round(failed.retry_in_s, 3),
+            error=str(failed.error),
+            count=count,
+        )
+        then = (
+            f"retry {failed.attempt}/{failed.attempts - 1} in {failed.retry_in_s:.1f} s"
+            if failed.retry_in_s is not None
+            else f"giving up after {failed.attempt} attempts (llm.attempts)"
+        )
+        self.progress.note(f"{node}: {failed.error}; {then}", style="yellow")
+
+    def save_spend(self) -> None:
+        """Write budget.json now: through the tracker's ledger, or as a plain snapshot."""
+        if self.tracker.ledger is not None:
+            self.tracker.save()
+        else:
+            self.run.write_budget(self.tracker.snapshot())
 
     def llm_updates(self) -> dict[str, Any]:
         """State updates every node that may have called the model returns: spend and replay

@@ -15,6 +15,7 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from agents.core.ask import CodeReply, ask_for_code, ask_for_text
+from agents.core.clip import clip
 from agents.core.diagnosis import diagnose as rules_diagnosis
 from agents.core.model_tests import KERNEL_FILE, TEST_FILE
 from agents.core.policy import Proposal
@@ -70,6 +71,11 @@ def _device(ctx: RunContext, state: AgentState) -> dict[str, Any]:
     return state.get("device_info") or {"name": ctx.device, "peaks": "not measured"}
 
 
+def _feedback(ctx: RunContext, text: str, what: str) -> str:
+    """`text` as quoted to the model: cut to agent.feedback_chars, saying so."""
+    return clip(text, ctx.config.feedback_chars, what, "agent.feedback_chars")[0]
+
+
 def _bookkeeping(ctx: RunContext, reply: CodeReply) -> dict[str, Any]:
     return {"nocode_errors": reply.nocode, **ctx.llm_updates()}
 
@@ -105,7 +111,7 @@ class ModelPolicy:
                 "code": ctx.run.read_code(parent),
                 "error_class": parent.verdict.error_class,
                 "stage": parent.verdict.stage_reached or "nothing",
-                "message": parent.verdict.message,
+                "message": _feedback(ctx, parent.verdict.message, "judge's message"),
                 "model_test": parent.model_test,
             }
             # the reflector's diagnosis of this parent, else the rules' reading of its verdict
@@ -152,7 +158,7 @@ class ModelPolicy:
             "code": ctx.run.read_code(target),
             "error_class": target.verdict.error_class,
             "stage": target.verdict.stage_reached or "nothing",
-            "message": target.verdict.message,
+            "message": _feedback(ctx, target.verdict.message, "judge's message"),
             "mismatch": verdict.get("mismatch"),
         }
         task = task_contract(ctx.task)
@@ -163,7 +169,8 @@ class ModelPolicy:
         )
         prompt = render("reflector.md.j2", task=task, failed=failed_view, rules=rules)
         text, _ = ask_for_text(ctx, "reflector", system, prompt)
-        return {**reflection, "by": "llm", "diagnosis": text.strip()}
+        # the diagnosis goes into the repair prompt: no longer than any other feedback
+        return {**reflection, "by": "llm", "diagnosis": _feedback(ctx, text.strip(), "diagnosis")}
 
     def optimize(self, ctx: RunContext, state: AgentState, best: Attempt) -> Proposal:
         task = task_contract(ctx.task)

@@ -40,8 +40,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from agents.core.llm.base import MAX_BODY_BYTES, REQUEST_TIMEOUT_S
+from agents.core.llm.budget import MIN_REPLY_TOKENS
+from agents.core.llm.retry import RetryPolicy
 from agents.core.presets import PRESETS, preset
 from benchmarks import REMEASURE_ROUNDS, JudgeConfig
+from knowledge_base import KB_REQUEST_TIMEOUT_S
+from profiling import NCU_TIMEOUT_S
 
 ENV_PREFIX = "KERNFORGE_"
 
@@ -313,6 +318,80 @@ SETTINGS: tuple[Setting, ...] = (
         True,
         "profile the incumbent with Nsight Compute when ncu is present (GPU only)",
         attr="ncu",
+    ),
+    Setting(
+        "profile.ncu_timeout",
+        "float",
+        NCU_TIMEOUT_S,
+        "seconds one Nsight Compute profile may take in total before ncu and the kernel under "
+        "it are killed (the profile is then timing-only)",
+        attr="ncu_timeout_s",
+        on_resume=True,
+    ),
+    # Waits on services: each a total deadline per request, not a per-byte timeout.
+    Setting(
+        "llm.timeout",
+        "float",
+        REQUEST_TIMEOUT_S,
+        "seconds one model request may take in total (connecting, waiting and every byte of the "
+        "reply: a server that drips bytes is cut too); a request past it is retried",
+        attr="llm_timeout_s",
+        on_resume=True,
+    ),
+    Setting(
+        "llm.attempts",
+        "int",
+        RetryPolicy.attempts,
+        "requests per model call before it fails (429, 5xx, connection errors, a passed "
+        "deadline and malformed replies are retried, with backoff)",
+        attr="llm_attempts",
+        on_resume=True,
+        minimum=1,
+    ),
+    Setting(
+        "llm.min_reply_tokens",
+        "int",
+        MIN_REPLY_TOKENS,
+        "a model call is not made when the token or cost budget leaves room for fewer reply "
+        "tokens than this",
+        attr="min_reply_tokens",
+        minimum=1,
+    ),
+    Setting(
+        "llm.reply_chars",
+        "int",
+        100_000,
+        "characters of a model reply kept (run directory, checkpoint, next prompt); the rest is "
+        "cut, and the kept text says so",
+        attr="reply_chars",
+        minimum=1000,
+    ),
+    Setting(
+        "llm.body_bytes",
+        "int",
+        MAX_BODY_BYTES,
+        "longest reply body read from a model server; a longer one is refused as malformed "
+        "(and retried)",
+        attr="body_bytes",
+        minimum=1024,
+    ),
+    Setting(
+        "agent.feedback_chars",
+        "int",
+        12_000,
+        "characters of a reply without code, a diagnosis or a judge's message quoted back to "
+        "the model; the rest is cut, and the prompt says so",
+        minimum=200,
+    ),
+    Setting(
+        "kb.timeout",
+        "float",
+        KB_REQUEST_TIMEOUT_S,
+        "seconds one request to a chroma knowledge-base server (KERNFORGE_KB_URL) may take in "
+        "total; past it the search is tried once more, then skipped (kb = auto) or the run "
+        "stops (kb = on)",
+        attr="kb_timeout_s",
+        on_resume=True,
     ),
 )
 BY_KEY: dict[str, Setting] = {s.key: s for s in SETTINGS}

@@ -8,8 +8,9 @@ servers and the scripted replay provider all return this one record.
 Errors come in families that tell the caller what to do next:
 
     LLMError               base of everything raised here
-    ├── LLMRetryableError  the call may work if repeated (429, 5xx, connection refused, timeout);
-    │                      providers retry these themselves and raise it only once they give up
+    ├── LLMRetryableError  the call may work if repeated (429, 5xx, connection refused, the
+    │                      request's deadline passed, a malformed reply body); providers retry
+    │                      these themselves and raise it only once they give up
     ├── LLMFatalError      repeating will not help (bad key, unknown model, bad request,
     │                      replay script exhausted); the message says what to change
     └── BudgetExceeded     a token, cost, wall-time or GPU-time limit is spent (see budget.py)
@@ -22,11 +23,19 @@ from __future__ import annotations
 
 import math
 from abc import ABC, abstractmethod
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from agents.core.llm.pricing import Price
+
 Role = Literal["system", "user", "assistant"]
+
+#: the defaults of the settings llm.timeout and llm.body_bytes (agents/core/settings.py)
+REQUEST_TIMEOUT_S = 600.0  # one request, in total: connecting, waiting, every byte of the reply
+MAX_BODY_BYTES = 32 << 20  # the longest reply body read from a model server
 
 
 class Message(BaseModel):
@@ -72,6 +81,7 @@ class Completion(BaseModel):
     raw_finish_reason: str | None = None
     attempts: int = Field(default=1, ge=1)
     scripted: bool = False
+    cut_from_chars: int | None = None  # the reply's length before the run cut it (llm.reply_chars)
 
     @property
     def truncated(self) -> bool:
@@ -83,18 +93,32 @@ class LLMError(Exception):
     """Base of every error raised by the LLM layer."""
 
 
-class LLMRetryableError(LLMError):
-    """A failure that may go away if the call is repeated (rate limit, 5xx, network, timeout).
+#: why a request may work when repeated; `LLMRetryableError.reason` is one of these
+RETRY_REASONS = ("rate_limited", "server_error", "connect", "deadline", "malformed")
 
-    `retry_after_s` carries the server's `retry-after` hint, when it sent one.
+
+class LLMRetryableError(LLMError):
+    """A failure that may go away if the call is repeated (rate limit, 5xx, network, a deadline
+    passed, a malformed reply body).
+
+    `retry_after_s` carries the server's `retry-after` hint, when it sent one; `reason` says
+    which kind of failure it was (one of RETRY_REASONS), for the counts in budget.json.
     """
 
     def __init__(
-        self, message: str, *, status: int | None = None, retry_after_s: float | None = None
+        self,
+        message: str,
+        *,
+        status: int | None = None,
+        retry_after_s: float | None = None,
+        reason: str = "server_error",
     ) -> None:
         super().__init__(message)
+        if reason not in RETRY_REASONS:
+            raise ValueError(f"unknown retry reason {reason!r}; expected one of {RETRY_REASONS}")
         self.status = status
         self.retry_after_s = retry_after_s
+        self.reason = reason
 
 
 class LLMFatalError(LLMError):
@@ -112,6 +136,25 @@ class BudgetExceeded(LLMError):
     def __init__(self, message: str, *, limit: str) -> None:
         super().__init__(message)
         self.limit = limit
+
+
+@dataclass(frozen=True)
+class FailedAttempt:
+    """One request that failed with a retryable error: which attempt of how many, the error,
+    and the wait before the next attempt (None: it was the last one, the call gives up)."""
+
+    attempt: int
+    attempts: int
+    error: LLMRetryableError
+    retry_in_s: float | None
+
+    @property
+    def reason(self) -> str:
+        return self.error.reason
+
+
+#: hears of each failed attempt of a call as it happens (`Provider.complete(on_failure=...)`)
+OnFailure = Callable[[FailedAttempt], None]
 
 
 class Provider(ABC):
@@ -139,15 +182,22 @@ class Provider(ABC):
         temperature: float = 0.2,
         stop: list[str] | None = None,
         node: str | None = None,
+        on_failure: OnFailure | None = None,
     ) -> Completion:
         """Send `messages` (with an optional system prompt) and return the model's reply.
 
         `node` names the graph node asking (generator, reflector, optimizer, ...). Network
         providers ignore it; the replay provider uses it to pick scripted answers.
+        `on_failure` hears of every request that failed with a retryable error, as it happens.
+        The reply holds at most `max_tokens` output tokens.
 
         Raises LLMRetryableError once retries are exhausted, LLMFatalError for errors that
         retrying cannot fix.
         """
+
+    def price(self) -> Price | None:
+        """What a token of this provider's model costs, or None when unknown (never a guess)."""
+        return None
 
     def describe(self) -> str:
         """`provider:model`, as written in logs and run manifests."""

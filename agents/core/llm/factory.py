@@ -45,6 +45,7 @@ NETWORK_OPTIONS = frozenset(
         "api_key",
         "base_url",
         "timeout_s",
+        "max_body_bytes",
         "retry",
         "limiter",
         "env",

@@ -13,7 +13,11 @@ Keys:
   real OpenAI key never leaks to a third-party server.
 
 Request details:
-- the SDK's own retries are off; `retry.call_with_retries` repeats 429 / 5xx / network failures.
+- the SDK's own retries are off; `retry.call_with_retries` repeats 429 / 5xx / network failures,
+  a request past its total deadline (`timeout_s`, enforced on every socket wait by
+  transport.py) and a malformed reply body (wire.py).
+- the reply body is read by us, not parsed by the SDK: its JSON and its shape are checked, and
+  one over `max_body_bytes` is not read further.
 - OpenAI itself gets `max_completion_tokens` (the current name; reasoning models reject
   `max_tokens`); compatible servers get `max_tokens`, which all of them understand.
 - `temperature` is not sent to OpenAI's reasoning models (o-series, gpt-5 and later), which
@@ -30,26 +34,39 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
+import httpx2 as httpx
 import openai
 
 from agents.core.llm.base import (
+    MAX_BODY_BYTES,
+    REQUEST_TIMEOUT_S,
     Completion,
     LLMFatalError,
-    LLMRetryableError,
     Message,
+    OnFailure,
     Provider,
     Usage,
     check_messages,
     estimate_tokens,
 )
 from agents.core.llm.concurrency import RateLimiter
-from agents.core.llm.pricing import cost_usd
+from agents.core.llm.pricing import Price, cost_usd, price_for
 from agents.core.llm.retry import RetryPolicy, call_with_retries, error_for_status, server_message
+from agents.core.llm.transport import deadline, deadline_passed
+from agents.core.llm.wire import (
+    http_client,
+    json_object,
+    malformed,
+    need,
+    optional_int,
+    transport_error,
+)
 from agents.core.redact import register_secret
 
 KEY_ENV = "OPENAI_API_KEY"
 COMPATIBLE_KEY_ENV = "OPENAI_COMPATIBLE_API_KEY"
 PLACEHOLDER_KEY = "not-needed"
+OPENAI_URL = "https://api.openai.com/v1"
 
 _REASONING_MODEL = re.compile(r"^(o\d|gpt-5|gpt-6)")
 
@@ -63,7 +80,8 @@ class OpenAIProvider(Provider):
         *,
         base_url: str | None = None,
         api_key: str | None = None,
-        timeout_s: float = 300.0,
+        timeout_s: float = REQUEST_TIMEOUT_S,
+        max_body_bytes: int = MAX_BODY_BYTES,
         retry: RetryPolicy | None = None,
         limiter: RateLimiter | None = None,
         send_temperature: bool | None = None,
@@ -71,9 +89,12 @@ class OpenAIProvider(Provider):
         env: Mapping[str, str] | None = None,
     ) -> None:
         """`compatible`: whether `base_url` is an OpenAI-compatible server rather than OpenAI
-        itself or a proxy in front of it; by default, True exactly when `base_url` is given."""
+        itself or a proxy in front of it; by default, True exactly when `base_url` is given.
+        `timeout_s`: the most one request may take in total, every byte of the reply included."""
         if not model:
             raise ValueError("OpenAIProvider needs a model name, e.g. 'gpt-5.5'")
+        if timeout_s <= 0:
+            raise ValueError(f"timeout_s must be > 0, got {timeout_s}")
         env = os.environ if env is None else env
         self._model = model
         self.compatible = base_url is not None if compatible is None else compatible
@@ -101,13 +122,21 @@ class OpenAIProvider(Provider):
             self._who = f"openai {model}" + (f" at {base_url}" if base_url else "")
         if key != PLACEHOLDER_KEY:
             register_secret(self._key_env or KEY_ENV, key)  # scrubbed from every run file
+        url = base_url or os.environ.get("OPENAI_BASE_URL") or OPENAI_URL
         self._client = openai.OpenAI(
-            api_key=key, base_url=base_url, timeout=timeout_s, max_retries=0
+            api_key=key,
+            base_url=base_url,
+            timeout=timeout_s,
+            max_retries=0,
+            http_client=http_client(openai.DefaultHttpxClient, url, max_body_bytes),
         )
 
     @property
     def model(self) -> str:
         return self._model
+
+    def price(self) -> Price | None:
+        return None if self.compatible else price_for("openai", self._model)
 
     def close(self) -> None:
         self._client.close()
@@ -121,13 +150,14 @@ class OpenAIProvider(Provider):
         temperature: float = 0.2,
         stop: list[str] | None = None,
         node: str | None = None,
+        on_failure: OnFailure | None = None,
     ) -> Completion:
         check_messages(messages)
         request = self._request(messages, system, max_tokens, temperature, stop)
         started = time.monotonic()
-        response, attempts = call_with_retries(lambda: self._send(request), self.retry)
+        reply, attempts = call_with_retries(lambda: self._send(request), self.retry, on_failure)
         latency_s = time.monotonic() - started
-        return self._completion(response, request, latency_s, attempts)
+        return self._completion(reply, request, latency_s, attempts)
 
     def _request(
         self,
@@ -150,22 +180,50 @@ class OpenAIProvider(Provider):
             request["stop"] = stop
         return request
 
-    def _send(self, request: dict[str, Any]) -> Any:
+    def _send(self, request: dict[str, Any]) -> dict[str, Any]:
+        """One request under the deadline; the checked reply (see `_reply`)."""
         guard = self.limiter if self.limiter is not None else contextlib.nullcontext()
-        with guard:
+        with guard, deadline(self.timeout_s):
             try:
-                return self._client.chat.completions.create(**request)
+                raw = self._client.chat.completions.with_raw_response.create(**request)
             except openai.APIStatusError as exc:
                 raise self._status_error(exc) from exc
-            except openai.APITimeoutError as exc:
-                raise LLMRetryableError(
-                    f"{self._who}: no answer within the {self.timeout_s:g} s timeout"
+            except (openai.APITimeoutError, openai.APIConnectionError) as exc:
+                raise transport_error(
+                    exc, self._who, self.timeout_s, timed_out=deadline_passed()
                 ) from exc
-            except openai.APIConnectionError as exc:
-                cause = exc.__cause__ or exc
-                raise LLMRetryableError(
-                    f"{self._who}: cannot connect ({cause}); is the server up and the URL right?"
-                ) from exc
+            return self._reply(raw.http_response)
+
+    def _reply(self, response: httpx.Response) -> dict[str, Any]:
+        """The fields of a chat completion, checked: text, finish reason, model, usage."""
+        who = self._who
+        data = json_object(who, response)
+        choices = need(who, response, data.get("choices"), list, "choices")
+        if not choices:
+            raise malformed(who, response, "choices is empty (no reply text)")
+        choice = need(who, response, choices[0], dict, "choices[0]")
+        message = need(who, response, choice.get("message"), dict, "choices[0].message")
+        text = message.get("content") or message.get("refusal") or ""
+        need(who, response, text, str, "choices[0].message.content")
+        finish = choice.get("finish_reason")
+        if finish is not None:
+            need(who, response, finish, str, "choices[0].finish_reason")
+        model = data.get("model")
+        usage = data.get("usage")
+        if usage is not None:
+            need(who, response, usage, dict, "usage")
+            usage = (
+                optional_int(who, response, usage.get("prompt_tokens"), "usage.prompt_tokens"),
+                optional_int(
+                    who, response, usage.get("completion_tokens"), "usage.completion_tokens"
+                ),
+            )
+        return {
+            "text": text,
+            "finish": finish,
+            "model": model if isinstance(model, str) and model else None,
+            "usage": usage,
+        }
 
     def _status_error(self, exc: openai.APIStatusError) -> Exception:
         detail = server_message(exc.body, exc.message)
@@ -185,17 +243,11 @@ class OpenAIProvider(Provider):
         )
 
     def _completion(
-        self, response: Any, request: dict[str, Any], latency_s: float, attempts: int
+        self, reply: dict[str, Any], request: dict[str, Any], latency_s: float, attempts: int
     ) -> Completion:
-        if not response.choices:
-            raise LLMFatalError(f"{self._who}: the answer held no choices (no reply text)")
-        choice = response.choices[0]
-        text = choice.message.content or choice.message.refusal or ""
-        reported = response.usage
-        if reported is not None:
-            usage = Usage(
-                input_tokens=reported.prompt_tokens, output_tokens=reported.completion_tokens
-            )
+        text = reply["text"]
+        if reply["usage"] is not None:
+            usage = Usage(input_tokens=reply["usage"][0], output_tokens=reply["usage"][1])
         else:  # some compatible servers omit usage: estimate it, and say so
             prompt = "".join(m["content"] for m in request["messages"])
             usage = Usage(
@@ -203,7 +255,7 @@ class OpenAIProvider(Provider):
                 output_tokens=estimate_tokens(text),
                 estimated=True,
             )
-        model = response.model or self._model
+        model = reply["model"] or self._model
         if not self.compatible:  # a self-hosted server costs GPU time, not a token price
             tokens = (usage.input_tokens, usage.output_tokens)
             usage.cost_usd = cost_usd("openai", self._model, *tokens)
@@ -215,6 +267,6 @@ class OpenAIProvider(Provider):
             model=model,
             provider=self.name,
             latency_s=latency_s,
-            raw_finish_reason=choice.finish_reason,
+            raw_finish_reason=reply["finish"],
             attempts=attempts,
         )

@@ -18,7 +18,8 @@ When every entry is used, the call raises LLMFatalError "replay script exhausted
 responses (file X)"; when unused entries remain but none fits, the error lists why.
 
 Replies are labelled as scripted everywhere: provider "replay", `Completion.scripted=True`,
-usage estimated at len/4 tokens (`Usage.estimated=True`) and cost 0.
+usage estimated at len/4 tokens (`Usage.estimated=True`) and cost 0. Like a model, a reply
+longer than the call's `max_tokens` is cut there (finish reason "length").
 """
 
 from __future__ import annotations
@@ -32,11 +33,13 @@ from agents.core.llm.base import (
     Completion,
     LLMFatalError,
     Message,
+    OnFailure,
     Provider,
     Usage,
     check_messages,
     estimate_tokens,
 )
+from agents.core.llm.pricing import Price
 
 _ENTRY_KEYS = {"text", "match", "node"}
 
@@ -140,6 +143,7 @@ class ReplayProvider(Provider):
         temperature: float = 0.2,
         stop: list[str] | None = None,
         node: str | None = None,
+        on_failure: OnFailure | None = None,
     ) -> Completion:
         check_messages(messages)
         last_user = next((m.content for m in reversed(messages) if m.role == "user"), "")
@@ -147,6 +151,9 @@ class ReplayProvider(Provider):
             index = self._pick(last_user, system or "", node)
             self.served.append(index)
         text = self.entries[index].text
+        finish = "scripted"
+        if estimate_tokens(text) > max_tokens:  # as a model would: cut at the token limit
+            text, finish = text[: max_tokens * 4], "length"
         prompt = (system or "") + "".join(m.content for m in messages)
         return Completion(
             text=text,
@@ -159,9 +166,12 @@ class ReplayProvider(Provider):
             model=self.model,
             provider=self.name,
             latency_s=0.0,
-            raw_finish_reason="scripted",
+            raw_finish_reason=finish,
             scripted=True,
         )
+
+    def price(self) -> Price:
+        return Price(0.0, 0.0)  # scripted replies cost nothing
 
     def _pick(self, last_user: str, system: str, node: str | None) -> int:
         used = set(self.served)

@@ -3,8 +3,11 @@
 Both network providers switch their SDK's own retries off (`max_retries=0`) and run each request
 through `call_with_retries`, so there is one retry policy, visible and tested here:
 
-- repeated: 408, 409, 429 and every 5xx (529 "overloaded" included), connection errors and
-  timeouts. These surface as `LLMRetryableError`.
+- repeated: 408, 409, 429 and every 5xx (529 "overloaded" included), connection errors, a
+  request past its deadline (llm.timeout, transport.py) and a malformed reply body (not JSON,
+  HTML, cut short, the wrong shape, too large). These surface as `LLMRetryableError`, whose
+  `reason` says which; `call_with_retries(..., on_failure=...)` reports each failed attempt as
+  it happens, so the caller can log and count it.
 - not repeated: every other 4xx (400 bad request, 401 bad key, 403 no access, 404 unknown
   model, 413 too large, 422). These surface at once as `LLMFatalError`, with what to do.
 - the wait before retry n is `min(max_s, base_s * 2**(n-1))` scaled by a random factor in
@@ -25,7 +28,13 @@ from typing import TypeVar
 
 from tenacity import RetryCallState, Retrying, retry_if_exception_type, stop_after_attempt
 
-from agents.core.llm.base import LLMError, LLMFatalError, LLMRetryableError
+from agents.core.llm.base import (
+    FailedAttempt,
+    LLMError,
+    LLMFatalError,
+    LLMRetryableError,
+    OnFailure,
+)
 
 log = logging.getLogger("kernforge.llm")
 
@@ -129,6 +138,7 @@ def error_for_status(
             f"{who}: HTTP {status} {kind}: {detail}",
             status=status,
             retry_after_s=parse_retry_after(headers),
+            reason="rate_limited" if status == 429 else "server_error",
         )
     key_hint = f"set {key_env} to a valid key" if key_env else "check the server's API key setting"
     advice = {
@@ -143,11 +153,15 @@ def error_for_status(
     return LLMFatalError(f"{who}: HTTP {status}: {advice}. Server said: {detail}", status=status)
 
 
-def call_with_retries(attempt: Callable[[], T], policy: RetryPolicy) -> tuple[T, int]:
+def call_with_retries(
+    attempt: Callable[[], T], policy: RetryPolicy, on_failure: OnFailure | None = None
+) -> tuple[T, int]:
     """Run `attempt` until it returns, raises a non-retryable error, or attempts run out.
 
     Returns (result, number of attempts made). When attempts run out the last
     `LLMRetryableError` is raised again, its message prefixed with how many attempts were made.
+    `on_failure` hears of every attempt that failed with a retryable error, as it happens (before
+    the wait), the last one included: the caller logs and counts them.
     """
     attempts_made = 0
 
@@ -163,9 +177,12 @@ def call_with_retries(attempt: Callable[[], T], policy: RetryPolicy) -> tuple[T,
     def before_sleep(state: RetryCallState) -> None:
         error = state.outcome.exception() if state.outcome is not None else None
         pause = state.next_action.sleep if state.next_action is not None else 0.0
-        log.warning(
+        # the caller's on_failure logs it for people and for the run's events; this is for debugging
+        log.info(
             "%s; retry %d/%d in %.2f s", error, state.attempt_number, policy.attempts - 1, pause
         )
+        if on_failure is not None and isinstance(error, LLMRetryableError):
+            on_failure(FailedAttempt(state.attempt_number, policy.attempts, error, pause))
 
     retrying = Retrying(
         stop=stop_after_attempt(policy.attempts),
@@ -178,11 +195,14 @@ def call_with_retries(attempt: Callable[[], T], policy: RetryPolicy) -> tuple[T,
     try:
         result = retrying(counted)
     except LLMRetryableError as exc:
+        if on_failure is not None:
+            on_failure(FailedAttempt(attempts_made, policy.attempts, exc, None))
         if policy.attempts == 1:
             raise
         raise LLMRetryableError(
             f"gave up after {attempts_made} attempts; last error: {exc}",
             status=exc.status,
             retry_after_s=exc.retry_after_s,
+            reason=exc.reason,
         ) from exc
     return result, attempts_made

@@ -258,7 +258,7 @@ def evaluator(state: AgentState, ctx: RunContext) -> dict[str, Any]:
     else:
         streak = state.get("repair_streak", 0) + 1
     stale = 0 if incumbent_id != before or before is None else state.get("stale", 0) + 1
-    ctx.run.write_budget(ctx.tracker.snapshot())
+    ctx.save_spend()
     ctx.progress.round(
         iteration,
         ctx.config.max_iterations,

@@ -18,7 +18,7 @@ def finish(state: AgentState, ctx: RunContext) -> dict[str, Any]:
     if best is not None:
         ctx.run.write_best(ctx.run.read_code(best), summary)
     write_json_atomic(ctx.run.path / "summary.json", summary)
-    ctx.run.write_budget(ctx.tracker.snapshot())
+    ctx.save_spend()
     ctx.event(
         "finish",
         reason=reason,

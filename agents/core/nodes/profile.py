@@ -20,8 +20,6 @@ from typing import Any
 from agents.core.context import RunContext
 from agents.core.state import AgentState, Attempt, incumbent
 
-NCU_TIMEOUT_S = 300.0
-
 
 def roofline_rows(verdict: dict[str, Any]) -> list[dict[str, Any]]:
     keys = (
@@ -107,7 +105,9 @@ def run_ncu_on(ctx: RunContext, attempt: Attempt) -> dict[str, Any]:
     ]
     started = time.monotonic()
     try:
-        kernels = run_ncu(cmd, kernel_regex(ctx.run.read_code(attempt)), timeout_s=NCU_TIMEOUT_S)
+        kernels = run_ncu(
+            cmd, kernel_regex(ctx.run.read_code(attempt)), timeout_s=ctx.config.ncu_timeout_s
+        )
     finally:
         ctx.tracker.add_gpu_s(time.monotonic() - started)
     summary = summarize(kernels[0])
@@ -173,6 +173,12 @@ def profile(state: AgentState, ctx: RunContext) -> dict[str, Any]:
                 IndexError,
                 subprocess.SubprocessError,
             ) as exc:
+                from profiling import NcuTimeout
+
+                if isinstance(exc, NcuTimeout):
+                    count = ctx.tracker.count_fault("ncu_timeout")
+                    ctx.event("service_stalled", service="ncu", error=str(exc), count=count)
+                    ctx.progress.note(f"profile: {exc}; timing-only feedback", style="yellow")
                 result["feedback"] = "timing only"
                 result["ncu_error"] = str(exc)[-1500:]
                 result["diagnosis"] = (

@@ -18,6 +18,7 @@ from agents.core.state import AgentState
 
 KNOWLEDGE_HITS = 5
 KERNEL_HITS = 4
+KB_ATTEMPTS = 2  # a stalled knowledge-base server is asked twice, then done without
 
 
 def _hit_row(hit: Any) -> dict[str, Any]:
@@ -34,31 +35,54 @@ def _hit_row(hit: Any) -> dict[str, Any]:
 
 
 def search_kb(ctx: RunContext) -> tuple[list[dict[str, Any]], list[dict[str, Any]], str]:
-    """(knowledge hits, kernel hits, note). Raises only when kb = "on" and the KB fails."""
+    """(knowledge hits, kernel hits, note). Raises only when kb = "on" and the KB fails.
+
+    A chroma server that does not answer within kb.timeout is a stalled service: logged
+    (`service_stalled`), counted (budget.json `faults.kb_stalled`) and tried KB_ATTEMPTS times."""
     mode = ctx.config.kb
     if mode == "off":
         return [], [], "knowledge base off (kb = off)"
     hidden = ctx.task.id if ctx.config.benchmark else None
-    try:
-        kb = ctx.open_kb()
-        knowledge = kb.search("", k=KNOWLEDGE_HITS, task=ctx.task, hidden_task=hidden)
-        kernels = kb.search("", k=KERNEL_HITS, task=ctx.task, hidden_task=hidden, kinds=("kernel",))
-    except Exception as exc:  # chromadb, embeddings, a missing model: the KB is optional in auto
-        if mode == "on":
-            raise RuntimeError(
-                f"the knowledge base is required (kb = on) but failed: {type(exc).__name__}: {exc}"
-            ) from exc
+    failure = ""
+    for attempt in range(1, KB_ATTEMPTS + 1):
+        try:
+            kb = ctx.open_kb()
+            knowledge = kb.search("", k=KNOWLEDGE_HITS, task=ctx.task, hidden_task=hidden)
+            kernels = kb.search(
+                "", k=KERNEL_HITS, task=ctx.task, hidden_task=hidden, kinds=("kernel",)
+            )
+        except TimeoutError as exc:  # knowledge_base.KBTimeout: a server that does not answer
+            failure = f"{exc} (kb.timeout)"
+            count = ctx.tracker.count_fault("kb_stalled")
+            again = attempt < KB_ATTEMPTS
+            ctx.event(
+                "service_stalled",
+                service="knowledge base",
+                attempt=attempt,
+                attempts=KB_ATTEMPTS,
+                error=failure,
+                count=count,
+                retrying=again,
+            )
+            ctx.progress.note(
+                f"retrieve: {failure}; {'trying once more' if again else 'giving up'}",
+                style="yellow",
+            )
+            continue
+        except (
+            Exception
+        ) as exc:  # chromadb, embeddings, a missing model: the KB is optional in auto
+            failure = f"{type(exc).__name__}: {exc}"
+            break
+        hidden_note = f", task {hidden} hidden" if hidden else ""
         return (
-            [],
-            [],
-            f"knowledge base unavailable ({type(exc).__name__}: {exc}); continuing without it",
+            [_hit_row(h) for h in knowledge],
+            [_hit_row(h) for h in kernels],
+            f"{len(knowledge)} documents/kernels retrieved{hidden_note}",
         )
-    hidden_note = f", task {hidden} hidden" if hidden else ""
-    return (
-        [_hit_row(h) for h in knowledge],
-        [_hit_row(h) for h in kernels],
-        f"{len(knowledge)} documents/kernels retrieved{hidden_note}",
-    )
+    if mode == "on":
+        raise RuntimeError(f"the knowledge base is required (kb = on) but failed: {failure}")
+    return [], [], f"knowledge base unavailable ({failure}); continuing without it"
 
 
 def retrieve(state: AgentState, ctx: RunContext) -> dict[str, Any]:
