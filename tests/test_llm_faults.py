@@ -201,8 +201,8 @@ def test_malformed_replies_to_the_end_give_a_stopped_event_and_a_one_line_error(
     first, hint = message.splitlines()
     assert first.startswith("the model call failed: gave up after 3 attempts; last error: ")
     assert "malformed reply (HTTP 200, 25 bytes, application/json): not JSON" in first
-    assert hint.endswith("kernforge run --resume garbage")
     run_dir = tmp_path / "garbage"
+    assert hint.endswith(f"kernforge run --resume {run_dir}")
     [stopped] = _events(run_dir, "stopped")
     assert "malformed reply" in stopped["error"]
     assert [f["reason"] for f in _events(run_dir, "llm_fault")] == ["malformed"] * 3
