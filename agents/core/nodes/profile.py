@@ -20,6 +20,7 @@ from typing import Any
 
 from agents.core.context import RunContext
 from agents.core.state import AgentState, Attempt, incumbent
+from benchmarks import parse_python
 
 NCU_TIMEOUT_S = 300.0
 
@@ -77,7 +78,7 @@ def timing_diagnosis(rows: list[dict[str, Any]]) -> str:
 
 def kernel_regex(code: str) -> str:
     names = []
-    for node in ast.walk(ast.parse(code)):
+    for node in ast.walk(parse_python(code)):
         if isinstance(node, ast.FunctionDef) and any(
             "jit" in ast.unparse(d) for d in node.decorator_list
         ):
