@@ -1,0 +1,89 @@
+"""What /proc says about processes: start times (to tell a process from a later one that reuses its
+pid), parents, resident memory, working directories. Linux only; every reader returns None (or
+skips the process) when the process is gone or unreadable."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+PAGE = os.sysconf("SC_PAGE_SIZE")
+
+
+def process_start(pid: int, proc: str = "/proc") -> tuple[str, str] | None:
+    """(state, start time) of a process from <proc>/<pid>/stat, or None when there is none. The
+    start time tells a process from a later one that reuses its pid."""
+    try:
+        fields = Path(f"{proc}/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+    return fields[0], fields[19]
+
+
+def alive(pid: int, started: str) -> bool:
+    """Whether process `pid` that started at `started` still runs (a zombie has exited)."""
+    seen = process_start(pid)
+    return seen is not None and seen[1] == started and seen[0] not in ("Z", "X")
+
+
+@dataclass(frozen=True)
+class Proc:
+    """One process as /proc shows it: pid, parent, process group, session, state."""
+
+    pid: int
+    ppid: int
+    pgid: int
+    sid: int
+    state: str
+
+
+def pids(proc: str = "/proc") -> list[int]:
+    """Every process id listed in `proc` (a procfs mount)."""
+    try:
+        return [int(n) for n in os.listdir(proc) if n.isdigit()]
+    except OSError:
+        return []
+
+
+def read(pid: int, proc: str = "/proc") -> Proc | None:
+    try:
+        fields = Path(f"{proc}/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return Proc(pid, int(fields[1]), int(fields[2]), int(fields[3]), fields[0])
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def family(root: int) -> list[int]:
+    """`root`, its descendants, and the members of its process group (host pids): the processes a
+    worker started in its own session, found by one pass over /proc."""
+    table = [p for p in map(read, pids()) if p is not None]
+    children: dict[int, list[int]] = {}
+    for p in table:
+        children.setdefault(p.ppid, []).append(p.pid)
+    found: set[int] = set()
+    todo = [root]
+    while todo:
+        pid = todo.pop()
+        if pid not in found:
+            found.add(pid)
+            todo.extend(children.get(pid, ()))
+    found.update(p.pid for p in table if p.pgid == root)
+    listed = {p.pid for p in table}
+    return sorted(found & listed)
+
+
+def resident_bytes(pid: int, proc: str = "/proc") -> int:
+    """Resident memory of a process in bytes (0 when it is gone)."""
+    try:
+        return int(Path(f"{proc}/{pid}/statm").read_text().split()[1]) * PAGE
+    except (OSError, IndexError, ValueError):
+        return 0
+
+
+def cwd(pid: int) -> str | None:
+    """A process's working directory as this process sees it, or None."""
+    try:
+        return os.readlink(f"/proc/{pid}/cwd")
+    except OSError:
+        return None
