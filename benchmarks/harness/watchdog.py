@@ -5,7 +5,8 @@ over a fork bomb, and on CUDA the address space is unlimited (the driver needs i
 not enforce the process-count limit for root. So while a candidate's worker runs, the judge looks,
 every `WatchLimits.poll_s`, at
 
-- **memory**: resident bytes summed over the candidate's processes;
+- **memory**: resident bytes summed over the candidate's processes (a sum over the limit is
+  confirmed with proportional set sizes, so pages that forks share count once);
 - **processes**: how many are alive at once;
 - **disk**: bytes and entries in the worker's exchange folder (in /dev/shm: memory, no quota), and
   how full the sandbox's own tmpfs are (`/tmp`, `/dev/shm`, the folder's `tmp/`, each capped by
@@ -94,6 +95,7 @@ class Watchdog:
         self.root, self.folder, self.limits = root, folder, limits
         self.sandboxed, self.mounts, self.tmpfs_size = sandboxed, mounts or [], tmpfs_size
         self._next = 0.0
+        self._ready = False
         self.looks = 0  # how many checks ran (for the cost figures)
         self.seconds = 0.0  # and the time they took
 
@@ -113,9 +115,20 @@ class Watchdog:
 
     # -- memory and processes -------------------------------------------------------------
 
+    def _inside(self) -> bool:
+        """Whether the sandbox is set up: its init's root holds a procfs of its own (bubblewrap
+        reports the init's pid before it has mounted anything; until then its root is ours)."""
+        if not self._ready:
+            try:
+                theirs = os.stat(f"/proc/{self.root}/root/proc").st_dev
+                self._ready = theirs != os.stat("/proc").st_dev
+            except OSError:
+                return False
+        return self._ready
+
     def _listing(self) -> tuple[str, list[int]]:
         """(procfs path, pids in it) for the candidate's processes."""
-        if self.sandboxed:
+        if self.sandboxed and self._inside():
             proc = f"/proc/{self.root}/root/proc"
             found = procfs.pids(proc)
             if found:
@@ -131,6 +144,8 @@ class Watchdog:
                 f"the candidate's processes numbered {len(found)} (limit {lim.processes})",
             )
         resident = sum(procfs.resident_bytes(pid, proc) for pid in found)
+        if resident > lim.memory:  # forks share pages: confirm with each page counted once
+            resident = sum(procfs.proportional_bytes(pid, proc) for pid in found)
         if resident > lim.memory:
             return Exceeded(
                 "memory",
@@ -172,6 +187,8 @@ class Watchdog:
         return None
 
     def _mounts(self) -> Exceeded | None:
+        if not (self.sandboxed and self._inside()):
+            return None
         for mount in self.mounts:
             try:
                 st = os.statvfs(f"/proc/{self.root}/root{mount}")
