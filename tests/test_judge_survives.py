@@ -39,17 +39,17 @@ CASES = {
     "os_fork_many": ("processes numbered",),
     "res_kill_parent": (),
     "os_setsid_daemon": (),
-    "res_hang_sigstop": ("ran past",),
-    "res_hang_in_kernel": ("ran past",),
+    "res_hang_sigstop": ("ran past", "during the call"),
+    "res_hang_in_kernel": ("ran past", "during the call"),
 }
 
 
-def _config(work: Path, case: HostileCase) -> JudgeConfig:
-    hang = ErrorClass.TIMEOUT in (case.expect, case.unchecked)
+def _config(work: Path, case: HostileCase | None = None) -> JudgeConfig:
+    hang = case is not None and ErrorClass.TIMEOUT in (case.expect, case.unchecked)
     return JudgeConfig(
         device="cpu",
         trials=1,
-        timeout_s=15 if hang else 120,
+        timeout_s=40 if hang else 180,  # a cold worker starts in 5-20 s on a loaded machine
         prewarm=False,
         work_root=work,
         watch=WATCH,
@@ -100,7 +100,7 @@ def test_each_attack_ends_in_its_verdict_and_the_next_evaluation_passes(
     assert list(work.iterdir()) == [], "its worker folder was left behind"
     assert set(_host_files("kf_fill_")) == before, "it wrote into the host's /tmp or /dev/shm"
 
-    honest = evaluate(get_task("softmax_fp32"), HOSTILE_DIR / "good_softmax.py", _config(work, case))
+    honest = evaluate(get_task("softmax_fp32"), HOSTILE_DIR / "good_softmax.py", _config(work))
     assert honest.passed, honest.message
     assert list(work.iterdir()) == []
     assert os.getpid() in procfs.pids()  # and so are we
