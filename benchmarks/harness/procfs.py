@@ -11,14 +11,23 @@ from pathlib import Path
 PAGE = os.sysconf("SC_PAGE_SIZE")
 
 
+def _stat(pid: int, proc: str = "/proc") -> list[str] | None:
+    """The fields of <proc>/<pid>/stat after the command name (state first), or None. Read with
+    plain file calls: the watchdog reads one per process per look."""
+    try:
+        with open(f"{proc}/{pid}/stat", "rb") as f:
+            data = f.read()
+    except OSError:
+        return None
+    fields = data.rsplit(b")", 1)[-1].split()
+    return [b.decode() for b in fields] if len(fields) > 19 else None
+
+
 def process_start(pid: int, proc: str = "/proc") -> tuple[str, str] | None:
     """(state, start time) of a process from <proc>/<pid>/stat, or None when there is none. The
     start time tells a process from a later one that reuses its pid."""
-    try:
-        fields = Path(f"{proc}/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    except (OSError, IndexError):
-        return None
-    return fields[0], fields[19]
+    fields = _stat(pid, proc)
+    return (fields[0], fields[19]) if fields else None
 
 
 def alive(pid: int, started: str) -> bool:
@@ -47,11 +56,10 @@ def pids(proc: str = "/proc") -> list[int]:
 
 
 def read(pid: int, proc: str = "/proc") -> Proc | None:
-    try:
-        fields = Path(f"{proc}/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        return Proc(pid, int(fields[1]), int(fields[2]), int(fields[3]), fields[0])
-    except (OSError, IndexError, ValueError):
+    fields = _stat(pid, proc)
+    if fields is None:
         return None
+    return Proc(pid, int(fields[1]), int(fields[2]), int(fields[3]), fields[0])
 
 
 def family(root: int) -> list[int]:
@@ -76,7 +84,8 @@ def family(root: int) -> list[int]:
 def resident_bytes(pid: int, proc: str = "/proc") -> int:
     """Resident memory of a process in bytes (0 when it is gone)."""
     try:
-        return int(Path(f"{proc}/{pid}/statm").read_text().split()[1]) * PAGE
+        with open(f"{proc}/{pid}/statm", "rb") as f:
+            return int(f.read().split()[1]) * PAGE
     except (OSError, IndexError, ValueError):
         return 0
 
