@@ -16,7 +16,8 @@ The candidate's processes are, under bubblewrap, every process of its pid namesp
 through the procfs the sandbox mounted, seen from its init: `/proc/<init>/root/proc`); unisolated,
 the worker, its descendants and its process group (`procfs.family`). A limit crossed is reported as
 `Exceeded`; the judge kills the worker (the whole namespace) and gives the verdict
-`resource_limit`.
+`resource_limit`. While the candidate has more processes than an honest worker
+(`FEW_PROCESSES`), the judge looks ten times as often: a fork bomb doubles every few ms.
 """
 
 from __future__ import annotations
@@ -30,6 +31,9 @@ from benchmarks.harness import procfs
 
 GiB = 1 << 30
 MiB = 1 << 20
+# an honest worker is at most this many processes (the sandbox's init, the worker, the sentinel
+# when unisolated, a compiler process on CUDA); past it the watchdog looks ten times as often
+FEW_PROCESSES = 4
 
 
 @dataclass(frozen=True)
@@ -96,6 +100,7 @@ class Watchdog:
         self.sandboxed, self.mounts, self.tmpfs_size = sandboxed, mounts or [], tmpfs_size
         self._next = 0.0
         self._ready = False
+        self._many = False
         self.looks = 0  # how many checks ran (for the cost figures)
         self.seconds = 0.0  # and the time they took
 
@@ -106,12 +111,16 @@ class Watchdog:
     def check(self) -> Exceeded | None:
         """One look at memory, processes and disk; the first limit crossed, or None."""
         t0 = time.perf_counter()
+        self._many = False
         try:
             return self._processes() or self._folder() or self._mounts()
         finally:
             self.looks += 1
             self.seconds += time.perf_counter() - t0
-            self._next = time.perf_counter() + self.limits.poll_s
+            # more processes than an honest worker has: a fork bomb doubles every few ms, so
+            # look ten times as often until they are few again
+            interval = self.limits.poll_s / (10 if self._many else 1)
+            self._next = time.perf_counter() + interval
 
     # -- memory and processes -------------------------------------------------------------
 
@@ -138,6 +147,7 @@ class Watchdog:
     def _processes(self) -> Exceeded | None:
         proc, found = self._listing()
         lim = self.limits
+        self._many = len(found) > FEW_PROCESSES
         if len(found) > lim.processes:
             return Exceeded(
                 "processes",
