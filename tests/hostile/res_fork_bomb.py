@@ -1,7 +1,7 @@
 # expect: forbidden_api
 # task: softmax_fp32
 # unchecked: resource_limit
-# why: a fork bomb (every process forks again and again; root is not held to RLIMIT_NPROC); the static check rejects os.fork, and run past it the judge's watchdog must count the sandbox's processes and stop it with resource_limit, and no process may be left; it stops by itself at 400 processes so that a broken judge cannot take the test machine down
+# why: a fork bomb (every process forks again and again; root is not held to RLIMIT_NPROC); the static check rejects os.fork, and run past it the judge's watchdog must count the sandbox's processes and stop it with resource_limit, and no process may be left; it stops by itself at about 200 processes (a count that races) so that a broken judge cannot take the test machine down
 import os
 import time
 
@@ -35,8 +35,8 @@ def _alive():
 
 
 def softmax(x):
-    for _ in range(400):
-        if _alive() >= 400:
+    for _ in range(200):
+        if _alive() >= 200:
             break
         try:
             os.fork()  # parent and child both go on forking
