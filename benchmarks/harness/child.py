@@ -261,6 +261,10 @@ class _Spawner:
     to the judge's process instead. Re-made in a forked child, where the thread does not exist."""
 
     def __init__(self) -> None:
+        self._reset()
+        os.register_at_fork(after_in_child=self._reset)
+
+    def _reset(self) -> None:
         self._lock = threading.Lock()
         self._jobs: queue.Queue[tuple[Callable[[], object], list[object], threading.Event]] = (
             queue.Queue()
