@@ -47,6 +47,8 @@ _EXPORTS: dict[str, str] = {
     "get_task": "benchmarks.loading",
     "load_all": "benchmarks.loading",
     "load_task_file": "benchmarks.loading",
+    # benchmarks.pyparse
+    "parse_python": "benchmarks.pyparse:parse",
     # benchmarks.redaction
     "redact": "benchmarks.redaction",
     "redact_data": "benchmarks.redaction",

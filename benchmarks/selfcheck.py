@@ -38,6 +38,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from benchmarks import pyparse
 from benchmarks.solutions import add_solutions_option, solution_file, solutions_dir
 
 CHECKS = ("reference", "deterministic", "formulas", "outlier", "solution", "perturbed")
@@ -60,7 +61,7 @@ class TaskCheck:
 
 def perturb_source(source: str) -> str:
     """The solution with every `tl.store(ptr, value, ...)` storing `value + 1` instead."""
-    tree = ast.parse(source)
+    tree = pyparse.parse(source)
 
     class Shift(ast.NodeTransformer):
         def visit_Call(self, node: ast.Call) -> ast.AST:

@@ -50,6 +50,9 @@ class ErrorClass(StrEnum):
     TIMEOUT = "timeout"
     CRASH = "crash"
     EARLY_EXIT = "early_exit"
+    # the candidate's processes crossed a limit the judge watches or the OS enforces: memory,
+    # process count, disk (folder, sandbox tmpfs), file size, CPU time (benchmarks/harness/watchdog.py)
+    RESOURCE_LIMIT = "resource_limit"
     # correctness
     WRONG_OUTPUT_TYPE = "wrong_output_type"
     SHAPE_MISMATCH = "shape_mismatch"
@@ -85,6 +88,7 @@ FAILS_STAGE: dict[ErrorClass, Stage] = {
     ErrorClass.TIMEOUT: Stage.CALL,
     ErrorClass.CRASH: Stage.CALL,
     ErrorClass.EARLY_EXIT: Stage.CALL,
+    ErrorClass.RESOURCE_LIMIT: Stage.CALL,
     ErrorClass.WRONG_OUTPUT_TYPE: Stage.CORRECT_STANDARD,
     ErrorClass.SHAPE_MISMATCH: Stage.CORRECT_STANDARD,
     ErrorClass.DTYPE_MISMATCH: Stage.CORRECT_STANDARD,

@@ -33,6 +33,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from benchmarks import parse_python
 from knowledge_base.chunks import (  # Source, Chunk and the list codec are re-exported here
     MAX_CHUNK_CHARS,
     SCHEMA_VERSION,
@@ -219,7 +220,7 @@ def read_kb_meta(path: Path) -> tuple[str, dict[str, Any] | None]:
     """The module docstring and the literal KB_META dict of a kernel file, without importing it."""
     src = path.read_text(encoding="utf-8")
     try:
-        tree = ast.parse(src, filename=str(path))
+        tree = parse_python(src, filename=str(path))
     except SyntaxError as exc:
         raise CorpusError(path, "<file>", f"syntax error at line {exc.lineno}: {exc.msg}") from exc
     doc = ast.get_docstring(tree) or ""

@@ -11,6 +11,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from benchmarks import parse_python
+
 _DTYPE_SUFFIX = re.compile(r"_(fp32|fp16|bf16|int8|fp8_e4m3)$")
 
 
@@ -90,7 +92,7 @@ def task_name(ref: Any) -> str:
 def _snippet(kind: str, text: str, limit: int = 600) -> str:
     if kind == "kernel":  # a kernel's text is its source; its header docstring is the summary
         try:
-            text = ast.get_docstring(ast.parse(text)) or text
+            text = ast.get_docstring(parse_python(text)) or text
         except SyntaxError:
             pass
     text = text.strip()

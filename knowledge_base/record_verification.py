@@ -30,6 +30,8 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
+from benchmarks import parse_python
+
 KERNELS = Path(__file__).resolve().parent / "kernels"
 
 
@@ -44,7 +46,7 @@ def task_scores(rows: list[dict[str, Any]]) -> dict[str, float]:
 
 def replace_meta(source: str, verified_on: list[str], attainment: dict[str, Any]) -> str:
     """`source` with KB_META's "verified_on" and "attainment" values replaced."""
-    tree = ast.parse(source)
+    tree = parse_python(source)
     meta = next(
         (
             n.value
@@ -83,7 +85,7 @@ def replace_meta(source: str, verified_on: list[str], attainment: dict[str, Any]
             pos(node.end_lineno or node.lineno, node.end_col_offset or 0),
         )
         out = out[:start] + new[name] + out[end:]
-    ast.parse(out)  # still valid Python
+    parse_python(out)  # still valid Python
     return out
 
 

@@ -8,6 +8,8 @@ Each hostile file opens with a block of `# key: value` comment lines:
     # stage_reached: correct_standard      optional: the last stage it should pass
     # gpu: true                            optional: only meaningful on a CUDA device
     # flags: side_stream                   optional: verdict flags it must raise (comma separated)
+    # unchecked: resource_limit            optional: the error class it must get when run past
+                                           the static check (it uses what the check forbids)
 
 The block ends at the first line that is not a comment. A malformed header raises ValueError
 naming the file and the key.
@@ -22,7 +24,7 @@ from benchmarks.verdict import FAILS_STAGE, ErrorClass, Stage
 
 HOSTILE_DIR = Path(__file__).resolve().parent / "hostile"
 
-_KEYS = ("expect", "task", "why", "stage_reached", "gpu", "flags")
+_KEYS = ("expect", "task", "why", "stage_reached", "gpu", "flags", "unchecked")
 _REQUIRED = ("expect", "task", "why")
 
 
@@ -35,6 +37,7 @@ class HostileCase:
     gpu: bool = False
     stage_reached: Stage | None = None
     flags: tuple[str, ...] = ()
+    unchecked: ErrorClass | None = None
 
     @property
     def name(self) -> str:
@@ -82,6 +85,14 @@ def parse_header(path: Path) -> HostileCase:
     if gpu_text not in ("true", "false"):
         raise ValueError(f"{path}: gpu must be true or false, got {fields['gpu']!r}")
     flags = tuple(f.strip() for f in fields.get("flags", "").split(",") if f.strip())
+    unchecked = None
+    if fields.get("unchecked"):
+        try:
+            unchecked = ErrorClass(fields["unchecked"])
+        except ValueError:
+            raise ValueError(
+                f"{path}: unchecked {fields['unchecked']!r} is not an error class"
+            ) from None
     return HostileCase(
         path=path,
         expect=expect,
@@ -90,6 +101,7 @@ def parse_header(path: Path) -> HostileCase:
         gpu=gpu_text == "true",
         stage_reached=stage,
         flags=flags,
+        unchecked=unchecked,
     )
 
 

@@ -18,18 +18,8 @@ from benchmarks.verdict import ErrorClass
 CONFIG = JudgeConfig(device="cpu", trials=2, timeout_s=120)
 
 
-def _unchecked(case: HostileCase) -> ErrorClass | None:
-    for line in case.source().splitlines():
-        if not line.startswith("#"):
-            return None
-        key, _, value = line.lstrip("#").partition(":")
-        if key.strip() == "unchecked":
-            return ErrorClass(value.strip())
-    return None
-
-
 CASES = [c for c in map(parse_header, sorted(HOSTILE_DIR.glob("calls_*.py"))) if not c.gpu]
-UNCHECKED = [(c, _unchecked(c)) for c in CASES if _unchecked(c) is not None]
+UNCHECKED = [(c, c.unchecked) for c in CASES if c.unchecked is not None]
 
 
 @pytest.mark.parametrize("case", [c for c in CASES if not c.is_static], ids=lambda c: c.name)

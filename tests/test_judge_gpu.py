@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from hostile_manifest import load_hostile
+from hostile_manifest import load_hostile, parse_header
 
 from benchmarks.harness.judge import JudgeConfig, evaluate
 from benchmarks.loading import get_task
@@ -22,7 +22,12 @@ GPU = JudgeConfig(device="cuda", trials=2, timeout_s=300)
 
 @pytest.mark.parametrize("case", [c for c in load_hostile() if c.gpu], ids=lambda c: c.name)
 def test_gpu_hostile(case):
-    v = evaluate(get_task(case.task), case.path, GPU)
+    hang = case.expect == ErrorClass.TIMEOUT
+    v = evaluate(
+        get_task(case.task),
+        case.path,
+        JudgeConfig(device="cuda", trials=2, timeout_s=60 if hang else 300),
+    )
     assert v.error_class == case.expect, v.message
     for flag in case.flags:
         assert flag in v.flags
@@ -72,3 +77,16 @@ def test_fp32_convolution_baselines_run_at_fp32():
             s.compile_us,
             s.roofline_us,
         )
+
+
+@pytest.mark.parametrize("name", ["res_memory_hog_gpu", "res_hang_in_kernel_gpu"])
+def test_gpu_judge_survives_its_candidate(name, tmp_path):
+    """Host memory exhausted (no address-space limit on CUDA) or a kernel that never ends: a
+    verdict, then an honest kernel passes in the same process and no worker folder is left."""
+    config = JudgeConfig(device="cuda", trials=1, timeout_s=60, prewarm=False, work_root=tmp_path)
+    case = TESTS / "hostile" / f"{name}.py"
+    v = evaluate(get_task("softmax_fp32"), case, config)
+    assert v.error_class == parse_header(case).expect, v.message
+    honest = evaluate(get_task("softmax_fp32"), TESTS / "hostile" / "good_softmax.py", config)
+    assert honest.passed, honest.message
+    assert list(tmp_path.iterdir()) == []

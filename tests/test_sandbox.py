@@ -4,6 +4,7 @@ environment, the bubblewrap command line, the rlimits, and who may run where no 
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -53,11 +54,41 @@ def test_bwrap_command_isolates_and_binds_only_the_scratch_folder(tmp_path: Path
     assert "--share-net" not in argv
     writable = [argv[i + 1] for i, a in enumerate(argv) if a == "--bind"]
     assert writable == [str(tmp_path.resolve())]
+    scratch = str(tmp_path.resolve() / "tmp")
     masked = [argv[i + 1] for i, a in enumerate(argv) if a == "--tmpfs"]
     assert "/root" in masked and "/tmp" in masked and "/home" in masked
-    # the scratch folder is bound after the masks (it may sit under /tmp), the inputs read-only over it
-    assert argv.index("--bind") > max(i for i, a in enumerate(argv) if a == "--tmpfs")
+    # the scratch folder is bound after the masks (it may sit under /tmp), the inputs read-only
+    # over it, and its tmp/ a tmpfs of its own over that
+    masks = [i for i, a in enumerate(argv) if a == "--tmpfs" and argv[i + 1] != scratch]
+    assert argv.index("--bind") > max(masks)
+    assert argv.index(scratch) > argv.index("--bind")
+    # every writable tmpfs is sized; the hiding ones and /dev are read-only
+    size = str(sandbox.limits_for("cpu").tmpfs_size)
+    sized = [argv[i + 3] for i, a in enumerate(argv) if a == "--size"]
+    assert all(argv[i + 1] == size for i, a in enumerate(argv) if a == "--size")
+    assert sorted(sized) == sorted(sandbox.scratch_mounts(tmp_path))
+    read_only = [argv[i + 1] for i, a in enumerate(argv) if a == "--remount-ro"]
+    assert {"/dev", "/root", "/home", "/run"} <= set(read_only) and "/tmp" not in read_only
     assert argv[-1] == "--" and "--dev-bind" not in argv
+
+
+@pytest.mark.skipif(sandbox.level() != sandbox.BWRAP, reason="needs bubblewrap")
+def test_only_the_folder_and_small_tmpfs_are_writable_in_the_sandbox(tmp_path: Path) -> None:
+    (tmp_path / "inputs").mkdir()
+    mib = sandbox.limits_for("cpu").tmpfs_size >> 20
+    script = (
+        "for d in /run /root /home /dev /var/tmp; do touch $d/kf_x 2>/dev/null && echo wrote:$d; done; "
+        f"for d in /tmp /dev/shm {tmp_path}/tmp; do "
+        f"dd if=/dev/zero of=$d/fill bs=1M count={mib + 8} 2>/dev/null; "
+        "echo size:$d:$(du -m $d/fill | cut -f1); done; touch ok && echo folder"
+    )
+    argv = [*sandbox.bwrap_prefix(tmp_path, "cpu"), "sh", "-c", script]
+    out = subprocess.run(argv, capture_output=True, text=True, timeout=60).stdout.split()
+    assert not [line for line in out if line.startswith("wrote:")], out
+    sizes = [int(line.rsplit(":", 1)[1]) for line in out if line.startswith("size:")]
+    assert len(sizes) == 3 and all(n <= mib for n in sizes), out
+    assert "folder" in out and (tmp_path / "ok").exists()
+    assert list((tmp_path / "tmp").iterdir()) == []  # what it wrote there stayed in the sandbox
 
 
 def test_cuda_binds_the_gpu_device_nodes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -28,7 +28,6 @@ stops on an exhausted script.
 
 from __future__ import annotations
 
-import ast
 import inspect
 import json
 from collections.abc import Iterable
@@ -36,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from agents.offline import policy as offline
+from benchmarks import parse_python
 
 STORIES = ("first try", "cut off", "fallback")
 SLOTS = 4  # the most parallel slots of any preset (kernelagent)
@@ -63,7 +63,7 @@ def cut_off(source: str) -> str:
     """The first ~55% of `source`, cut mid-line: a module that does not parse."""
     cut = source[: int(len(source) * 0.55)]
     try:
-        ast.parse(cut)
+        parse_python(cut)
     except SyntaxError:
         return cut
     return cut + "\n    return ("  # cut on a statement boundary: still unfinished

@@ -21,6 +21,7 @@ ADVICE: dict[str, str] = {
     "timeout": "The candidate ran past the time limit: check loop bounds and the grid size (an infinite or huge loop).",
     "crash": "The process crashed (illegal memory access?): mask every load and store at the tails and compute offsets in int64 for large tensors.",
     "early_exit": "Never exit the process; return the result.",
+    "resource_limit": "The candidate used more memory, processes or disk than the judge allows: allocate only the outputs (and small scratch buffers) on the device, start no processes, write no files.",
     "wrong_output_type": "Return what the reference returns (a tensor, or the same tuple of tensors).",
     "shape_mismatch": "The output shape differs from the reference: allocate the output with the reference's shape.",
     "dtype_mismatch": "The output dtype differs: allocate it like the input and cast before the store (`.to(out_ptr.dtype.element_ty)`).",

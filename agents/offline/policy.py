@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 from agents.core.diagnosis import rule_reflection
 from agents.core.policy import Proposal
 from agents.core.state import AgentState, Attempt
+from benchmarks import parse_python
 
 if TYPE_CHECKING:
     from agents.core.context import RunContext
@@ -42,7 +43,7 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 def kb_meta(source: str) -> dict[str, Any] | None:
     """The literal `KB_META = {...}` of a reference kernel, or None."""
     try:
-        tree = ast.parse(source)
+        tree = parse_python(source)
     except SyntaxError:
         return None
     for node in tree.body:
@@ -81,7 +82,7 @@ def _defaults(fn: ast.FunctionDef) -> list[tuple[ast.arg, ast.expr]]:
 def tunable_values(source: str, entry_point: str) -> dict[str, Any]:
     """The entry point's keyword arguments whose defaults are literals: {name: default}."""
     try:
-        fn = _function(ast.parse(source), entry_point)
+        fn = _function(parse_python(source), entry_point)
     except SyntaxError:
         return {}
     if fn is None:
@@ -98,7 +99,7 @@ def tunable_values(source: str, entry_point: str) -> dict[str, Any]:
 def set_tunables(source: str, entry_point: str, values: dict[str, Any]) -> str:
     """`source` with the entry point's defaults for `values`' names rewritten, and nothing else
     touched (comments and layout stay). Unknown names raise ValueError."""
-    tree = ast.parse(source)
+    tree = parse_python(source)
     fn = _function(tree, entry_point)
     if fn is None:
         raise ValueError(f"the source defines no function {entry_point!r}")
@@ -186,7 +187,7 @@ def adapt(source: str, entry_point: str, params: list[str]) -> tuple[str, str] |
     A kernel that already defines it is taken as is; one whose public launcher has another name
     and the same number of required arguments gets a wrapper."""
     try:
-        tree = ast.parse(source)
+        tree = parse_python(source)
     except SyntaxError:
         return None
     fn = _function(tree, entry_point)

@@ -15,6 +15,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+from benchmarks import pyparse
 from benchmarks.task import Task, TaskError
 
 FORMATS: tuple[str, ...] = ("native", "kernelbench", "tritonbench")
@@ -29,7 +30,7 @@ def detect_format(path: Path | str) -> str:
 
     text = Path(path).read_text()
     try:
-        tree = ast.parse(text)
+        tree = pyparse.parse(text)
     except (SyntaxError, ValueError):
         return "native"
     names: set[str] = set()

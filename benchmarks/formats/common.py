@@ -15,6 +15,7 @@ from typing import Any, ClassVar
 
 import torch
 
+from benchmarks import pyparse
 from benchmarks.inputs import maybe_outliers
 from benchmarks.task import Task, Tolerance
 
@@ -102,7 +103,7 @@ def exec_module(tree: ast.Module, path: Path, name: str) -> ModuleType:
     module.__file__ = str(path)
     sys.modules[name] = module
     try:
-        exec(compile(tree, str(path), "exec"), module.__dict__)  # noqa: S102 - the task file is trusted
+        exec(pyparse.compile_tree(tree, str(path)), module.__dict__)  # noqa: S102 - the task file is trusted
     except BaseException:
         sys.modules.pop(name, None)
         raise

@@ -36,6 +36,7 @@ from typing import Any, ClassVar
 
 import torch
 
+from benchmarks import pyparse
 from benchmarks.formats.common import (
     CPU_ELEMENT_BUDGET,
     EXTERNAL_TOLERANCE,
@@ -195,7 +196,7 @@ class KernelBenchTask(ExternalTask):
 
 def load(path: Path) -> list[KernelBenchTask]:
     """One task from a KernelBench-style file; TaskError (file, field, problem) when malformed."""
-    tree = ast.parse(path.read_text(), filename=str(path))
+    tree = pyparse.parse(path.read_text(), filename=str(path))
     defined = {s.name for s in tree.body if isinstance(s, ast.ClassDef | ast.FunctionDef)}
     for name, what in REQUIRED.items():
         if name not in defined:

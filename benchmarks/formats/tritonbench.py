@@ -40,6 +40,7 @@ from typing import Any, ClassVar
 
 import torch
 
+from benchmarks import pyparse
 from benchmarks.formats.common import (
     CPU_ELEMENT_BUDGET,
     EXTERNAL_TOLERANCE,
@@ -173,7 +174,7 @@ def load(path: Path) -> list[TritonBenchTask]:
 
 def _parse(path: Path, source: str) -> ast.Module:
     try:
-        return ast.parse(source, filename=str(path))
+        return pyparse.parse(source, filename=str(path))
     except SyntaxError as exc:
         raise TaskError(path, "<file>", f"syntax error at line {exc.lineno}: {exc.msg}") from exc
 
@@ -269,7 +270,7 @@ def _record(
     namespace[entry] = recorder
     with seeded(RECORD_SEED):
         try:
-            exec(compile(test_code, str(path), "exec"), namespace)  # noqa: S102 - the task file is trusted
+            exec(pyparse.compile_tree(test_code, str(path)), namespace)  # noqa: S102 - the task file is trusted
         except Exception as exc:
             raise TaskError(path, "<test code>", f"failed: {error_text(exc)}") from exc
         for name in tests:

@@ -9,15 +9,19 @@ from __future__ import annotations
 import atexit
 import dataclasses
 import os
+import queue
 import shutil
 import signal
 import subprocess
 import sys
 import tempfile
+import threading
+import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
 
-from benchmarks.harness import sandbox
+from benchmarks.harness import leftovers, procfs, sandbox
 from benchmarks.harness.messages import (
     CallEvent,
     Event,
@@ -32,6 +36,7 @@ from benchmarks.harness.messages import (
     parse_result,
     result_type,
 )
+from benchmarks.harness.watchdog import Watchdog, WatchLimits, watch_limits
 from benchmarks.redaction import without_secrets
 
 R = TypeVar("R")
@@ -90,16 +95,18 @@ class Child:
             pass_fds = (info_w,)
         self._init_pid: int | None = None
         self._init_started: str | None = None
-        self.proc = subprocess.Popen(
-            argv,
-            cwd=folder,
-            env=env,
-            stdin=subprocess.DEVNULL,
-            stdout=self._out,
-            stderr=self._err,
-            start_new_session=True,
-            pass_fds=pass_fds,
-            preexec_fn=preexec,  # noqa: PLW1509 - only setrlimit calls, between fork and exec
+        self.proc = _SPAWNER.run(
+            lambda: subprocess.Popen(
+                argv,
+                cwd=folder,
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=self._out,
+                stderr=self._err,
+                start_new_session=True,
+                pass_fds=pass_fds,
+                preexec_fn=preexec,  # noqa: PLW1509 - only setrlimit calls, between fork and exec
+            )
         )
         for fd in pass_fds:
             os.close(fd)
@@ -147,15 +154,33 @@ class Child:
         """End the worker and, when sandboxed, its pid namespace: on return nothing the
         candidate started is left running."""
         self._read_init()
-        if self.proc.poll() is None:
-            try:
-                os.killpg(self.proc.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
+        # the group too when the worker has exited: an unisolated candidate's forks stay in it
+        # (its number cannot be reused while a member lives)
+        try:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
         self.proc.wait()
         if self._init_pid is not None and self._init_started is not None:
             sandbox.end_namespace(self._init_pid, self._init_started)
         self._close()
+
+    def watchdog(self, limits: WatchLimits | None = None) -> Watchdog:
+        """A watch over this worker's processes and folder (`benchmarks.harness.watchdog`):
+        under bwrap its whole pid namespace and the sandbox's tmpfs, unisolated its process
+        family. `limits` default to the device's."""
+        self._read_init()
+        limits = limits or watch_limits(self.device)
+        if self.isolation == sandbox.BWRAP and self._init_pid is not None:
+            return Watchdog(
+                self._init_pid,
+                self.folder,
+                limits,
+                sandboxed=True,
+                mounts=sandbox.scratch_mounts(self.folder),
+                tmpfs_size=sandbox.limits_for(self.device).tmpfs_size,
+            )
+        return Watchdog(self.proc.pid, self.folder, limits, sandboxed=False)
 
     def returncode(self) -> int | None:
         """The worker's exit status, negative for a signal as subprocess reports it. Under bwrap
@@ -175,7 +200,7 @@ class Child:
         if self._info is not None and self._init_pid is None:
             alive = self.proc.poll() is None
             self._init_pid = sandbox.read_init_pid(self._info, timeout_s=2 if alive else 0)
-            seen = sandbox.process_start(self._init_pid) if self._init_pid else None
+            seen = procfs.process_start(self._init_pid) if self._init_pid else None
             self._init_started = seen[1] if seen else None
 
     def _close(self) -> None:
@@ -226,6 +251,60 @@ def signal_name(code: int) -> str:
         return f"signal {-code}"
 
 
+class _Spawner:
+    """Starts every worker process from one thread that lives as long as this process.
+
+    bubblewrap's `--die-with-parent` is `PR_SET_PDEATHSIG`, which fires when the *thread* that
+    forked it exits, not its process: a spare started from an agent's generator thread was
+    killed (SIGKILL) as soon as that thread ended, and an evaluation could lose its worker the
+    same way (tests/test_process_lifetime.py). Forking from this thread ties the sandbox's life
+    to the judge's process instead. Re-made in a forked child, where the thread does not exist."""
+
+    def __init__(self) -> None:
+        self._reset()
+        os.register_at_fork(after_in_child=self._reset)
+
+    def _reset(self) -> None:
+        self._lock = threading.Lock()
+        self._jobs: queue.Queue[tuple[Callable[[], object], list[object], threading.Event]] = (
+            queue.Queue()
+        )
+        self._thread: threading.Thread | None = None
+        self._pid = 0
+
+    def run(self, fn: Callable[[], R]) -> R:
+        """`fn()` called on the spawner thread; its result, or its exception raised here."""
+        with self._lock:
+            if self._thread is None or self._pid != os.getpid():
+                self._jobs = queue.Queue()
+                self._thread = threading.Thread(target=self._serve, name="kf-spawner", daemon=True)
+                self._thread.start()
+                self._pid = os.getpid()
+        if threading.current_thread() is self._thread:
+            return fn()
+        box: list[object] = []
+        done = threading.Event()
+        self._jobs.put((fn, box, done))
+        done.wait()
+        kind, value = box
+        if kind == "error":
+            raise value  # type: ignore[misc]
+        return value  # type: ignore[return-value]
+
+    def _serve(self) -> None:
+        jobs = self._jobs
+        while True:
+            fn, box, done = jobs.get()
+            try:
+                box[:] = ["ok", fn()]
+            except BaseException as exc:  # noqa: BLE001 - handed back to the caller
+                box[:] = ["error", exc]
+            done.set()
+
+
+_SPAWNER = _Spawner()
+
+
 # --------------------------------------------------------------------------------------------
 # A pool of spare children per (device, folder root), started ahead of need
 # --------------------------------------------------------------------------------------------
@@ -246,8 +325,23 @@ def default_root() -> Path:
     return shm if shm.is_dir() and os.access(shm, os.W_OK) else Path(tempfile.gettempdir())
 
 
+_SWEPT: set[str] = set()
+_POOL_LOCK = threading.Lock()
+
+
 def _spawn(device: str, root: Path, isolate: bool) -> Child:
-    return Child(Path(tempfile.mkdtemp(prefix="kf-judge-", dir=root)), device, isolate=isolate)
+    folder = Path(tempfile.mkdtemp(prefix=leftovers.owner_prefix(), dir=root))
+    return Child(folder, device, isolate=isolate)
+
+
+def _sweep_once(root: Path) -> None:
+    """On the first use of `root` in this process, remove the worker folders of dead judges."""
+    key = str(root.resolve())
+    with _POOL_LOCK:
+        if key in _SWEPT:
+            return
+        _SWEPT.add(key)
+    leftovers.sweep(root)
 
 
 def acquire(device: str, root: Path, prewarm: bool = True, *, isolate: bool) -> Child:
@@ -255,11 +349,15 @@ def acquire(device: str, root: Path, prewarm: bool = True, *, isolate: bool) -> 
     still alive, else a new one. With `prewarm`, spares are started now, in the background, up
     to SPARES_PER_DEVICE, for the following calls. `isolate`: for untrusted code (see Child);
     isolated and trusted workers are pooled apart."""
+    _sweep_once(root)
     key = (device, str(root), isolate)
-    spares = _SPARES.setdefault(key, [])
     child = None
-    while spares and child is None:
-        candidate = spares.pop(0)
+    while child is None:
+        with _POOL_LOCK:
+            spares = _SPARES.setdefault(key, [])
+            if not spares:
+                break
+            candidate = spares.pop(0)
         if candidate.proc.poll() is None:
             child = candidate
         else:
@@ -267,8 +365,14 @@ def acquire(device: str, root: Path, prewarm: bool = True, *, isolate: bool) -> 
     if child is None:
         child = _spawn(device, root, isolate)
     if prewarm:
-        while len(spares) < SPARES_PER_DEVICE.get(device, 1):
-            spares.append(_spawn(device, root, isolate))
+        while True:
+            with _POOL_LOCK:
+                spares = _SPARES.setdefault(key, [])
+                if len(spares) >= SPARES_PER_DEVICE.get(device, 1):
+                    break
+            spare = _spawn(device, root, isolate)
+            with _POOL_LOCK:
+                _SPARES.setdefault(key, []).append(spare)
     return child
 
 
@@ -303,8 +407,9 @@ def run_job(
         job = _in_folder(job, child.folder)
         child.submit(job)
         failed = cls()
-        if child.wait(timeout_s) is None:
-            failed.fail("", f"{job.kind} job ran past {timeout_s:.0f} s and was killed")
+        over = _wait_watched(child, timeout_s, isolate)
+        if over is not None:
+            failed.fail("", f"{job.kind} job {over} and was killed")
             return failed
         try:
             result = child.result(cls)
@@ -317,6 +422,23 @@ def run_job(
         return result
     finally:
         discard(child)
+
+
+def _wait_watched(child: Child, timeout_s: float, watched: bool) -> str | None:
+    """Wait for `child` to exit, watching its resources when `watched` (it runs candidate
+    code); why it was stopped ("ran past ...", what it exceeded), or None when it exited."""
+    deadline = time.perf_counter() + timeout_s
+    watch = child.watchdog() if watched else None
+    while child.proc.poll() is None:
+        now = time.perf_counter()
+        if now > deadline:
+            return f"ran past {timeout_s:.0f} s"
+        if watch is not None and watch.due(now):
+            over = watch.check()
+            if over is not None:
+                return f"exceeded a resource limit: {over.message}"
+        child.wait(0.02)
+    return None
 
 
 def _in_folder(job: Job, folder: Path) -> Job:
@@ -333,6 +455,7 @@ def _in_folder(job: Job, folder: Path) -> Job:
 def drain_spares() -> None:
     """End every spare worker (at exit; a spawned process, which skips atexit, calls it)."""
     while _SPARES:
-        _, spares = _SPARES.popitem()
+        with _POOL_LOCK:
+            _, spares = _SPARES.popitem()
         for child in spares:
             discard(child)

@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import re
 import shutil
+import signal
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -45,6 +46,7 @@ from benchmarks.harness.messages import (
 from benchmarks.harness.precision import full_precision
 from benchmarks.harness.static_check import check_source
 from benchmarks.harness.transport import TransportError, read_trial
+from benchmarks.harness.watchdog import Watchdog
 from benchmarks.harness.worker import trial_plan
 from benchmarks.redaction import redact_verdict
 from benchmarks.task import Shape, Task
@@ -258,9 +260,13 @@ def _run_candidate(
     t0 = time.perf_counter()
     checker = _TrialChecker(task, child.folder, job, shapes, verdict, t0, skip_numeric, soft_skip)
     child.submit(job)
-    timeout = _converse(child, checker, t0 + config.timeout_s, config.timeout_s)
-    if timeout is not None:
-        return _fail(verdict, timeout.error, timeout.message, timeout.stage)
+    watch = child.watchdog(config.watch)
+    try:
+        stopped = _converse(child, checker, watch, t0 + config.timeout_s, config.timeout_s)
+    finally:
+        verdict.stage_seconds["watchdog"] = watch.seconds
+    if stopped is not None:
+        return _fail(verdict, stopped.error, stopped.message, stopped.stage)
     child.wait(5)
     verdict.stage_seconds["child"] = time.perf_counter() - t0
     verdict.stage_seconds.update(_child_timeline(child.events))
@@ -405,10 +411,11 @@ class _TrialChecker:
 
 
 def _converse(
-    child: Child, checker: _TrialChecker, deadline: float, timeout_s: float
+    child: Child, checker: _TrialChecker, watch: Watchdog, deadline: float, timeout_s: float
 ) -> _Failure | None:
-    """Feed the worker's lines to `checker` until a trial fails, the worker exits or the
-    deadline passes; the timeout, or None. The worker is killed on a failure or a timeout."""
+    """Feed the worker's lines to `checker` until a trial fails, the worker exits, a limit
+    `watch` looks after is crossed or the deadline passes; the timeout or the limit crossed, or
+    None. The worker is killed on a failure, a limit or a timeout."""
     try:
         while checker.failure is None:
             for evt in child.poll_events():
@@ -419,12 +426,21 @@ def _converse(
                 for evt in child.poll_events():  # lines written just before the exit
                     checker.handle(evt)
                 break
-            if time.perf_counter() > deadline:
+            now = time.perf_counter()
+            if now > deadline:
                 step = child.last_step()
                 child.kill()
                 return _Failure(
                     ErrorClass.TIMEOUT,
                     f"the candidate process ran past the {timeout_s:.0f} s limit {step} and was killed",
+                    Stage.CALL,
+                )
+            if watch.due(now) and (over := watch.check()) is not None:
+                step = child.last_step()
+                child.kill()
+                return _Failure(
+                    ErrorClass.RESOURCE_LIMIT,
+                    f"{over.message} {step}; the judge killed them ({over.what} limit)",
                     Stage.CALL,
                 )
             time.sleep(0.005)
@@ -451,6 +467,13 @@ def _verdict_without_result(verdict: Verdict, child: Child) -> Verdict:
             ErrorClass.HARNESS_ERROR,
             f"the worker process exited with code {code} before the candidate was imported (not the candidate's fault). stderr: {tail[-600:]}",
             Stage.COMPILE,
+        )
+    if code == -signal.SIGXCPU:
+        return _fail(
+            verdict,
+            ErrorClass.RESOURCE_LIMIT,
+            f"the candidate process used up its CPU-time limit {step} (SIGXCPU)",
+            Stage.CALL,
         )
     if code is not None and code < 0:
         return _fail(

@@ -9,6 +9,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from benchmarks.harness.watchdog import WatchLimits
 
 # Rounds of incumbent/candidate/candidate/incumbent timing in benchmarks.harness.remeasure.interleaved.
 REMEASURE_ROUNDS = 2
@@ -39,3 +43,6 @@ class JudgeConfig:
     trusted: bool = False
     # UNSAFE: run untrusted candidates with no OS isolation where none is available
     allow_unisolated: bool = False
+    # what the candidate's processes may hold while they run (memory, processes, disk) and how
+    # often the judge looks; default: `benchmarks.harness.watchdog.watch_limits(device)`
+    watch: WatchLimits | None = None

@@ -45,6 +45,7 @@ WORKER_ERROR_CLASSES = (
     "runtime_error",
     "crash",
     "early_exit",
+    "resource_limit",
     "harness_error",
 )
 

@@ -9,9 +9,11 @@ bubblewrap (`bwrap`) where it works, with
   processes; when the worker exits, by itself or killed, the kernel kills everything it started,
   `setsid` daemons and double forks included), `--die-with-parent` and `--new-session`,
 - a read-only view of the whole filesystem (project tree, task files, venv) except its private
-  scratch folder; `/root`, `/home`, the user's HOME, `/tmp`, `/var/tmp` and `/run` replaced by
-  empty folders (so `~/.ssh`, `~/.netrc` and host sockets are out of reach), the paths Python needs
-  bound back read-only; no capabilities,
+  exchange folder; `/root`, `/home`, the user's HOME, `/var/tmp` and `/run` replaced by empty
+  read-only folders (so `~/.ssh`, `~/.netrc` and host sockets are out of reach), the paths Python
+  needs bound back read-only; `/tmp`, `/dev/shm` and the folder's `tmp/` (TMPDIR, caches) are
+  tmpfs of a fixed size (`Limits.tmpfs_size`), gone with the sandbox; `/dev` is read-only; no
+  capabilities,
 - a scrubbed environment built from an allow-list (no API keys, tokens or the user's HOME),
 - rlimits (processes, address space, CPU time, file size, open files), and on CUDA the GPU's
   device nodes bound in.
@@ -38,6 +40,8 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+
+from benchmarks.harness.procfs import process_start
 
 BWRAP = "bwrap"
 NONE = "none"
@@ -72,15 +76,21 @@ ALLOWED_ENV = frozenset(
 ALLOWED_ENV_PREFIXES = ("LC_",)
 
 
+MiB = 1 << 20
+
+
 @dataclass(frozen=True)
 class Limits:
-    """Resource limits set on a candidate's worker before it starts (None = unlimited)."""
+    """Resource limits set on a candidate's worker before it starts (None = unlimited). What the
+    judge watches while it runs (memory summed over its processes, their number, the exchange
+    folder) is `benchmarks.harness.watchdog.WatchLimits`."""
 
     processes: int  # RLIMIT_NPROC (threads count too; not enforced by Linux for root)
     address_space: int | None  # RLIMIT_AS, bytes
     cpu_s: int  # RLIMIT_CPU, seconds of CPU time summed over threads
     file_size: int  # RLIMIT_FSIZE, bytes per file written
     open_files: int  # RLIMIT_NOFILE
+    tmpfs_size: int  # bytes of each writable tmpfs in the sandbox (/tmp, /dev/shm, folder/tmp)
 
 
 def limits_for(device: str) -> Limits:
@@ -90,13 +100,16 @@ def limits_for(device: str) -> Limits:
     interpreter's small shapes. On CUDA the address space stays unlimited: the driver reserves
     virtual ranges far larger than the GPU's memory for unified addressing at initialisation, and
     a limit makes `cuInit` fail. CPU time is a backstop behind the judge's wall-clock timeout (a
-    spare waits up to an hour, sleeping). Trial files hold one output and its repeat."""
+    spare waits up to an hour, sleeping). Trial files hold one output and its repeat. The
+    scratch tmpfs hold Triton's cache and compiler temporaries (a few MiB per kernel); what is
+    written there is memory, so each is small."""
     return Limits(
         processes=4096,
         address_space=None if device == "cuda" else 8 * GiB,
         cpu_s=3600,
         file_size=(16 if device == "cuda" else 2) * GiB,
         open_files=4096,
+        tmpfs_size=(1024 if device == "cuda" else 256) * MiB,
     )
 
 
@@ -283,6 +296,7 @@ def bwrap_prefix(folder: Path, device: str, *, bwrap: str = "bwrap") -> list[str
     `folder` as its only writable place; `folder/inputs` is bound read-only over it (for files
     the judge hands in, such as a task file the sandbox cannot otherwise see)."""
     folder = folder.resolve()
+    size = str(limits_for(device).tmpfs_size)
     args = [
         bwrap,
         "--unshare-all",  # user, pid, network, ipc, uts, cgroup, mount
@@ -295,21 +309,35 @@ def bwrap_prefix(folder: Path, device: str, *, bwrap: str = "bwrap") -> list[str
         "/",
         "--dev",
         "/dev",
-        "--proc",
-        "/proc",
     ]
-    masks = masked_dirs()
-    for m in masks:
-        args += ["--tmpfs", str(m)]
-    for r in reexposed_dirs(masks):
-        args += ["--ro-bind", str(r), str(r)]
     if device == "cuda":
         for node in gpu_nodes():
             args += ["--dev-bind", node, node]
+    # /dev itself read-only (device nodes still open for writing); its shm a sized tmpfs
+    args += ["--remount-ro", "/dev", "--size", size, "--tmpfs", "/dev/shm", "--proc", "/proc"]
+    masks = masked_dirs()
+    for m in masks:
+        args += (["--size", size] if m == TMP else []) + ["--tmpfs", str(m)]
+    for r in reexposed_dirs(masks):
+        args += ["--ro-bind", str(r), str(r)]
+    for m in masks:
+        if m != TMP:  # the hiding folders stay empty: nothing may be written there
+            args += ["--remount-ro", str(m)]
     args += ["--bind", str(folder), str(folder)]
     args += ["--ro-bind", str(folder / "inputs"), str(folder / "inputs")]
+    args += ["--size", size, "--tmpfs", str(folder / "tmp")]
     args += ["--chdir", str(folder), "--"]
     return args
+
+
+TMP = Path("/tmp")
+
+
+def scratch_mounts(folder: Path) -> list[str]:
+    """The sandbox's writable tmpfs (paths inside it), each `Limits.tmpfs_size` bytes: the
+    judge's watchdog reads how full they are through the sandbox init's root."""
+    mounts = ["/dev/shm", str(folder.resolve() / "tmp")]
+    return mounts + ([str(TMP)] if TMP in masked_dirs() else [])
 
 
 def worker_env(folder: Path, device: str, base: Mapping[str, str] | None = None) -> dict[str, str]:
@@ -323,9 +351,9 @@ def worker_env(folder: Path, device: str, base: Mapping[str, str] | None = None)
     env["PYTHONUNBUFFERED"] = "1"
     env["PYTHONDONTWRITEBYTECODE"] = "1"
     env["HOME"] = str(folder)
-    env["TMPDIR"] = str(folder / "tmp")
-    env["XDG_CACHE_HOME"] = str(folder / ".cache")
-    env["TRITON_CACHE_DIR"] = str(folder / ".triton" / "cache")
+    env["TMPDIR"] = str(folder / "tmp")  # a sized tmpfs under bwrap: scratch, never exchanged
+    env["XDG_CACHE_HOME"] = str(folder / "tmp" / ".cache")
+    env["TRITON_CACHE_DIR"] = str(folder / "tmp" / ".triton" / "cache")
     if device == "cpu":
         env["TRITON_INTERPRET"] = "1"
     return env
@@ -382,16 +410,6 @@ def read_init_pid(fd: int, timeout_s: float = 5.0) -> int | None:
         except (ValueError, KeyError):
             continue
     return None
-
-
-def process_start(pid: int) -> tuple[str, str] | None:
-    """(state, start time) of a process from /proc/<pid>/stat, or None when there is none. The
-    start time tells a process from a later one that reuses its pid."""
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    except (OSError, IndexError):
-        return None
-    return fields[0], fields[19]
 
 
 def end_namespace(init_pid: int, started: str, timeout_s: float = 30.0) -> bool:

@@ -26,6 +26,7 @@ the GPU machine, which has none of our other dependencies.
 from __future__ import annotations
 
 import dataclasses
+import errno
 import hashlib
 import os
 import sys
@@ -132,6 +133,11 @@ def _classify(exc: BaseException, calls_done: int) -> str:
     text = f"{name}: {exc}"
     if isinstance(exc, SystemExit):
         return "early_exit"
+    # out of address space (RLIMIT_AS), a full scratch tmpfs, the file-size or open-file limit
+    if isinstance(exc, MemoryError) or (
+        isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EFBIG, errno.EMFILE)
+    ):
+        return "resource_limit"
     if (
         "CompilationError" in name
         or "CompileError" in name
@@ -671,8 +677,14 @@ def serve(
 def main(argv: list[str]) -> int:
     if argv[1] == "--serve":
         folder = Path(argv[2])
+        judge = int(argv[4]) if len(argv) > 4 else None
+        if judge is not None:  # unisolated (no sandbox to die with the judge): die with it anyway
+            from benchmarks.harness.sentinel import guard
+
+            if not guard(judge):
+                return 0
         progress = _Progress(folder)
-        req_path = serve(folder, argv[3], progress, parent=int(argv[4]) if len(argv) > 4 else None)
+        req_path = serve(folder, argv[3], progress, parent=judge)
         if req_path is None:
             return 0
     else:

@@ -1,6 +1,7 @@
 # expect: forbidden_api
 # task: softmax_fp32
-# why: forks 200 processes that sleep and outlive the call; the static check rejects it, and run past it (tests/test_sandbox_hostile.py) every one of them must die with the worker's pid namespace when the worker exits by itself
+# unchecked: resource_limit
+# why: forks 200 processes that sleep and outlive the call; the static check rejects it, and run past it (tests/test_sandbox_hostile.py) every one of them must die with the worker's pid namespace when the worker exits by itself; through the judge its watchdog stops it first (more processes than it allows)
 # os-attack: fork
 import os
 import time

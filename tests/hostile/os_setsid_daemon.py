@@ -1,5 +1,6 @@
 # expect: forbidden_api
 # task: softmax_fp32
+# unchecked: none
 # why: double-forks a setsid daemon that writes late.txt into its folder 3 s after the evaluation; the static check rejects it, and run past it (tests/test_sandbox_hostile.py) the daemon must die with the worker's pid namespace and never write
 # os-attack: daemon
 import os

@@ -19,6 +19,7 @@ from typing import Any
 
 from agents.core.context import RunContext
 from agents.core.state import AgentState, Attempt, incumbent
+from benchmarks import parse_python
 
 
 def roofline_rows(verdict: dict[str, Any]) -> list[dict[str, Any]]:
@@ -74,7 +75,7 @@ def timing_diagnosis(rows: list[dict[str, Any]]) -> str:
 
 def kernel_regex(code: str) -> str:
     names = []
-    for node in ast.walk(ast.parse(code)):
+    for node in ast.walk(parse_python(code)):
         if isinstance(node, ast.FunctionDef) and any(
             "jit" in ast.unparse(d) for d in node.decorator_list
         ):

@@ -7,6 +7,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 
+from benchmarks import pyparse
 from benchmarks.harness.static_check.entry import (
     check_class_entry,
     check_signature,
@@ -47,7 +48,7 @@ def check_source(
 
     `entry_kind` "class": the entry point is an nn.Module class whose forward takes `params`."""
     try:
-        tree = ast.parse(source, filename=filename)
+        tree = pyparse.parse(source, filename=filename)
     except SyntaxError as exc:
         col = f", column {exc.offset}" if exc.offset else ""
         return StaticResult(
