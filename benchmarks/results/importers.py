@@ -42,6 +42,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from benchmarks.pyparse import parse as parse_python
 from benchmarks.results.rows import (
     ResultRow,
     ResultStore,
@@ -413,7 +414,7 @@ def resolve_task(name: str, tasks: dict[str, Task], dtype: str | None = None) ->
 
 def _top_level_functions(code: str) -> set[str] | None:
     try:
-        tree = ast.parse(code)
+        tree = parse_python(code)
     except SyntaxError:
         return None
     return {n.name for n in tree.body if isinstance(n, ast.FunctionDef)}

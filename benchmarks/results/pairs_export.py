@@ -39,6 +39,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+from benchmarks.pyparse import parse as parse_python
 from benchmarks.results.jsonl import read_jsonl
 from benchmarks.results.records import (
     MANIFEST_FILE,
@@ -169,7 +170,7 @@ def normalise_code(code: str) -> str:
     """The code's structure without comments, docstrings or formatting (its AST); for code that
     does not parse, the text without comments and with whitespace collapsed."""
     try:
-        tree = ast.parse(code)
+        tree = parse_python(code)
     except SyntaxError:
         lines = (
             re.sub(r"\s+", " ", re.sub(r"#[^\n]*", "", line)).strip() for line in code.splitlines()
