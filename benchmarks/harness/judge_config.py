@@ -37,5 +37,9 @@ class JudgeConfig:
     # base, the test suite's files), which may run unisolated, with a warning, where no OS
     # isolation exists; False (model-written, imported, `kernforge eval`) refuses them there
     trusted: bool = False
+    # where baseline times are cached (benchmarks/harness/baselines.py): "" for
+    # $KERNFORGE_CACHE_DIR/baselines (default ~/.cache/kernforge/baselines), a folder, or "off"
+    # (measured once per judging process)
+    baseline_cache: str = ""
     # UNSAFE: run untrusted candidates with no OS isolation where none is available
     allow_unisolated: bool = False
