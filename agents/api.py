@@ -97,8 +97,11 @@ def run(
     console: Console | None = None,
     quiet: bool = False,
     seams: Seams | None = None,
+    executor: Any = None,
 ) -> RunResult:
-    """Start a run. `seams` are for tests only (agents/core/seams.py)."""
+    """Start a run. `seams` are for tests only (agents/core/seams.py). `executor` (a
+    `benchmarks.Executor`, kept open: the caller closes it) judges the candidates instead of one
+    built from the judge.executor settings."""
     flags: dict[str, Any] = dict(settings or {})
     flags.update(
         {
@@ -115,7 +118,7 @@ def run(
         flags.update({f"budget.{k}": v for k, v in budget.items()})
     merged = resolve(flags)
     config = AgentConfig.from_settings(task, merged, run_id=run_id)
-    return start(config, merged, console=console, quiet=quiet, seams=seams)
+    return start(config, merged, console=console, quiet=quiet, seams=seams, executor=executor)
 
 
 def start(
@@ -125,8 +128,10 @@ def start(
     console: Console | None = None,
     quiet: bool = False,
     seams: Seams | None = None,
+    executor: Any = None,
 ) -> RunResult:
-    """Start a run from a complete config (`seams`: tests only, agents/core/seams.py)."""
+    """Start a run from a complete config (`seams`: tests only, agents/core/seams.py;
+    `executor`: as in `run`)."""
     from benchmarks import resolve_device
     from profiling import device_fingerprint
 
@@ -164,6 +169,7 @@ def start(
         tracker=BudgetTracker(config.budget),
         progress=progress,
         seams=seams,
+        executor=executor,
     )
     progress.start(
         run.run_id,
@@ -226,13 +232,15 @@ def resume(
     quiet: bool = False,
     seams: Seams | None = None,
     changes: Mapping[str, Any] | None = None,
+    executor: Any = None,
 ) -> RunResult:
     """Continue a run from its checkpoint (after Ctrl-C, kill -9, a crash or an LLM outage).
 
     `changes` ({dotted key: value}) are settings given with `--resume`: those that may change
     (`Setting.on_resume`: the budget, runs_dir) are written into the run's manifest and said in
     one line each; any other key is a SettingsError, and so is a changed budget for a run that
-    has already finished. `seams` are for tests only (agents/core/seams.py)."""
+    has already finished. `seams` are for tests only (agents/core/seams.py); `executor` as in
+    `run`."""
     from agents.core.graph import compile_graph, invoke_config
     from benchmarks import resolve_device
 
@@ -260,6 +268,7 @@ def resume(
         tracker=BudgetTracker(config.budget),
         progress=progress,
         seams=seams or Seams(),
+        executor=executor,
     )
     app = compile_graph(ctx)
     snapshot = app.get_state(invoke_config(ctx))
@@ -343,10 +352,14 @@ def resume(
 
 def _drive(ctx: RunContext, initial: dict[str, Any] | None, app: Any = None) -> RunResult:
     from agents.core.graph import compile_graph, invoke_config
+    from benchmarks import ExecutorError
 
     app = app or compile_graph(ctx)
     try:
         final = app.invoke(initial, invoke_config(ctx), durability="sync")
+    except ExecutorError as exc:
+        ctx.event("stopped", error=f"ExecutorError: {exc}")
+        raise RunError(ctx.run.run_id, f"the judge's executor failed: {exc}") from exc
     except KeyboardInterrupt:
         ctx.event(
             "interrupted",
@@ -359,6 +372,8 @@ def _drive(ctx: RunContext, initial: dict[str, Any] | None, app: Any = None) -> 
     except LLMError as exc:
         ctx.event("stopped", error=f"{type(exc).__name__}: {exc}")
         raise RunError(ctx.run.run_id, f"the model call failed: {exc}") from exc
+    finally:
+        ctx.close_executor()
     return _result(ctx, final)
 
 

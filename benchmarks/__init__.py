@@ -27,11 +27,11 @@ from typing import Any
 _EXPORTS: dict[str, str] = {
     # benchmarks.executor
     "EvalRequest": "benchmarks.executor.request",
-    "EXECUTOR_KINDS": "benchmarks.executor.base:KINDS",
+    "EXECUTOR_KINDS": "benchmarks.executor:KINDS",
     "Executor": "benchmarks.executor.base",
     "ExecutorError": "benchmarks.executor.request",
-    "ExecutorSpec": "benchmarks.executor.base",
-    "make_executor": "benchmarks.executor.base",
+    "ExecutorSpec": "benchmarks.executor.choose",
+    "make_executor": "benchmarks.executor.choose",
     "visible_gpus": "benchmarks.executor.local",
     # benchmarks.harness.child
     "drain_spares": "benchmarks.harness.child",

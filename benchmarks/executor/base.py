@@ -1,6 +1,6 @@
 """The executor interface, and the executor that judges in the caller's own process.
 
-    with make_executor(ExecutorSpec("local", device="cuda")) as executor:
+    with make_executor(ExecutorSpec("local", device="cuda")) as executor:   # executor/choose.py
         verdicts = executor.map([EvalRequest.for_task(task, src, config) for src in sources])
 
 `submit(request)` returns a `concurrent.futures.Future` of the request's `Verdict`; `map` submits
@@ -19,25 +19,10 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Iterable
 from concurrent.futures import Future
-from dataclasses import dataclass
 from types import TracebackType
 from typing import Any
 
-from benchmarks.executor.request import EvalRequest, ExecutorError, judge_request
-
-KINDS = ("inline", "local", "ray")
-
-
-@dataclass(frozen=True)
-class ExecutorSpec:
-    """Which executor to build and its sizes (`make_executor`)."""
-
-    kind: str = "inline"  # one of KINDS, or "auto": local on a GPU, inline on the CPU
-    device: str = "auto"  # "cpu", "cuda" or "auto"
-    lanes: int = 1  # candidates judged at once on the CPU (on CUDA: one lane per visible GPU)
-    compile_workers: int = 2  # CPU processes for the static stage (0: in the submitting thread)
-    ray_address: str | None = None  # a Ray cluster ("ray://host:10001", "auto"); None: local Ray
-    ray_cpus: int | None = None  # CPUs of a local Ray instance (None: Ray's default)
+from benchmarks.executor.request import EvalRequest, judge_request
 
 
 class Executor(ABC):
@@ -92,25 +77,3 @@ class InlineExecutor(Executor):
 
     def close(self) -> None:
         """Nothing to end: the judge's spare workers belong to the process (drain_spares)."""
-
-
-def make_executor(spec: ExecutorSpec) -> Executor:
-    """The executor `spec` describes. An unknown kind, or "ray" without Ray installed, is an
-    ExecutorError that says what to do."""
-    from benchmarks.harness.judge import resolve_device
-
-    device = resolve_device(spec.device)
-    kind = spec.kind
-    if kind == "auto":
-        kind = "local" if device == "cuda" else "inline"
-    if kind == "inline":
-        return InlineExecutor()
-    if kind == "local":
-        from benchmarks.executor.local import LocalExecutor
-
-        return LocalExecutor(device, lanes=spec.lanes, compile_workers=spec.compile_workers)
-    if kind == "ray":
-        from benchmarks.executor.ray_exec import RayExecutor
-
-        return RayExecutor(device, address=spec.ray_address, num_cpus=spec.ray_cpus)
-    raise ExecutorError(f"executor {spec.kind!r}: expected auto or one of {', '.join(KINDS)}")
