@@ -64,7 +64,7 @@ class RunContext:
                 )
             )
             self._owns_executor = True
-            self.event("executor", kind=self.executor.kind, describe=self.executor.describe())
+            self.event("executor", executor=self.executor.kind, describe=self.executor.describe())
         return self.executor
 
     def close_executor(self) -> None:

@@ -107,6 +107,7 @@ class _Lane:
         self.owner, self.index, self.gpu = owner, index, gpu
         self.proc: Any = None
         self.conn: Connection | None = None
+        self.current: str | None = None  # the request being judged (its label)
         self._start()
         self.thread = threading.Thread(target=self._serve, name=f"kernforge-lane-{index}")
         self.thread.daemon = True
@@ -179,7 +180,11 @@ class _Lane:
                 continue
             if not job.future.set_running_or_notify_cancel():
                 continue  # cancelled before it started
-            self._judge(job)
+            self.current = job.request.label or job.request.candidate
+            try:
+                self._judge(job)
+            finally:
+                self.current = None
         self._stop_process()
 
     def _judge(self, job: _Job) -> None:
@@ -259,6 +264,14 @@ class LocalExecutor(Executor):
     def lane_pids(self) -> list[int]:
         """The process ids of the lanes' judge processes (for monitoring)."""
         return [lane.proc.pid for lane in self.lanes if lane.proc is not None]
+
+    def busy(self) -> dict[int, str]:
+        """The lanes judging a request now: their process id -> the request's label."""
+        return {
+            lane.proc.pid: lane.current
+            for lane in self.lanes
+            if lane.current is not None and lane.proc is not None
+        }
 
     def submit(self, request: EvalRequest) -> Future:
         if self.closing:
