@@ -231,3 +231,42 @@ def test_an_agent_run_on_the_local_executor_judges_as_the_inline_one(tmp_path: P
     assert views["local"] == views["inline"] and views["inline"]
     events = (results["local"].run_dir / "events.jsonl").read_text()
     assert '"executor"' in events and "local: 2 CPU lane(s)" in events
+
+
+def test_the_cpu_stage_compiles_a_candidates_kernels_for_the_gpu_without_one():
+    """On a GPU machine the CPU stage compiles ahead, in a CPU sandbox with no GPU visible;
+    Triton cross-compiles, so this runs here too, for a Hopper target (compute capability 9.0)."""
+    task = get_task("silu_fp16")
+    request = EvalRequest.for_task(task, GOOD, JudgeConfig(device="cuda", trusted=True))
+    staged = precompile(request.portable(), (9, 0))
+    assert staged.static_ok and staged.compile_note.startswith("compiled ahead"), (
+        staged.compile_note
+    )
+    names = list(staged.triton_files)
+    assert any(n.endswith("_silu_kernel.cubin") for n in names), names
+    assert not precompile(request.portable()).triton_files  # no target: nothing compiled
+
+
+def test_the_judge_copies_a_seeded_cache_into_the_candidates_own_worker(task, tmp_path):
+    from benchmarks.executor.precompile import Precompiled, seed_folder
+
+    staged = Precompiled(
+        True,
+        triton_files={"KEY/_silu_kernel.json": b"{}", "../../outside.txt": b"not the cache's"},
+    )
+    seed = seed_folder(staged, tmp_path)
+    assert (seed / "KEY" / "_silu_kernel.json").is_file()
+    assert not (tmp_path.parent / "outside.txt").exists()  # a path out of the folder is dropped
+    work = tmp_path / "work"
+    config = JudgeConfig(
+        device="cpu",
+        trials=1,
+        trusted=True,
+        work_root=work,
+        keep_dir=True,
+        prewarm=False,
+        triton_cache_seed=str(seed),
+    )
+    assert evaluate(task, "good.py", config, source=GOOD).passed
+    (folder,) = work.glob("kf-judge-*")
+    assert (folder / ".triton" / "cache" / "KEY" / "_silu_kernel.json").read_bytes() == b"{}"

@@ -314,7 +314,7 @@ SETTINGS: tuple[Setting, ...] = (
         "str",
         "auto",
         "where candidates are judged: inline (this process, one at a time), local (CPU workers "
-        "for the static stage, one lane per GPU, judge.lanes on the CPU), ray (Ray tasks; "
+        "for the CPU stage, one lane per GPU, judge.lanes on the CPU), ray (Ray tasks; "
         "judge.ray_address), auto (local on a GPU, inline on the CPU)",
         ("auto", *EXECUTOR_KINDS),
         attr="executor",
@@ -333,7 +333,8 @@ SETTINGS: tuple[Setting, ...] = (
         "judge.compile_workers",
         "int",
         2,
-        "CPU processes of the local executor's static stage, ahead of the lanes (0: none)",
+        "CPU processes of the local executor's CPU stage, ahead of the lanes: the static check "
+        "and, on a GPU machine, Triton's compile of each candidate's kernels (0: none)",
         attr="compile_workers",
         on_resume=True,
         minimum=0,

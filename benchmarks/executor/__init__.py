@@ -2,7 +2,8 @@
 
 `base` the interface (`Executor`: submit / map / close) and the inline executor; `choose` which
 one (`ExecutorSpec`, `make_executor`); `request` the record handed over (`EvalRequest`) and how any process judges it;
-`precompile` the CPU stage run ahead of the GPU; `local` CPU workers plus one lane per GPU;
+`precompile` the CPU stage run ahead of the GPU (static check, Triton compiled ahead by
+`warm_compile` in a CPU sandbox); `local` CPU workers plus one lane per GPU;
 `ray_exec` the same stages as Ray tasks. Other packages use them through `benchmarks`
 (`from benchmarks import make_executor, EvalRequest`). docs/throughput.md says how to run them.
 """

@@ -9,7 +9,7 @@ a batch and returns its verdicts in the batch's order; `close` ends the executor
 the agent with `first_success`, keeps no more than that in flight).
 
 Kinds: "inline" (this process, one at a time: `InlineExecutor`), "local" (CPU workers for the
-static stage, one lane per GPU: `benchmarks.executor.local`), "ray" (Ray tasks on a cluster or a
+CPU stage, one lane per GPU: `benchmarks.executor.local`), "ray" (Ray tasks on a cluster or a
 local Ray: `benchmarks.executor.ray_exec`). Every kind judges with the same
 `benchmarks.harness.judge.evaluate`, so a verdict does not depend on the kind.
 """

@@ -16,7 +16,7 @@ class ExecutorSpec:
     kind: str = "inline"  # one of KINDS, or "auto": local on a GPU, inline on the CPU
     device: str = "auto"  # "cpu", "cuda" or "auto"
     lanes: int = 1  # candidates judged at once on the CPU (on CUDA: one lane per visible GPU)
-    compile_workers: int = 2  # CPU processes for the static stage (0: in the submitting thread)
+    compile_workers: int = 2  # CPU processes for the CPU stage (0: none; the judge does it all)
     ray_address: str | None = None  # a Ray cluster ("ray://host:10001", "auto"); None: local Ray
     ray_cpus: int | None = None  # CPUs of a local Ray instance (None: Ray's default)
 

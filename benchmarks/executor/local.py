@@ -1,7 +1,11 @@
 """The local executor: a CPU stage on worker processes, then one lane per GPU.
 
-    submit -> [compile workers: the static stage, in parallel]  -> ready queue
+    submit -> [compile workers: static check, Triton compile, in parallel]  -> ready queue
            -> [lane 0: GPU 0] [lane 1: GPU 1] ...  (each judges one candidate at a time)
+
+The CPU stage (`benchmarks.executor.precompile`) runs the static check and, on a GPU machine,
+compiles the candidate's Triton kernels for the GPU's architecture in a sandboxed CPU process;
+the lane copies that cache into the candidate's own worker before judging it.
 
 A lane is a long-lived judge process (`lane_main`) pinned to its GPU (CUDA_VISIBLE_DEVICES set
 before torch starts), fed by a thread of this process. It judges with
@@ -19,9 +23,12 @@ second time fails its future with an ExecutorError.
 
 from __future__ import annotations
 
+import dataclasses
 import multiprocessing as mp
 import os
 import queue
+import shutil
+import subprocess
 import threading
 import traceback
 from concurrent.futures import Future, ProcessPoolExecutor
@@ -30,7 +37,7 @@ from multiprocessing.connection import Connection, wait
 from typing import Any
 
 from benchmarks.executor.base import Executor
-from benchmarks.executor.precompile import Precompiled, precompile
+from benchmarks.executor.precompile import Precompiled, precompile, seed_folder
 from benchmarks.executor.request import EvalRequest, ExecutorError, judge_request
 
 
@@ -43,6 +50,26 @@ def visible_gpus() -> list[str]:
     import torch
 
     return [str(i) for i in range(torch.cuda.device_count())]
+
+
+def gpu_arch(gpu: str) -> tuple[int, int] | None:
+    """The compute capability of GPU `gpu` (a CUDA_VISIBLE_DEVICES entry) from nvidia-smi, so
+    that this process need not start CUDA; None where it cannot be asked."""
+    exe = shutil.which("nvidia-smi")
+    if exe is None:
+        return None
+    try:
+        out = subprocess.run(
+            [exe, "--query-gpu=compute_cap", "--format=csv,noheader", "-i", gpu],
+            capture_output=True,
+            text=True,
+            timeout=20,
+            check=True,
+        ).stdout.strip()
+        major, minor = out.splitlines()[0].strip().split(".")
+        return int(major), int(minor)
+    except (OSError, subprocess.SubprocessError, ValueError, IndexError):
+        return None
 
 
 def lane_main(conn: Connection, gpu: str | None, device: str) -> None:
@@ -188,6 +215,19 @@ class _Lane:
         self._stop_process()
 
     def _judge(self, job: _Job) -> None:
+        from benchmarks.harness.child import default_root
+
+        seed = seed_folder(job.precompiled, default_root())
+        if seed is not None:
+            config = dataclasses.replace(job.request.config, triton_cache_seed=str(seed))
+            job.request = dataclasses.replace(job.request, config=config)
+        try:
+            self._judge_once_more_if_lost(job)
+        finally:
+            if seed is not None:
+                shutil.rmtree(seed, ignore_errors=True)
+
+    def _judge_once_more_if_lost(self, job: _Job) -> None:
         what = job.request.label or job.request.candidate
         for attempt in (1, 2):
             try:
@@ -245,6 +285,8 @@ class LocalExecutor(Executor):
             if compile_workers
             else None
         )
+        # the GPUs' architecture, for the CPU stage's compile-ahead (None on the CPU)
+        self.target = gpu_arch(str(gpus[0])) if device == "cuda" else None
         self.lanes = [_Lane(self, i, gpu) for i, gpu in enumerate(gpus)]
         self.slots = 2 * len(self.lanes)
 
@@ -280,7 +322,7 @@ class LocalExecutor(Executor):
         if self._pool is None:
             self.ready.put(job)
         else:
-            stage = self._pool.submit(precompile, job.request)
+            stage = self._pool.submit(precompile, job.request, self.target)
             stage.add_done_callback(lambda done, job=job: self._staged(job, done))
         return job.future
 

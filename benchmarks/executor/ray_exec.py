@@ -3,7 +3,8 @@
     kernforge bench --executor ray --ray-address ray://head:10001 ...   # an existing cluster
     kernforge bench --executor ray ...                                  # a Ray started here
 
-Each request is two tasks: the CPU stage (`precompile`, one CPU) and the judge (`judge_on_ray`:
+Each request is two tasks: the CPU stage (`precompile`, one CPU: the static check and, on CUDA,
+the candidate's kernels compiled for the GPUs' architecture, carried to its judge) and the judge (`judge_on_ray`:
 one GPU on CUDA, so Ray never puts two timings on one GPU; one CPU on the CPU), the second
 depending on the first. The judge task runs `benchmarks.harness.judge.evaluate` in a Ray worker
 process, which Ray keeps between tasks, so its spare workers, loaded tasks and baseline cache stay
@@ -24,7 +25,8 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.executor.base import Executor
-from benchmarks.executor.precompile import Precompiled, precompile
+from benchmarks.executor.local import gpu_arch
+from benchmarks.executor.precompile import Precompiled, precompile, seed_folder
 from benchmarks.executor.request import EvalRequest, ExecutorError, judge_request
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -42,9 +44,22 @@ def import_ray() -> Any:
 
 
 def judge_on_ray(request: EvalRequest, staged: Precompiled | None) -> str:
-    """The Ray task that judges one request (after its CPU stage, `staged`); the verdict as
-    JSON."""
-    return judge_request(request).model_dump_json()
+    """The Ray task that judges one request (after its CPU stage, `staged`, whose compiled
+    Triton cache, if any, is handed to this candidate's worker); the verdict as JSON."""
+    import dataclasses
+    import shutil
+
+    from benchmarks.harness.child import default_root
+
+    seed = seed_folder(staged, default_root())
+    if seed is not None:
+        config = dataclasses.replace(request.config, triton_cache_seed=str(seed))
+        request = dataclasses.replace(request, config=config)
+    try:
+        return judge_request(request).model_dump_json()
+    finally:
+        if seed is not None:
+            shutil.rmtree(seed, ignore_errors=True)
 
 
 class RayExecutor(Executor):
@@ -84,6 +99,9 @@ class RayExecutor(Executor):
                 raise ExecutorError(f"ray executor: cannot start or reach {where}: {exc}") from None
             self._owns = True
         gpu = {"num_gpus": 1} if device == "cuda" else {}
+        # the GPUs' architecture for the CPU stage's compile-ahead: this machine's first GPU
+        # (a cluster of one GPU model); None where this machine has none (nothing compiled ahead)
+        self.target = gpu_arch("0") if device == "cuda" else None
         self._stage = ray.remote(num_cpus=1, max_retries=max_retries)(precompile)
         self._judge = ray.remote(num_cpus=1, max_retries=max_retries, **gpu)(judge_on_ray)
         resources = ray.cluster_resources()
@@ -104,7 +122,7 @@ class RayExecutor(Executor):
 
     def submit(self, request: EvalRequest) -> Future:
         portable = request.portable()
-        staged = self._stage.remote(portable)
+        staged = self._stage.remote(portable, self.target)
         ref = self._judge.remote(portable, staged)
         out: Future = Future()
         out.set_running_or_notify_cancel()

@@ -41,5 +41,9 @@ class JudgeConfig:
     # $KERNFORGE_CACHE_DIR/baselines (default ~/.cache/kernforge/baselines), a folder, or "off"
     # (measured once per judging process)
     baseline_cache: str = ""
+    # a folder of Triton cache files compiled ahead for this same candidate
+    # (benchmarks/executor/precompile.py), copied into its worker's own cache before it runs;
+    # "" for none. The verdict does not depend on it: the worker compiles what it lacks
+    triton_cache_seed: str = ""
     # UNSAFE: run untrusted candidates with no OS isolation where none is available
     allow_unisolated: bool = False

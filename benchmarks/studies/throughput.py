@@ -1,7 +1,7 @@
 """Judging throughput: candidates per minute on the local executor, against a naive loop.
 
     python -m benchmarks.studies.throughput --device cuda [--batch 32] [--naive 4] \\
-        [--tasks silu_fp16,matmul_fp16] [--compile-workers 2,8] [--bench] [--out FILE]
+        [--tasks silu_fp16,matmul_fp16] [--compile-workers 8,0] [--bench] [--out FILE]
 
 For each task, candidates made from its reference solution, each with a comment of its own inside
 its first Triton kernel, so every one is a kernel Triton has not compiled before. Measured:
@@ -19,9 +19,10 @@ its first Triton kernel, so every one is a kernel Triton has not compiled before
 - with `--bench`: the wall time of `kernforge bench --suite lite --methods offline --llm offline`.
 
 The judge gives every candidate's worker a Triton cache of its own (a shared one would let one
-candidate plant kernels for another), so "warm" never means a warm Triton cache: every
-candidate compiles its kernels in every pass. The floors of issue 15 apply to one H200; on the
-CPU the table is printed without them.
+candidate plant kernels for another). With compile workers, the executor's CPU stage compiles each
+candidate's kernels ahead and hands that cache to the candidate's worker: a warm Triton cache;
+with 0 compile workers the worker compiles them itself: a cold one. On the CPU nothing compiles.
+The floors of issue 15 apply to one H200; on the CPU the table is printed without them.
 """
 
 from __future__ import annotations
@@ -145,16 +146,9 @@ def study_task(
     spec = ExecutorSpec("local", device=device, lanes=args.lanes, compile_workers=workers[0])
     executor = make_executor(spec)
     try:
-        passes.append(
-            executor_pass(
-                executor, f"local, {workers[0]} compile workers, cold", requests(args.batch)
-            )
-        )
-        passes.append(
-            executor_pass(
-                executor, f"local, {workers[0]} compile workers, warm", requests(args.batch)
-            )
-        )
+        what = _workers_label(workers[0], device)
+        passes.append(executor_pass(executor, f"{what}, cold", requests(args.batch)))
+        passes.append(executor_pass(executor, f"{what}, warm", requests(args.batch)))
         t0 = time.perf_counter()
         single = executor.map(requests(1))[0]
         warm_s = time.perf_counter() - t0 if single.passed else None
@@ -166,10 +160,16 @@ def study_task(
             ExecutorSpec("local", device=device, lanes=args.lanes, compile_workers=count)
         ) as other:
             other.map(requests(1))
-            passes.append(
-                executor_pass(other, f"local, {count} compile workers, warm", requests(args.batch))
-            )
+            what = _workers_label(count, device)
+            passes.append(executor_pass(other, f"{what}, warm", requests(args.batch)))
     return passes, warm_s, name
+
+
+def _workers_label(count: int, device: str) -> str:
+    if device != "cuda":
+        return f"local, {count} compile workers"
+    cache = "Triton cache compiled ahead" if count else "no compile ahead, cold Triton cache"
+    return f"local, {count} compile workers ({cache})"
 
 
 def bench_wall(device: str, work: Path) -> tuple[float, int]:
@@ -193,7 +193,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--tasks", default="silu_fp16,matmul_fp16")
     parser.add_argument("--batch", type=int, default=32, help="candidates per executor pass")
     parser.add_argument("--naive", type=int, default=4, help="candidates through the naive loop")
-    parser.add_argument("--compile-workers", default="2,8", help="comma-separated counts")
+    parser.add_argument(
+        "--compile-workers",
+        default="8,0",
+        help="comma-separated counts; the first serves the cold and warm passes (0: no compile ahead)",
+    )
     parser.add_argument("--lanes", type=int, default=1, help="CPU lanes (on CUDA: one per GPU)")
     parser.add_argument("--bench", action="store_true", help="also time the lite offline bench")
     parser.add_argument(
