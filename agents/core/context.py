@@ -46,6 +46,7 @@ class RunContext:
     # shares its own across runs), else built from the settings on first use (judge_executor)
     executor: Any = None
     _owns_executor: bool = field(default=False, repr=False)
+    _executor_said: bool = field(default=False, repr=False)
 
     def judge_executor(self) -> Any:
         """The run's executor: the caller's, or one built from judge.executor and its sizes
@@ -64,7 +65,14 @@ class RunContext:
                 )
             )
             self._owns_executor = True
-            self.event("executor", executor=self.executor.kind, describe=self.executor.describe())
+        if not self._executor_said:  # the run's events say once where its candidates were judged
+            self._executor_said = True
+            self.event(
+                "executor",
+                executor=self.executor.kind,
+                describe=self.executor.describe(),
+                shared=not self._owns_executor,
+            )
         return self.executor
 
     def close_executor(self) -> None:
