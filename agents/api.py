@@ -132,12 +132,11 @@ def start(
 ) -> RunResult:
     """Start a run from a complete config (`seams`: tests only, agents/core/seams.py;
     `executor`: as in `run`)."""
-    from benchmarks import resolve_device
     from profiling import device_fingerprint
 
     seams = seams or Seams()
     task = _task(config.task)
-    device = resolve_device(config.device)
+    device = run_device(config.device, executor.kind if executor is not None else config.executor)
     config.llm = _absolute_replay(config.llm)
     config.runs_dir = str(Path(config.runs_dir).resolve())
     provider = _provider(config.llm, served=[])
@@ -242,7 +241,6 @@ def resume(
     has already finished. `seams` are for tests only (agents/core/seams.py); `executor` as in
     `run`."""
     from agents.core.graph import compile_graph, invoke_config
-    from benchmarks import resolve_device
 
     run = RunDir.find(run_ref, runs_dir)
     manifest = run.manifest()
@@ -254,7 +252,8 @@ def resume(
     changed = config.resume_changes(changes)
     task = _task(manifest["task"]["ref"])
     device = manifest["device"]["resolved"]
-    if resolve_device("auto") != device and device == "cuda":
+    kind = executor.kind if executor is not None else config.executor
+    if device == "cuda" and run_device("auto", kind) != "cuda" and kind != "ray":
         raise RuntimeError(
             f"run {run.run_id} was started on a GPU; resume it on a machine with one"
         )
@@ -396,6 +395,16 @@ def _result(ctx: RunContext, values: dict[str, Any]) -> RunResult:
 
 
 # -- helpers ------------------------------------------------------------------------------------
+
+
+def run_device(requested: str, executor_kind: str) -> str:
+    """The device a run judges on: `benchmarks.resolve_device`, except that a run judged on Ray
+    may ask for "cuda" on a machine without a GPU (the cluster's GPUs judge its candidates)."""
+    from benchmarks import resolve_device
+
+    if executor_kind == "ray" and requested == "cuda":
+        return "cuda"
+    return resolve_device(requested)
 
 
 def _task(ref: Any) -> Any:

@@ -32,6 +32,7 @@ _EXPORTS: dict[str, str] = {
     "ExecutorError": "benchmarks.executor.request",
     "ExecutorSpec": "benchmarks.executor.choose",
     "make_executor": "benchmarks.executor.choose",
+    "RemeasureRequest": "benchmarks.executor.request",
     "visible_gpus": "benchmarks.executor.local",
     # benchmarks.harness.child
     "drain_spares": "benchmarks.harness.child",

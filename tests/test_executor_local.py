@@ -90,6 +90,16 @@ def test_a_lane_killed_mid_candidate_is_replaced_and_the_candidate_judged_again(
     assert any("lost while judging slow" in n and "replaced" in n for n in local.notes)
 
 
+def test_a_remeasurement_goes_to_a_lane_and_comes_back_as_its_record(task, local):
+    from benchmarks import RemeasureRequest
+    from benchmarks.harness.remeasure import Remeasure
+
+    request = RemeasureRequest(EvalRequest.for_task(task, GOOD, CONFIG), GOOD, rounds=1)
+    got = local.submit(request).result(timeout=300)
+    assert isinstance(got, Remeasure) and not got.measured
+    assert got.reason.startswith("not measured (no GPU)")  # the lane's interleaved() said so
+
+
 def test_the_cpu_stage_runs_the_static_check_without_running_the_candidate(task):
     bad = precompile(EvalRequest.for_task(task, NO_KERNEL, CONFIG).portable())
     assert not bad.static_ok and "triton" in bad.message.lower()

@@ -131,11 +131,10 @@ def run_parallel(
     the local Ray they all join."""
     from benchmarks import resolve_device
 
-    device = resolve_device(plan.device)
     on_ray = spec is not None and spec.kind == "ray"
-    slots: list[str | None] = (
-        list(gpu_slots(workers)) if device == "cuda" and not on_ray else [None] * workers
-    )
+    # on Ray the GPUs are the cluster's: the workers are not pinned, and need none of their own
+    pinned = not on_ray and resolve_device(plan.device) == "cuda"
+    slots: list[str | None] = list(gpu_slots(workers)) if pinned else [None] * workers
     local_ray = None
     if on_ray and spec.ray_address is None:
         from benchmarks import ExecutorError, make_executor

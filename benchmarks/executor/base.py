@@ -3,8 +3,10 @@
     with make_executor(ExecutorSpec("local", device="cuda")) as executor:   # executor/choose.py
         verdicts = executor.map([EvalRequest.for_task(task, src, config) for src in sources])
 
-`submit(request)` returns a `concurrent.futures.Future` of the request's `Verdict`; `map` submits
-a batch and returns its verdicts in the batch's order; `close` ends the executor's workers.
+`submit(request)` returns a `concurrent.futures.Future` of the request's `Verdict` (of a
+`RemeasureRequest`: its `Remeasure`, measured where the executor times candidates, so a
+re-measurement never overlaps a judge's timing on a GPU); `map` submits a batch and returns its
+results in the batch's order; `close` ends the executor's workers.
 `slots` is how many requests it can usefully hold at once (a caller that may stop early, such as
 the agent with `first_success`, keeps no more than that in flight).
 
@@ -22,7 +24,7 @@ from concurrent.futures import Future
 from types import TracebackType
 from typing import Any
 
-from benchmarks.executor.request import EvalRequest, judge_request
+from benchmarks.executor.request import EvalRequest, RemeasureRequest, run_request
 
 
 class Executor(ABC):
@@ -32,11 +34,12 @@ class Executor(ABC):
     slots: int = 1
 
     @abstractmethod
-    def submit(self, request: EvalRequest) -> Future:
-        """Start judging `request`; a future of its Verdict (its exception: ExecutorError)."""
+    def submit(self, request: EvalRequest | RemeasureRequest) -> Future:
+        """Start judging `request`; a future of its Verdict, or of its Remeasure (its exception:
+        ExecutorError)."""
 
-    def map(self, requests: Iterable[EvalRequest]) -> list[Any]:
-        """The verdicts of `requests`, in their order."""
+    def map(self, requests: Iterable[EvalRequest | RemeasureRequest]) -> list[Any]:
+        """The results of `requests`, in their order."""
         futures = [self.submit(r) for r in requests]
         return [f.result() for f in futures]
 
@@ -66,11 +69,11 @@ class InlineExecutor(Executor):
     kind = "inline"
     slots = 1
 
-    def submit(self, request: EvalRequest) -> Future:
+    def submit(self, request: EvalRequest | RemeasureRequest) -> Future:
         future: Future = Future()
         future.set_running_or_notify_cancel()
         try:
-            future.set_result(judge_request(request))
+            future.set_result(run_request(request))
         except Exception as exc:  # noqa: BLE001 - handed to the caller through the future
             future.set_exception(exc)
         return future

@@ -23,11 +23,13 @@ class ExecutorSpec:
 
 def make_executor(spec: ExecutorSpec) -> Executor:
     """The executor `spec` describes. An unknown kind, or "ray" without Ray installed, is an
-    ExecutorError that says what to do."""
+    ExecutorError that says what to do. A Ray executor may be asked for "cuda" on a machine
+    without a GPU: the GPUs are the cluster's (the executor checks that it has some)."""
     from benchmarks.harness.judge import resolve_device
 
-    device = resolve_device(spec.device)
     kind = spec.kind
+    on_ray = kind == "ray" and spec.device in ("cpu", "cuda")
+    device = spec.device if on_ray else resolve_device(spec.device)
     if kind == "auto":
         kind = "local" if device == "cuda" else "inline"
     if kind == "inline":

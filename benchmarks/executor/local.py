@@ -38,7 +38,12 @@ from typing import Any
 
 from benchmarks.executor.base import Executor
 from benchmarks.executor.precompile import Precompiled, precompile, seed_folder
-from benchmarks.executor.request import EvalRequest, ExecutorError, judge_request
+from benchmarks.executor.request import (
+    EvalRequest,
+    ExecutorError,
+    RemeasureRequest,
+    run_request,
+)
 
 
 def visible_gpus() -> list[str]:
@@ -88,7 +93,7 @@ def lane_main(conn: Connection, gpu: str | None, device: str) -> None:
             if request is None:
                 return
             try:
-                reply = ("ok", judge_request(request).model_dump_json(), "")
+                reply = ("ok", run_request(request).model_dump_json(), "")
             except Exception as exc:  # noqa: BLE001 - the parent decides what it means
                 reply = ("error", f"{type(exc).__name__}: {exc}", traceback.format_exc()[-4000:])
             healthy = _healthy(device)
@@ -116,9 +121,26 @@ def _healthy(device: str) -> bool:
         return False
 
 
+def _label(request: EvalRequest | RemeasureRequest) -> str:
+    if isinstance(request, RemeasureRequest):
+        return request.label
+    return request.label or request.candidate
+
+
+def parse_answer(request: EvalRequest | RemeasureRequest, body: str) -> Any:
+    """A lane's answer as its record: a Verdict, or a Remeasure for a re-measurement."""
+    if isinstance(request, RemeasureRequest):
+        from benchmarks.harness.remeasure import Remeasure
+
+        return Remeasure.model_validate_json(body)
+    from benchmarks.verdict import Verdict
+
+    return Verdict.model_validate_json(body)
+
+
 @dataclass
 class _Job:
-    request: EvalRequest
+    request: EvalRequest | RemeasureRequest
     future: Future
     precompiled: Precompiled | None = None
 
@@ -182,7 +204,7 @@ class _Lane:
     def _where(self) -> str:
         return f" (GPU {self.gpu})" if self.gpu is not None else ""
 
-    def _ask(self, request: EvalRequest) -> tuple[str, str, str, bool]:
+    def _ask(self, request: EvalRequest | RemeasureRequest) -> tuple[str, str, str, bool]:
         assert self.conn is not None
         try:
             self.conn.send(request)
@@ -207,7 +229,7 @@ class _Lane:
                 continue
             if not job.future.set_running_or_notify_cancel():
                 continue  # cancelled before it started
-            self.current = job.request.label or job.request.candidate
+            self.current = _label(job.request)
             try:
                 self._judge(job)
             finally:
@@ -218,7 +240,7 @@ class _Lane:
         from benchmarks.harness.child import default_root
 
         seed = seed_folder(job.precompiled, default_root())
-        if seed is not None:
+        if seed is not None and isinstance(job.request, EvalRequest):
             config = dataclasses.replace(job.request.config, triton_cache_seed=str(seed))
             job.request = dataclasses.replace(job.request, config=config)
         try:
@@ -228,7 +250,7 @@ class _Lane:
                 shutil.rmtree(seed, ignore_errors=True)
 
     def _judge_once_more_if_lost(self, job: _Job) -> None:
-        what = job.request.label or job.request.candidate
+        what = _label(job.request)
         for attempt in (1, 2):
             try:
                 kind, body, tb, healthy = self._ask(job.request)
@@ -244,9 +266,7 @@ class _Lane:
                     return
                 continue
             if kind == "ok":
-                from benchmarks.verdict import Verdict
-
-                job.future.set_result(Verdict.model_validate_json(body))
+                job.future.set_result(parse_answer(job.request, body))
                 if not healthy:
                     self.replace(f"its CUDA context failed a check after judging {what}")
                 return
@@ -315,11 +335,11 @@ class LocalExecutor(Executor):
             if lane.current is not None and lane.proc is not None
         }
 
-    def submit(self, request: EvalRequest) -> Future:
+    def submit(self, request: EvalRequest | RemeasureRequest) -> Future:
         if self.closing:
             raise ExecutorError("the executor is closed")
         job = _Job(request.portable(), Future())
-        if self._pool is None:
+        if self._pool is None or isinstance(request, RemeasureRequest):
             self.ready.put(job)
         else:
             stage = self._pool.submit(precompile, job.request, self.target)

@@ -11,7 +11,8 @@ process, which Ray keeps between tasks, so its spare workers, loaded tasks and b
 warm. A request carries its task's files, so a node whose checkout lacks (or differs in) the
 task file still judges the right one. A task whose worker process or node is lost is run again
 by Ray (`max_retries`); a candidate's own faults never raise (they are verdicts), so only the
-machinery's failures are retried.
+machinery's failures are retried. A re-measurement (`RemeasureRequest`) is one GPU task of its
+own, so it never shares a GPU with a judge's timing either.
 
 Every node needs kernforge installed (the same version as the caller: the verdicts are its
 code's). Ray is an optional dependency (`pip install 'kernforge[ray]'`), imported only here.
@@ -25,9 +26,15 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.executor.base import Executor
-from benchmarks.executor.local import gpu_arch
+from benchmarks.executor.local import gpu_arch, parse_answer
 from benchmarks.executor.precompile import Precompiled, precompile, seed_folder
-from benchmarks.executor.request import EvalRequest, ExecutorError, judge_request
+from benchmarks.executor.request import (
+    EvalRequest,
+    ExecutorError,
+    RemeasureRequest,
+    judge_request,
+    measure_request,
+)
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 MAX_RETRIES = 3
@@ -60,6 +67,11 @@ def judge_on_ray(request: EvalRequest, staged: Precompiled | None) -> str:
     finally:
         if seed is not None:
             shutil.rmtree(seed, ignore_errors=True)
+
+
+def measure_on_ray(request: RemeasureRequest) -> str:
+    """The Ray task that re-measures a candidate against the incumbent; the Remeasure as JSON."""
+    return measure_request(request).model_dump_json()
 
 
 class RayExecutor(Executor):
@@ -104,6 +116,7 @@ class RayExecutor(Executor):
         self.target = gpu_arch("0") if device == "cuda" else None
         self._stage = ray.remote(num_cpus=1, max_retries=max_retries)(precompile)
         self._judge = ray.remote(num_cpus=1, max_retries=max_retries, **gpu)(judge_on_ray)
+        self._measure = ray.remote(num_cpus=1, max_retries=max_retries, **gpu)(measure_on_ray)
         resources = ray.cluster_resources()
         self.slots = max(1, int(resources.get("GPU" if device == "cuda" else "CPU", 1)))
         if device == "cuda" and not resources.get("GPU"):
@@ -120,19 +133,20 @@ class RayExecutor(Executor):
         """The address other processes may join this Ray at (its GCS address)."""
         return str(self._ray.get_runtime_context().gcs_address)
 
-    def submit(self, request: EvalRequest) -> Future:
+    def submit(self, request: EvalRequest | RemeasureRequest) -> Future:
         portable = request.portable()
-        staged = self._stage.remote(portable, self.target)
-        ref = self._judge.remote(portable, staged)
+        if isinstance(portable, RemeasureRequest):
+            ref = self._measure.remote(portable)
+            what = portable.label
+        else:
+            ref = self._judge.remote(portable, self._stage.remote(portable, self.target))
+            what = portable.label or portable.candidate
         out: Future = Future()
         out.set_running_or_notify_cancel()
-        what = request.label or request.candidate
 
         def done(inner: Future) -> None:
             try:
-                from benchmarks.verdict import Verdict
-
-                out.set_result(Verdict.model_validate_json(inner.result()))
+                out.set_result(parse_answer(portable, inner.result()))
             except Exception as exc:  # noqa: BLE001 - Ray's errors become the executor's
                 out.set_exception(
                     ExecutorError(f"{what}: Ray could not judge it: {type(exc).__name__}: {exc}")

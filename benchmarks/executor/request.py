@@ -129,6 +129,47 @@ def _unpacked(request: EvalRequest) -> Path:
     return folder / main
 
 
+@dataclass(frozen=True)
+class RemeasureRequest:
+    """An interleaved re-measurement of an already-correct candidate against the incumbent
+    (`benchmarks.harness.remeasure.interleaved`): `candidate` names the task, the candidate's
+    source, the device and the seed; the incumbent's source and the rounds come beside it. It is
+    GPU work, so an executor runs it where it times candidates: never beside another timing."""
+
+    candidate: EvalRequest
+    incumbent_source: str
+    rounds: int
+
+    @property
+    def label(self) -> str:
+        return f"re-measurement of {self.candidate.label or self.candidate.candidate}"
+
+    def portable(self) -> RemeasureRequest:
+        return dataclasses.replace(self, candidate=self.candidate.portable())
+
+
+def measure_request(request: RemeasureRequest) -> Any:
+    """The `Remeasure` of one request, measured in this process's workers."""
+    from benchmarks.harness.remeasure import interleaved
+
+    cand = request.candidate
+    return interleaved(
+        load_request_task(cand),
+        request.incumbent_source,
+        cand.source,
+        device=cand.config.device,
+        rounds=request.rounds,
+        seed=cand.config.seed,
+    )
+
+
+def run_request(request: EvalRequest | RemeasureRequest) -> Any:
+    """The verdict of an EvalRequest, or the Remeasure of a RemeasureRequest."""
+    if isinstance(request, RemeasureRequest):
+        return measure_request(request)
+    return judge_request(request)
+
+
 def judge_request(request: EvalRequest) -> Any:
     """The verdict on one request, judged in this process by `benchmarks.harness.judge.evaluate`."""
     from benchmarks.harness.judge import evaluate
