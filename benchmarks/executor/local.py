@@ -85,6 +85,12 @@ def lane_main(conn: Connection, gpu: str | None, device: str) -> None:
     from benchmarks.harness.child import drain_spares
 
     try:
+        import benchmarks.harness.judge  # noqa: F401  (torch and the judge, before the first request)
+
+        if device == "cuda":
+            import torch
+
+            torch.cuda.init()
         while True:
             try:
                 request = conn.recv()
