@@ -7,8 +7,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+import torch
 from test_bench_runs import FAST, TORCH, any_call_script, bench_cli, events
 
+from agents.api import run_device
 from benchmarks.results.rows import ResultStore
 
 
@@ -43,3 +46,12 @@ def test_every_run_of_a_bench_is_judged_on_its_one_shared_executor(
     assert sorted({r.method for r in rows}) == ["kernelagent", "single-shot"]
     verdict = json.loads(next((out / "runs").glob("*/attempts/1/verdict.json")).read_text())
     assert verdict["error_class"] != "harness_error", verdict["message"]
+
+
+def test_a_run_judged_on_ray_may_ask_for_cuda_where_this_machine_has_no_gpu() -> None:
+    if torch.cuda.is_available():
+        pytest.skip("this machine has a GPU: nothing to relax")
+    assert run_device("cuda", "ray") == "cuda"  # the cluster's GPUs judge it
+    assert run_device("auto", "ray") == "cpu"  # auto looks for a GPU here
+    with pytest.raises(RuntimeError, match="no CUDA GPU here"):
+        run_device("cuda", "local")
