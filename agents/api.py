@@ -153,8 +153,11 @@ def run(
     console: Console | None = None,
     quiet: bool = False,
     seams: Seams | None = None,
+    executor: Any = None,
 ) -> RunResult:
-    """Start a run. `seams` are for tests only (agents/core/seams.py)."""
+    """Start a run. `seams` are for tests only (agents/core/seams.py). `executor` (a
+    `benchmarks.Executor`, kept open: the caller closes it) judges the candidates instead of one
+    built from the judge.executor settings."""
     flags: dict[str, Any] = dict(settings or {})
     flags.update(
         {
@@ -171,7 +174,7 @@ def run(
         flags.update({f"budget.{k}": v for k, v in budget.items()})
     merged = resolve(flags)
     config = AgentConfig.from_settings(task, merged, run_id=run_id)
-    return start(config, merged, console=console, quiet=quiet, seams=seams)
+    return start(config, merged, console=console, quiet=quiet, seams=seams, executor=executor)
 
 
 def start(
@@ -181,20 +184,23 @@ def start(
     console: Console | None = None,
     quiet: bool = False,
     seams: Seams | None = None,
+    executor: Any = None,
 ) -> RunResult:
-    """Start a run from a complete config (`seams`: tests only, agents/core/seams.py)."""
-    from benchmarks import resolve_device
+    """Start a run from a complete config (`seams`: tests only, agents/core/seams.py;
+    `executor`: as in `run`)."""
 
     seams = seams or Seams()
     task = _task(config.task)
-    device = resolve_device(config.device)
+    device = run_device(config.device, executor.kind if executor is not None else config.executor)
     config.llm = _absolute_replay(config.llm)
     config.runs_dir = str(Path(config.runs_dir).resolve())
     provider = _provider(config, served=[])
     run = RunDir.create(config.runs_dir, config.run_id or new_run_id(task.id))
     config.run_id = run.run_id
     with _owned(run):
-        return _start(config, settings, run, task, device, provider, console, quiet, seams)
+        return _start(
+            config, settings, run, task, device, provider, console, quiet, seams, executor
+        )
 
 
 def _start(
@@ -207,6 +213,7 @@ def _start(
     console: Console | None,
     quiet: bool,
     seams: Seams,
+    executor: Any = None,
 ) -> RunResult:
     from profiling import device_fingerprint
 
@@ -236,6 +243,7 @@ def _start(
         tracker=BudgetTracker(config.budget, ledger=run.path / BUDGET),
         progress=progress,
         seams=seams,
+        executor=executor,
     )
     ctx.save_spend()
     progress.start(
@@ -299,16 +307,20 @@ def resume(
     quiet: bool = False,
     seams: Seams | None = None,
     changes: Mapping[str, Any] | None = None,
+    executor: Any = None,
 ) -> RunResult:
     """Continue a run from its checkpoint (after Ctrl-C, kill -9, a crash or an LLM outage).
 
     `changes` ({dotted key: value}) are settings given with `--resume`: those that may change
     (`Setting.on_resume`: the budget, runs_dir) are written into the run's manifest and said in
     one line each; any other key is a SettingsError, and so is a changed budget for a run that
-    has already finished. `seams` are for tests only (agents/core/seams.py)."""
+    has already finished. `seams` are for tests only (agents/core/seams.py); `executor` as in
+    `run`."""
     run = RunDir.find(run_ref, runs_dir)
     with _owned(run):
-        return _resume(run, console=console, quiet=quiet, seams=seams, changes=changes)
+        return _resume(
+            run, console=console, quiet=quiet, seams=seams, changes=changes, executor=executor
+        )
 
 
 def _manifest_config(run: RunDir, manifest: dict[str, Any]) -> AgentConfig:
@@ -351,9 +363,9 @@ def _resume(
     quiet: bool,
     seams: Seams | None,
     changes: Mapping[str, Any] | None,
+    executor: Any = None,
 ) -> RunResult:
     from agents.core.graph import compile_graph, invoke_config
-    from benchmarks import resolve_device
 
     manifest = run.manifest()
     config = _manifest_config(run, manifest)
@@ -367,7 +379,8 @@ def _resume(
         raise SettingsError(f"--resume {run.run_id}: {exc}") from None
     task = _manifest_task(run, manifest)
     device = (manifest.get("device") or {}).get("resolved") or "cpu"
-    if resolve_device("auto") != device and device == "cuda":
+    kind = executor.kind if executor is not None else config.executor
+    if device == "cuda" and run_device("auto", kind) != "cuda" and kind != "ray":
         raise SettingsError(
             f"run {run.run_id} was started on a GPU; resume it on a machine with one"
         )
@@ -381,6 +394,7 @@ def _resume(
         tracker=BudgetTracker(config.budget),
         progress=progress,
         seams=seams or Seams(),
+        executor=executor,
     )
     try:
         app = compile_graph(ctx)
@@ -479,10 +493,14 @@ def _resume(
 
 def _drive(ctx: RunContext, initial: dict[str, Any] | None, app: Any = None) -> RunResult:
     from agents.core.graph import compile_graph, invoke_config
+    from benchmarks import ExecutorError
 
     app = app or compile_graph(ctx)
     try:
         final = app.invoke(initial, invoke_config(ctx), durability="sync")
+    except ExecutorError as exc:
+        ctx.event("stopped", error=f"ExecutorError: {exc}")
+        raise RunError(ctx.run.run_id, f"the judge's executor failed: {exc}", ctx.run.path) from exc
     except KeyboardInterrupt:
         ctx.event(
             "interrupted",
@@ -502,6 +520,8 @@ def _drive(ctx: RunContext, initial: dict[str, Any] | None, app: Any = None) -> 
             f"{ctx.run.checkpoint}: the checkpoint could not be read or written (sqlite: {exc})",
             ctx.run.path,
         ) from None
+    finally:
+        ctx.close_executor()
     return _result(ctx, final)
 
 
@@ -531,6 +551,16 @@ def _result(ctx: RunContext, values: dict[str, Any]) -> RunResult:
 
 
 # -- helpers ------------------------------------------------------------------------------------
+
+
+def run_device(requested: str, executor_kind: str) -> str:
+    """The device a run judges on: `benchmarks.resolve_device`, except that a run judged on Ray
+    may ask for "cuda" on a machine without a GPU (the cluster's GPUs judge its candidates)."""
+    from benchmarks import resolve_device
+
+    if executor_kind == "ray" and requested == "cuda":
+        return "cuda"
+    return resolve_device(requested)
 
 
 def _task(ref: Any) -> Any:

@@ -8,6 +8,8 @@ never the modules behind them; a test (tests/test_layering.py) pins that. The ro
   input modes and tolerance helpers, the task files
 - `benchmarks/verdict.py`, `suites.py`, `weights.py`: the verdict record, suites and their
   importance weights
+- `benchmarks/executor/`: executors that judge many candidates at once (inline, local lanes per
+  GPU, Ray), every one through the same judge
 - `benchmarks/harness/`: the judge (static check, isolated worker, typed messages, comparison,
   fallback detection, timing, roofline fields, re-measurement)
 - `benchmarks/results/`: result rows, run records, analysis (S_agg, fast_p), reports, pair export,
@@ -23,6 +25,15 @@ from typing import Any
 
 # what other packages may use: name -> "module" (or "module:attribute" where the name differs)
 _EXPORTS: dict[str, str] = {
+    # benchmarks.executor
+    "EvalRequest": "benchmarks.executor.request",
+    "EXECUTOR_KINDS": "benchmarks.executor:KINDS",
+    "Executor": "benchmarks.executor.base",
+    "ExecutorError": "benchmarks.executor.request",
+    "ExecutorSpec": "benchmarks.executor.choose",
+    "make_executor": "benchmarks.executor.choose",
+    "RemeasureRequest": "benchmarks.executor.request",
+    "visible_gpus": "benchmarks.executor.local",
     # benchmarks.harness.child
     "drain_spares": "benchmarks.harness.child",
     # benchmarks.harness.judge

@@ -128,6 +128,20 @@ class UncheckedShape(BaseModel):
     reason: str = ""
 
 
+class BaselineOrigin(BaseModel):
+    """Where one shape's baseline times (eager, torch.compile) came from: measured for this
+    evaluation, or reused from this judging process's memory or from the disk cache
+    (benchmarks/harness/baselines.py), and when they were measured."""
+
+    source: str  # "measured", "memory" or "disk"
+    measured_at: str = ""  # ISO 8601, UTC
+    key: str = ""  # the cache entry's key
+
+    @property
+    def reused(self) -> bool:
+        return self.source != "measured"
+
+
 class ShapeResult(BaseModel):
     """Numbers for one shape of one task at one dtype."""
 
@@ -150,6 +164,9 @@ class ShapeResult(BaseModel):
     candidate_us: float | None = None
     eager_us: float | None = None
     compile_us: float | None = None
+    # where eager_us and compile_us came from; None where no baseline was taken (no GPU) and in
+    # verdicts written before baselines were cached
+    baseline: BaselineOrigin | None = None
     speedup_eager: float | None = None
     speedup_compile: float | None = None
     # roofline

@@ -32,6 +32,7 @@ _EXPORTS: dict[str, str] = {
     "run_ncu": "profiling.ncu",
     "summarize": "profiling.ncu",
     # profiling.peaks
+    "cache_dir": "profiling.peaks",
     "get_peaks": "profiling.peaks",
     "Peaks": "profiling.peaks",
     # profiling.roofline

@@ -26,6 +26,15 @@ def _peaks() -> dict:
     ).to_dict()
 
 
+def recorded_baselines(monkeypatch, base: dict) -> None:
+    """Baseline jobs answer with `base` (a recorded measurement) and this process's baseline
+    cache starts empty."""
+    from benchmarks.harness import baselines
+
+    baselines.forget_memory()
+    monkeypatch.setattr(perf, "measure_baselines", lambda *args, **kwargs: base)
+
+
 def test_fill_perf_computes_speedups_roofline_and_flags(monkeypatch):
     task = get_task("softmax_fp16")
     shapes = list(task.shapes[:2])
@@ -39,7 +48,7 @@ def test_fill_perf_computes_speedups_roofline_and_flags(monkeypatch):
             s1.name: {"eager_us": 400.0, "compile_us": 300.0},
         },
     }
-    monkeypatch.setitem(perf._BASELINES, (task.id, (s0.name, s1.name), 0), base)
+    recorded_baselines(monkeypatch, base)
     bytes0 = task.min_bytes(s0.dims)
     roof0_us = bytes0 / 4.0e12 * 1e6  # memory-bound: bytes / measured bandwidth
     cand = {
@@ -60,7 +69,7 @@ def test_fill_perf_computes_speedups_roofline_and_flags(monkeypatch):
     }
     v = Verdict(task_id=task.id, device="cuda", passed=True)
     v.shapes = [ShapeResult(shape=s.name, dims=s.dims, dtype=task.dtype) for s in shapes]
-    perf.fill_perf(v, task, shapes, cand, JudgeConfig(device="cpu"))
+    perf.fill_perf(v, task, shapes, cand, JudgeConfig(device="cpu", baseline_cache="off"))
     r0, r1 = v.shapes
     assert math.isclose(r0.speedup_eager, 100.0 / r0.candidate_us)
     assert math.isclose(r0.speedup_compile, 50.0 / r0.candidate_us)
@@ -72,6 +81,7 @@ def test_fill_perf_computes_speedups_roofline_and_flags(monkeypatch):
     assert math.isclose(v.geomean_speedup_eager, math.sqrt(r0.speedup_eager * r1.speedup_eager))
     assert v.triton_ratio == 0.9
     assert v.perf_status.startswith("measured")
+    assert r0.baseline.source == "measured" and r0.baseline.measured_at
 
 
 def test_a_candidate_that_skips_kernels_while_timed_loses_its_time():

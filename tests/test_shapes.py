@@ -152,6 +152,7 @@ def test_the_gpu_plan_adds_the_ragged_shape_and_perf_scores_only_the_declared(mo
     tests/test_shapes_gpu.py): the ragged shape joins the declared ones, the perf stage gets only
     the declared ones, and the score is theirs alone."""
     from test_perf_stage import _peaks as peaks_dict  # recorded H200 peaks
+    from test_perf_stage import recorded_baselines
 
     from benchmarks.harness import perf
 
@@ -169,12 +170,12 @@ def test_the_gpu_plan_adds_the_ragged_shape_and_perf_scores_only_the_declared(mo
         "peaks": peaks_dict(),
         "shapes": {s.name: {"eager_us": 100.0, "compile_us": 50.0} for s in timed},
     }
-    monkeypatch.setitem(perf._BASELINES, (task.id, tuple(s.name for s in timed), 0), base)
+    recorded_baselines(monkeypatch, base)
     cand = {s.name: {"candidate_us": 1000.0, "method": "events"} for s in timed}
     v = Verdict(task_id=task.id, device="cuda", passed=True)
     v.shapes = [ShapeResult(shape=s.name, dims=s.dims, dtype=task.dtype) for s in plan.shapes]
     shapes.mark_results(v, plan.shapes)
-    perf.fill_perf(v, task, timed, cand, JudgeConfig(device="cuda"))
+    perf.fill_perf(v, task, timed, cand, JudgeConfig(device="cuda", baseline_cache="off"))
     ragged = v.shapes[-1]
     assert ragged.correctness_only and ragged.derived_from == "qwen2_7b_logits_tail"
     assert ragged.candidate_us is None and ragged.attainment is None

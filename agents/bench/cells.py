@@ -81,9 +81,12 @@ def run_cell(
     console: Any = None,
     verbose: bool = False,
     seams: Seams | None = None,
+    executor: Any = None,
 ) -> CellOutcome:
     """Run (or resume, or skip) one (task, method, seed) and store its rows."""
-    outcome = execute_cell(plan, cell, console=console, verbose=verbose, seams=seams)
+    outcome = execute_cell(
+        plan, cell, console=console, verbose=verbose, seams=seams, executor=executor
+    )
     return collect_cell(plan, outcome, store)
 
 
@@ -94,10 +97,12 @@ def execute_cell(
     console: Any = None,
     verbose: bool = False,
     seams: Seams | None = None,
+    executor: Any = None,
 ) -> CellOutcome:
     """Run, resume or skip one cell's agent run; its rows are not read yet (`collect_cell`).
     Any process may do this part: the bench's workers run it, one per GPU. `seams` (tests
-    only) go to the run unchanged."""
+    only) go to the run unchanged; `executor` (the bench's, shared by its runs) judges the
+    run's candidates, or None for the run's own from its settings."""
     from agents import api
     from agents.core.llm.base import LLMError
     from agents.core.lock import FolderLocked, hold
@@ -112,7 +117,12 @@ def execute_cell(
         elif (run_dir / "manifest.json").is_file():
             status = "resumed"
             api.resume(
-                cell.run_id, runs_dir=runs_dir, console=console, quiet=not verbose, seams=seams
+                cell.run_id,
+                runs_dir=runs_dir,
+                console=console,
+                quiet=not verbose,
+                seams=seams,
+                executor=executor,
             )
         else:
             status = "ran"
@@ -131,6 +141,7 @@ def execute_cell(
                 console=console,
                 quiet=not verbose,
                 seams=seams,
+                executor=executor,
             )
     except FolderLocked as exc:
         return CellOutcome(cell, "busy", str(exc), seconds=_since(started))

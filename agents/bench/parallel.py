@@ -16,6 +16,7 @@ command again resumes them from their checkpoints, like any bench.
 
 from __future__ import annotations
 
+import dataclasses
 import multiprocessing as mp
 import os
 import queue
@@ -40,13 +41,9 @@ POLL_S = 1.0
 def gpu_slots(count: int) -> list[str]:
     """The CUDA_VISIBLE_DEVICES value of each of `count` workers: the GPUs this process may
     see, one each. More workers than GPUs is a BenchError (shared GPUs would skew timings)."""
-    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
-    if visible is not None:
-        ids = [v.strip() for v in visible.split(",") if v.strip()]
-    else:
-        import torch
+    from benchmarks import visible_gpus
 
-        ids = [str(i) for i in range(torch.cuda.device_count())]
+    ids = visible_gpus()
     if count > len(ids):
         raise BenchError(
             f"--workers {count}: this machine shows {len(ids)} GPU(s); one worker per GPU at "
@@ -70,12 +67,19 @@ def _worker(
     results: Any,
     deadline_wall: float | None,
     seams: Seams | None,
+    spec: Any = None,
 ) -> None:
-    """One worker: take a task's cells at a time until the queue is empty."""
+    """One worker: take a task's cells at a time until the queue is empty. With `spec` (an
+    ExecutorSpec) its runs share one executor of that kind, built here."""
     if slot is not None:
         os.environ["CUDA_VISIBLE_DEVICES"] = slot
     plan = BenchPlan.from_json(plan_json)
+    executor = None
     try:
+        if spec is not None:
+            from benchmarks import make_executor
+
+            executor = make_executor(spec)
         while (group := jobs.get()) is not None:
             for task, method, seed in group:
                 cell = Cell(task, method, seed)
@@ -86,13 +90,15 @@ def _worker(
                     )
                 else:
                     results.put(("start", slot, (task, method, seed)))
-                    outcome = execute_cell(plan, cell, seams=seams)
+                    outcome = execute_cell(plan, cell, seams=seams, executor=executor)
                 results.put(("outcome", slot, _plain(outcome)))
     except KeyboardInterrupt:
         return  # the bench was interrupted: the run is left to resume, the parent says so
     finally:
         from benchmarks import drain_spares
 
+        if executor is not None:
+            executor.close()
         drain_spares()  # a spawned process skips atexit: end the judge's spare workers here
 
 
@@ -115,14 +121,29 @@ def run_parallel(
     on_outcome: Callable[[CellOutcome], None],
     deadline: float | None = None,
     seams: Seams | None = None,
+    spec: Any = None,
 ) -> list[CellOutcome]:
     """Run `cells` on `workers` processes (one per GPU on CUDA) and store each finished run's
     rows as it ends. `deadline` is a `time.monotonic()` value, as in `run_bench`. The `seams`
-    (tests only) must be picklable (module-level functions or objects): each worker gets a copy."""
+    (tests only) must be picklable (module-level functions or objects): each worker gets a copy.
+    `spec` (an ExecutorSpec) gives each worker an executor of that kind; with "ray" the workers
+    are not pinned to GPUs (Ray hands the GPUs out), and without an address this process starts
+    the local Ray they all join."""
     from benchmarks import resolve_device
 
-    device = resolve_device(plan.device)
-    slots: list[str | None] = list(gpu_slots(workers)) if device == "cuda" else [None] * workers
+    on_ray = spec is not None and spec.kind == "ray"
+    # on Ray the GPUs are the cluster's: the workers are not pinned, and need none of their own
+    pinned = not on_ray and resolve_device(plan.device) == "cuda"
+    slots: list[str | None] = list(gpu_slots(workers)) if pinned else [None] * workers
+    local_ray = None
+    if on_ray and spec.ray_address is None:
+        from benchmarks import ExecutorError, make_executor
+
+        try:
+            local_ray = make_executor(spec)
+        except ExecutorError as exc:
+            raise BenchError(f"--executor ray: {exc}") from None
+        spec = dataclasses.replace(spec, ray_address=local_ray.address())
     ctx = mp.get_context("spawn")
     jobs, results = ctx.Queue(), ctx.Queue()
     for group in task_groups(cells):
@@ -133,7 +154,7 @@ def run_parallel(
     procs = [
         ctx.Process(
             target=_worker,
-            args=(slot, plan.to_json(), jobs, results, deadline_wall, seams),
+            args=(slot, plan.to_json(), jobs, results, deadline_wall, seams, spec),
             name=f"bench-worker-{slot if slot is not None else i}",
         )
         for i, slot in enumerate(slots)
@@ -175,6 +196,8 @@ def run_parallel(
             if proc.is_alive():
                 proc.terminate()
             proc.join(timeout=10)
+        if local_ray is not None:
+            local_ray.close()
     lost = [c for c in cells if c not in outcomes]
     codes = ", ".join(f"{p.name} exit {p.exitcode}" for p in procs if p.exitcode)
     for cell in lost:

@@ -4,6 +4,7 @@ and a summary by method.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -71,6 +72,7 @@ def run_bench(
     seams: Seams | None = None,
     deadline: float | None = None,
     workers: int = 1,
+    executor: Any = None,
 ) -> BenchResult:
     """Run every cell of `plan` not yet complete, store the rows, and summarise by method.
     `workers` > 1 runs cells in that many processes, one per GPU on CUDA
@@ -78,13 +80,17 @@ def run_bench(
     `seams` are the agent's test seams (agents/core/seams.py; never set from the CLI).
     `deadline` (a `time.monotonic()` value): no cell starts after it; the rest are "deferred",
     and running the same plan again continues with them. One process at a time owns the bench
-    folder: a second is a BenchError naming the first (agents/core/lock.py)."""
+    folder: a second is a BenchError naming the first (agents/core/lock.py).
+    `executor` (a `benchmarks.ExecutorSpec`): every run judges its candidates on one shared
+    executor of that kind (one per worker with `workers` > 1) instead of each building its own
+    from its settings; where candidates are judged never changes a verdict, so it is not part
+    of the plan."""
     if workers < 1:
         raise BenchError(f"--workers must be >= 1, got {workers}")
     again = f"`kernforge bench --resume --out {plan.out}`"
     try:
         with hold(plan.out, "bench folder", again=again):
-            return _run_bench(plan, console, verbose, on_cell, seams, deadline, workers)
+            return _run_bench(plan, console, verbose, on_cell, seams, deadline, workers, executor)
     except FolderLocked as exc:
         if exc.folder != plan.out:
             raise  # not the bench folder: a cell's own, which `execute_cell` reports
@@ -99,6 +105,7 @@ def _run_bench(
     seams: Seams | None,
     deadline: float | None,
     workers: int,
+    executor: Any,
 ) -> BenchResult:
     from benchmarks import ResultStore
 
@@ -106,13 +113,60 @@ def _run_bench(
     store = ResultStore(plan.out)
     skipped = skipped_methods(plan)
     cells = [c for c in plan.cells() if c.method not in skipped]
+    spec = dataclasses.replace(executor, device=plan.device) if executor is not None else None
+    shared = None
+    if spec is not None and workers == 1:
+        from benchmarks import ExecutorError, make_executor
+
+        try:
+            shared = make_executor(spec)
+        except ExecutorError as exc:
+            raise BenchError(f"--executor {spec.kind}: {exc}") from None
     bench_event(
         plan.out,
         "bench_start",
         cells=len(cells),
         skipped_methods=sorted(skipped),
         workers=workers,
+        executor=shared.describe() if shared else (spec.kind if spec else "per run"),
     )
+    try:
+        outcomes = _run_cells(
+            plan, cells, store, workers, console, verbose, on_cell, seams, deadline, spec, shared
+        )
+    finally:
+        if shared is not None:
+            shared.close()
+    store.write_parquet()
+    mine = [
+        r
+        for r in store.rows()
+        if r.task_id in plan.tasks and r.method in plan.methods and r.seed in plan.seeds
+    ]
+    bench_event(
+        plan.out,
+        "bench_end",
+        stopped=sum(o.status == "stopped" for o in outcomes),
+        deferred=sum(o.status == "deferred" for o in outcomes),
+    )
+    return BenchResult(plan, outcomes, summarize(mine), skipped, list(store.warnings))
+
+
+def _run_cells(
+    plan: BenchPlan,
+    cells: list[Any],
+    store: Any,
+    workers: int,
+    console: Any,
+    verbose: bool,
+    on_cell: Callable[[int, int, CellOutcome], None] | None,
+    seams: Seams | None,
+    deadline: float | None,
+    spec: Any,
+    shared: Any,
+) -> list[CellOutcome]:
+    """Every cell run, in this process one after the other (judged on `shared`, or each run's
+    own executor), or on `workers` processes (each with an executor of `spec`)."""
     outcomes: list[CellOutcome] = []
     if workers > 1:
 
@@ -129,6 +183,7 @@ def _run_bench(
             on_outcome=counted,
             deadline=deadline,
             seams=seams,
+            spec=spec,
         )
     else:
         for number, cell in enumerate(cells, start=1):
@@ -145,24 +200,14 @@ def _run_bench(
                     on_cell(number, len(cells), outcome)
                 continue
             bench_event(plan.out, "cell_start", run_id=cell.run_id)
-            outcome = run_cell(plan, cell, store, console=console, verbose=verbose, seams=seams)
+            outcome = run_cell(
+                plan, cell, store, console=console, verbose=verbose, seams=seams, executor=shared
+            )
             outcomes.append(outcome)
             bench_event(plan.out, "cell", run_id=cell.run_id, **outcome_fields(outcome))
             if on_cell is not None:
                 on_cell(number, len(cells), outcome)
-    store.write_parquet()
-    mine = [
-        r
-        for r in store.rows()
-        if r.task_id in plan.tasks and r.method in plan.methods and r.seed in plan.seeds
-    ]
-    bench_event(
-        plan.out,
-        "bench_end",
-        stopped=sum(o.status == "stopped" for o in outcomes),
-        deferred=sum(o.status == "deferred" for o in outcomes),
-    )
-    return BenchResult(plan, outcomes, summarize(mine), skipped, list(store.warnings))
+    return outcomes
 
 
 # --------------------------------------------------------------------------------------------

@@ -14,9 +14,13 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from agents.core.settings import BY_KEY
+
 if TYPE_CHECKING:
     from agents.bench import BenchResult, CellOutcome
+    from benchmarks import ExecutorSpec
 
+EXECUTOR, RAY_ADDRESS = BY_KEY["judge.executor"], BY_KEY["judge.ray_address"]
 console = Console()
 err_console = Console(stderr=True)
 
@@ -95,6 +99,10 @@ def bench(
         help="runs at once, each in its own process: on CUDA one per GPU (at most the GPUs "
         "this machine shows), whole tasks each",
     ),
+    executor: str = typer.Option(
+        None, "--executor", help="one executor shared by every run: " + EXECUTOR.help
+    ),
+    ray_address: str = typer.Option(None, "--ray-address", help=RAY_ADDRESS.help),
 ) -> None:
     """Run every method on every task (and seed) as agent runs; one result row per attempt.
 
@@ -166,8 +174,11 @@ def bench(
             f"({outcome.seconds:.0f} s) [dim]{escape(outcome.message[:120])}[/]"
         )
 
+    spec = _executor_spec(executor, ray_address)
     try:
-        result = run_bench(plan, console=console, verbose=verbose, on_cell=show, workers=workers)
+        result = run_bench(
+            plan, console=console, verbose=verbose, on_cell=show, workers=workers, executor=spec
+        )
     except BenchError as exc:
         _die(str(exc))
     except KeyboardInterrupt:
@@ -192,6 +203,28 @@ def bench(
             "the same command again to continue them"
         )
         raise typer.Exit(1)
+
+
+def _executor_spec(kind: str | None, ray_address: str | None) -> ExecutorSpec | None:
+    """The bench's shared executor from --executor / --ray-address (None: each run its own);
+    the sizes from the settings (judge.lanes, judge.compile_workers)."""
+    from agents.core.settings import resolve
+    from benchmarks import ExecutorSpec
+
+    if kind is None and ray_address is None:
+        return None
+    kind = kind or "ray"
+    if kind not in EXECUTOR.choices:
+        _die(f"--executor {kind!r}: expected one of {', '.join(EXECUTOR.choices)}")
+    if ray_address is not None and kind != "ray":
+        _die(f"--ray-address goes with --executor ray, not --executor {kind}")
+    values = resolve({}).values
+    return ExecutorSpec(
+        kind,
+        lanes=values["judge.lanes"],
+        compile_workers=values["judge.compile_workers"],
+        ray_address=ray_address or values["judge.ray_address"],
+    )
 
 
 def _print_summary(result: BenchResult) -> None:

@@ -44,6 +44,44 @@ class RunContext:
     progress: Progress
     # the test seams (agents/core/seams.py): empty in every real run
     seams: Seams = field(default_factory=Seams)
+    # where candidates are judged (benchmarks/executor): one handed in by the caller (a bench
+    # shares its own across runs), else built from the settings on first use (judge_executor)
+    executor: Any = None
+    _owns_executor: bool = field(default=False, repr=False)
+    _executor_said: bool = field(default=False, repr=False)
+
+    def judge_executor(self) -> Any:
+        """The run's executor: the caller's, or one built from judge.executor and its sizes
+        the first time it is asked for (then closed by `close_executor` when the run ends)."""
+        if self.executor is None:
+            from benchmarks import ExecutorSpec, make_executor
+
+            cfg = self.config
+            self.executor = make_executor(
+                ExecutorSpec(
+                    cfg.executor,
+                    device=self.device,
+                    lanes=cfg.judge_lanes,
+                    compile_workers=cfg.compile_workers,
+                    ray_address=cfg.ray_address,
+                )
+            )
+            self._owns_executor = True
+        if not self._executor_said:  # the run's events say once where its candidates were judged
+            self._executor_said = True
+            self.event(
+                "executor",
+                executor=self.executor.kind,
+                describe=self.executor.describe(),
+                shared=not self._owns_executor,
+            )
+        return self.executor
+
+    def close_executor(self) -> None:
+        """End the executor this run built (one handed in stays with its owner)."""
+        if self._owns_executor and self.executor is not None:
+            self.executor.close()
+            self.executor, self._owns_executor = None, False
 
     @property
     def can_measure(self) -> bool:

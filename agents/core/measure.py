@@ -1,7 +1,8 @@
 """Measure-revise acceptance: does a correct candidate beat the incumbent beyond the noise?
 
 On a GPU this is `benchmarks.harness.remeasure.interleaved` (incumbent, candidate, candidate, incumbent
-per round, in one process). Without a GPU nothing is measured and the answer says so. The
+per round, in one process), run by the run's executor where it times candidates, so it never
+overlaps a judge's timing on the same GPU. Without a GPU nothing is measured and the answer says so. The
 `scripted_measure` test seam (agents/core/seams.py) replaces the GPU in tests; its results are
 labelled `scripted` wherever they appear.
 """
@@ -29,17 +30,19 @@ def measure(
             reason="not measured (no GPU): speed cannot be compared here",
             incumbent_id=incumbent_id,
         )
-    from benchmarks import interleaved
+    from benchmarks import EvalRequest, JudgeConfig, RemeasureRequest
 
-    started = time.monotonic()
-    result = interleaved(
+    executor = ctx.judge_executor()
+    candidate = EvalRequest.for_task(
         ctx.task,
-        incumbent_code,
         candidate_code,
-        device="cuda",
-        rounds=ctx.config.remeasure_rounds,
-        seed=ctx.config.seed,
+        JudgeConfig(device="cuda", seed=ctx.config.seed),
+        label="candidate",
+        ship_task=executor.kind == "ray",
     )
+    request = RemeasureRequest(candidate, incumbent_code, ctx.config.remeasure_rounds)
+    started = time.monotonic()
+    result = executor.submit(request).result()
     ctx.tracker.add_gpu_s(time.monotonic() - started)
     return _record(result, incumbent_id, scripted=False)
 

@@ -44,7 +44,7 @@ from agents.core.llm.base import MAX_BODY_BYTES, REQUEST_TIMEOUT_S
 from agents.core.llm.budget import MIN_REPLY_TOKENS
 from agents.core.llm.retry import RetryPolicy
 from agents.core.presets import PRESETS, preset
-from benchmarks import REMEASURE_ROUNDS, JudgeConfig
+from benchmarks import EXECUTOR_KINDS, REMEASURE_ROUNDS, JudgeConfig
 from knowledge_base import KB_REQUEST_TIMEOUT_S
 from profiling import NCU_TIMEOUT_S
 
@@ -311,6 +311,55 @@ SETTINGS: tuple[Setting, ...] = (
         REMEASURE_ROUNDS,
         "rounds of incumbent/candidate/candidate/incumbent timing",
         attr="remeasure_rounds",
+    ),
+    # Where candidates are judged (benchmarks/executor, docs/throughput.md); none of these
+    # changes a verdict, so each may change on --resume.
+    Setting(
+        "judge.executor",
+        "str",
+        "auto",
+        "where candidates are judged: inline (this process, one at a time), local (CPU workers "
+        "for the CPU stage, one lane per GPU, judge.lanes on the CPU), ray (Ray tasks; "
+        "judge.ray_address), auto (local on a GPU, inline on the CPU)",
+        ("auto", *EXECUTOR_KINDS),
+        attr="executor",
+        on_resume=True,
+    ),
+    Setting(
+        "judge.lanes",
+        "int",
+        1,
+        "candidates the local executor judges at once on the CPU (on a GPU: one per visible GPU)",
+        attr="judge_lanes",
+        on_resume=True,
+        minimum=1,
+    ),
+    Setting(
+        "judge.compile_workers",
+        "int",
+        2,
+        "CPU processes of the local executor's CPU stage, ahead of the lanes: the static check "
+        "and, on a GPU machine, Triton's compile of each candidate's kernels (0: none)",
+        attr="compile_workers",
+        on_resume=True,
+        minimum=0,
+    ),
+    Setting(
+        "judge.ray_address",
+        "str?",
+        None,
+        "the Ray cluster of the ray executor (ray://host:10001, auto); none: a local Ray",
+        attr="ray_address",
+        on_resume=True,
+    ),
+    Setting(
+        "judge.baseline_cache",
+        "str",
+        JudgeConfig.baseline_cache,
+        "folder of cached baseline times; empty: $KERNFORGE_CACHE_DIR/baselines "
+        "(~/.cache/kernforge/baselines); off: measured once per judging process",
+        attr="baseline_cache",
+        on_resume=True,
     ),
     Setting(
         "profile.ncu",

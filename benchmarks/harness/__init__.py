@@ -6,6 +6,6 @@ deterministic -> no fallback -> perf and writes one Verdict; `judge_config` its 
 (`worker`) each candidate runs in; `messages` every message between the two, typed;
 `transport` the trial files; `compare` the parent-side comparison against the reference;
 `fallback` PyTorch-fallback detection; `ptx` what the compiled kernels use; `perf` the timings,
-baselines and roofline fields; `remeasure` the interleaved incumbent-vs-candidate timing;
+baselines and roofline fields; `baselines` the baseline cache (memory and disk); `remeasure` the interleaved incumbent-vs-candidate timing;
 `precision` the numeric settings references run under.
 """

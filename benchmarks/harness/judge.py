@@ -206,6 +206,9 @@ def _evaluate_once(
         return _fail(verdict, ErrorClass.HARNESS_ERROR, changed, Stage.COMPILE)
     child = acquire(device, _work_root(config), prewarm=config.prewarm, isolate=True)
     folder = child.folder
+    if config.triton_cache_seed and Path(config.triton_cache_seed).is_dir():
+        # kernels compiled ahead for this candidate alone, into the cache of its own worker
+        shutil.copytree(config.triton_cache_seed, folder / ".triton" / "cache", dirs_exist_ok=True)
     staged = integrity.stage(task, folder)  # the worker reads a private read-only copy
     try:
         (folder / "candidate.py").write_text(source)

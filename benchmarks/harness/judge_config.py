@@ -41,6 +41,14 @@ class JudgeConfig:
     # base, the test suite's files), which may run unisolated, with a warning, where no OS
     # isolation exists; False (model-written, imported, `kernforge eval`) refuses them there
     trusted: bool = False
+    # where baseline times are cached (benchmarks/harness/baselines.py): "" for
+    # $KERNFORGE_CACHE_DIR/baselines (default ~/.cache/kernforge/baselines), a folder, or "off"
+    # (measured once per judging process)
+    baseline_cache: str = ""
+    # a folder of Triton cache files compiled ahead for this same candidate
+    # (benchmarks/executor/precompile.py), copied into its worker's own cache before it runs;
+    # "" for none. The verdict does not depend on it: the worker compiles what it lacks
+    triton_cache_seed: str = ""
     # UNSAFE: run untrusted candidates with no OS isolation where none is available
     allow_unisolated: bool = False
     # what the candidate's processes may hold while they run (memory, processes, disk) and how

@@ -1,8 +1,10 @@
 """The performance and roofline stages, filled in after a candidate passed correctness on a GPU.
 
 Baselines (the task's reference run eagerly and under `torch.compile`) and the device peaks are
-measured by a trusted worker process — never in the candidate's process — once per task and
-shape set per judging process, so a bench compares every method against the same numbers.
+measured by a trusted worker process — never in the candidate's process — once per task, shape,
+dtype, device and software versions, and reused from this process's memory or the disk cache
+(`benchmarks.harness.baselines`), so a run and a bench compare every candidate and method
+against the same numbers; each shape's result says where its baseline came from and when.
 """
 
 from __future__ import annotations
@@ -11,13 +13,13 @@ import math
 from pathlib import Path
 from typing import Any
 
+from benchmarks.harness import baselines
 from benchmarks.harness.child import run_job
 from benchmarks.harness.messages import BaselineJob, ShapeSpec, to_dict
 from benchmarks.task import Shape, Task
 from benchmarks.verdict import ShapeResult, Verdict
 from profiling import Peaks, roofline
 
-_BASELINES: dict[tuple, dict] = {}
 _FINGERPRINTS: dict[str, dict] = {}
 
 # Tasks whose work runs on tensor cores use the matmul peak of their dtype; everything else is
@@ -33,17 +35,15 @@ def fingerprint(device: str) -> dict:
     return _FINGERPRINTS[device]
 
 
-def run_baseline(
+def measure_baselines(
     task: Task,
     shapes: list[Shape],
     seed: int,
     timeout_s: float = 900.0,
     work_root: Path | None = None,
 ) -> dict:
-    """Eager and torch.compile times for each shape, plus the device peaks (cached per process)."""
-    key = (task.id, tuple(s.name for s in shapes), seed)
-    if key in _BASELINES:
-        return _BASELINES[key]
+    """Eager and torch.compile times of `shapes`, with the device peaks, measured now by a
+    trusted baseline worker (the result as a dict; its status says whether it worked)."""
     job = BaselineJob(
         task_path=str(task.path),
         dtype=task.dtype,
@@ -51,9 +51,27 @@ def run_baseline(
         shapes=[ShapeSpec(name=s.name, dims=dict(s.dims)) for s in shapes],
         seed=seed,
     )
-    result = to_dict(run_job("cuda", job, timeout_s=timeout_s, root=work_root))
-    _BASELINES[key] = result
-    return result
+    return to_dict(run_job("cuda", job, timeout_s=timeout_s, root=work_root))
+
+
+def run_baseline(
+    task: Task,
+    shapes: list[Shape],
+    seed: int,
+    timeout_s: float = 900.0,
+    work_root: Path | None = None,
+    cache: str = "",
+) -> dict:
+    """Eager and torch.compile times for each shape, plus the device peaks: from the baseline
+    cache (`cache` is `JudgeConfig.baseline_cache`), measured for the shapes it lacks."""
+    return baselines.baselines_for(
+        task,
+        shapes,
+        seed,
+        fingerprint("cuda"),
+        baselines.BaselineStore(baselines.cache_folder(cache)),
+        lambda missing: measure_baselines(task, missing, seed, timeout_s, work_root),
+    )
 
 
 def peak_flops_for(task: Task, peaks: Peaks) -> tuple[float | None, float | None, str]:
@@ -104,7 +122,13 @@ def roofline_fields(
 
 def fill_perf(verdict: Verdict, task: Task, shapes: list[Shape], cand: dict, config: Any) -> None:
     """Speedups, roofline attainment, IOU, MFU and flags from the candidate's timings."""
-    base = run_baseline(task, shapes, config.seed, work_root=getattr(config, "work_root", None))
+    base = run_baseline(
+        task,
+        shapes,
+        config.seed,
+        work_root=getattr(config, "work_root", None),
+        cache=getattr(config, "baseline_cache", ""),
+    )
     if base.get("status") != "ok":
         verdict.perf_status = f"candidate timed, baselines failed: {base.get('message', '')}"
     peaks = Peaks.from_dict(base["peaks"]) if base.get("peaks") else None
@@ -141,6 +165,7 @@ def fill_perf(verdict: Verdict, task: Task, shapes: list[Shape], cand: dict, con
             if "side_stream" not in verdict.flags:
                 verdict.flags.append("side_stream")
         sr.eager_us, sr.compile_us = b.get("eager_us"), b.get("compile_us")
+        sr.baseline = (base.get("origins") or {}).get(shape.name)
         if b.get("compile_error"):
             sr.notes.append(f"torch.compile failed: {b['compile_error']}")
         if sr.candidate_us:
@@ -179,5 +204,11 @@ def fill_perf(verdict: Verdict, task: Task, shapes: list[Shape], cand: dict, con
     verdict.score = roofline.task_score(att) if att else None
     if base.get("status") == "ok":
         verdict.perf_status = f"measured; bandwidth {bw_source}; compute ceiling {peak_source}"
+        reused = sorted(
+            {(o.source, o.measured_at) for o in (base.get("origins") or {}).values() if o.reused}
+        )
+        if reused:
+            when = ", ".join(f"{at} ({src})" for src, at in reused)
+            verdict.notes.append(f"baseline times (eager, torch.compile) reused, measured {when}")
     if verdict.score is not None and math.isnan(verdict.score):
         verdict.score = None

@@ -1,6 +1,8 @@
 """evaluator: the judge, then acceptance. Runs once per round on every pending candidate.
 
-For each candidate, in slot order:
+The round's candidates go to the run's executor (`ctx.judge_executor()`: benchmarks/executor,
+docs/throughput.md), a few ahead, so a local or Ray executor judges them side by side; their
+verdicts are read back in slot order, and each is recorded as it is read. For each candidate:
 1. judge it (`benchmarks.harness.judge.evaluate`, in a child process) and write attempts/<n>/ at once;
    with agent.llm_tests, also run the model's own test on it (feedback for repairs only);
 2. if it is correct: the first correct kernel becomes the incumbent; any later one must beat
@@ -49,30 +51,41 @@ def summarize_verdict(verdict: Any) -> VerdictSummary:
     )
 
 
-def judge(
-    ctx: RunContext, candidate: Candidate, attempt_id: int, model_test: str | None = None
-) -> Attempt:
-    """Evaluate one candidate and write its attempt folder. `model_test` is the model-written
-    test (agent.llm_tests), run on the candidate as feedback beside the verdict."""
-    from benchmarks import JudgeConfig, evaluate
+def judge_request(ctx: RunContext, candidate: Candidate, attempt_id: int) -> Any:
+    """The executor's request to judge `candidate` as attempt `attempt_id`."""
+    from benchmarks import EvalRequest, JudgeConfig
 
     cfg = ctx.config
-    code_path = ctx.run.attempt_dir(attempt_id) / "code.py"
-    verdict = evaluate(
-        ctx.task,
-        code_path,
-        JudgeConfig(
-            device=ctx.device,
-            trials=cfg.judge_trials,
-            seed=cfg.seed,
-            timeout_s=cfg.judge_timeout_s,
-            perf=True,
-            # model-written code is refused where no OS isolation exists
-            trusted=ctx.policy.trusted_code,
-        ),
-        source=candidate.code,
-        label=f"attempt {attempt_id}",
+    config = JudgeConfig(
+        device=ctx.device,
+        trials=cfg.judge_trials,
+        seed=cfg.seed,
+        timeout_s=cfg.judge_timeout_s,
+        perf=True,
+        # model-written code is refused where no OS isolation exists
+        trusted=ctx.policy.trusted_code,
+        baseline_cache=cfg.baseline_cache,
     )
+    return EvalRequest.for_task(
+        ctx.task,
+        candidate.code,
+        config,
+        candidate=str(ctx.run.attempt_dir(attempt_id) / "code.py"),
+        label=f"attempt {attempt_id}",
+        ship_task=ctx.judge_executor().kind == "ray",
+    )
+
+
+def judged(
+    ctx: RunContext,
+    candidate: Candidate,
+    attempt_id: int,
+    verdict: Any,
+    model_test: str | None = None,
+) -> Attempt:
+    """The attempt from a candidate's verdict, its folder written. `model_test` is the
+    model-written test (agent.llm_tests), run on the candidate as feedback beside the verdict."""
+    code_path = ctx.run.attempt_dir(attempt_id) / "code.py"
     verdict = scrub_verdict(verdict)  # before it reaches the state, the checkpoint or a prompt
     if ctx.device == "cuda":
         ctx.tracker.add_gpu_s(verdict.stage_seconds.get("total", 0.0))
@@ -200,6 +213,55 @@ def _verdict_json(ctx: RunContext, attempt: Attempt) -> dict[str, Any]:
     return ctx.run.read_verdict(attempt.id)
 
 
+class _Submissions:
+    """A round's candidates on the run's executor, handed over in slot order, at most its
+    `slots` submitted and not yet read (the inline executor, one slot, judges each only when
+    it is read: exactly the old one-by-one order; agent.first_success stops little work). Each
+    candidate not already on disk gets the next attempt id, in slot order, as when they were
+    judged one by one."""
+
+    def __init__(self, ctx: RunContext, pending: list[Candidate], first_id: int) -> None:
+        self.ctx, self.pending = ctx, pending
+        self.todo: list[tuple[int, int]] = []  # (index in pending, attempt id)
+        for index, candidate in enumerate(pending):
+            if ctx.run.find_attempt(candidate.key) is None:
+                self.todo.append((index, first_id))
+                first_id += 1
+        self.futures: dict[int, Any] = {}
+        self.next = 0  # position in todo of the next to submit
+
+    def _top_up(self, upto: int) -> None:
+        executor = self.ctx.judge_executor()
+        while self.next < len(self.todo) and (
+            self.next <= upto or len(self.futures) < executor.slots
+        ):
+            index, attempt_id = self.todo[self.next]
+            request = judge_request(self.ctx, self.pending[index], attempt_id)
+            self.futures[index] = executor.submit(request)
+            self.next += 1
+
+    def verdict(self, index: int) -> tuple[int, Any]:
+        """(attempt id, verdict) of the candidate at `index` of the round."""
+        position = next(p for p, (i, _) in enumerate(self.todo) if i == index)
+        self._top_up(position)
+        verdict = self.futures.pop(index).result()
+        return self.todo[position][1], verdict
+
+    def drop_rest(self, index: int) -> list[int]:
+        """Stop the candidates after `index`: those not started are cancelled; those already
+        being judged are waited for (their time is counted) and left unrecorded. Their slots."""
+        unused = []
+        for later, future in sorted(self.futures.items()):
+            if later <= index or future.cancel():
+                continue
+            verdict = future.result()
+            if self.ctx.device == "cuda":
+                self.ctx.tracker.add_gpu_s(verdict.stage_seconds.get("total", 0.0))
+            unused.append(self.pending[later].slot)
+        self.futures.clear()
+        return unused
+
+
 def evaluator(state: AgentState, ctx: RunContext) -> dict[str, Any]:
     pending = list(state.get("pending") or [])
     iteration = state.get("iteration", 0) + 1
@@ -211,6 +273,7 @@ def evaluator(state: AgentState, ctx: RunContext) -> dict[str, Any]:
     model_test = (state.get("model_test") or {}).get("code")
     if not pending:
         ctx.event("round_empty", iteration=iteration, note="no candidate to judge this round")
+    queue = _Submissions(ctx, pending, next_id)
     for index, candidate in enumerate(pending):
         attempt = ctx.run.find_attempt(candidate.key)
         if attempt is not None:
@@ -220,8 +283,8 @@ def evaluator(state: AgentState, ctx: RunContext) -> dict[str, Any]:
                 note="judged before the process stopped; taken from disk, not judged again",
             )
         else:
-            attempt = judge(ctx, candidate, next_id, model_test)
-            next_id += 1
+            attempt_id, verdict = queue.verdict(index)
+            attempt = judged(ctx, candidate, attempt_id, verdict, model_test)
         if attempt.passed and attempt.accepted is None:
             attempt = decide(
                 ctx, attempt, known.get(incumbent_id) if incumbent_id is not None else None
@@ -239,11 +302,13 @@ def evaluator(state: AgentState, ctx: RunContext) -> dict[str, Any]:
         ctx.progress.attempt(attempt)
         rest = pending[index + 1 :]
         if attempt.passed and ctx.config.first_success and rest:
+            discarded = queue.drop_rest(index)
             ctx.event(
                 "cancelled",
                 slots=[c.slot for c in rest],
                 keys=[c.key for c in rest],
                 reason=f"attempt {attempt.id} is correct (agent.first_success): the rest of the round is not judged",
+                judged_unused=discarded,
             )
             ctx.progress.note(
                 f"attempt {attempt.id} is correct: {len(rest)} other candidate(s) of this round not judged (agent.first_success)"

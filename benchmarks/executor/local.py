@@ -1,0 +1,377 @@
+"""The local executor: a CPU stage on worker processes, then one lane per GPU.
+
+    submit -> [compile workers: static check, Triton compile, in parallel]  -> ready queue
+           -> [lane 0: GPU 0] [lane 1: GPU 1] ...  (each judges one candidate at a time)
+
+The CPU stage (`benchmarks.executor.precompile`) runs the static check and, on a GPU machine,
+compiles the candidate's Triton kernels for the GPU's architecture in a sandboxed CPU process;
+the lane copies that cache into the candidate's own worker before judging it.
+
+A lane is a long-lived judge process (`lane_main`) pinned to its GPU (CUDA_VISIBLE_DEVICES set
+before torch starts), fed by a thread of this process. It judges with
+`benchmarks.harness.judge.evaluate`, so each candidate still runs in its own sandboxed worker
+and the verdict is the one a direct call gives; what the lane adds is warmth: its spare workers,
+its loaded tasks, its baseline cache and device fingerprint stay between candidates. One lane per
+GPU means two timings never share a GPU. On the CPU there are `lanes` of them (the Triton
+interpreter runs on the CPU, so more lanes than cores only slow each other down).
+
+A lane whose process dies while judging (killed, out of memory), or that finds its CUDA context
+broken after an evaluation (a `torch.cuda.synchronize()` that raises), is replaced by a fresh
+process; a request it was judging is judged once more on the fresh one. A request that fails a
+second time fails its future with an ExecutorError.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import multiprocessing as mp
+import os
+import queue
+import shutil
+import subprocess
+import threading
+import traceback
+from concurrent.futures import Future, ProcessPoolExecutor
+from dataclasses import dataclass
+from multiprocessing.connection import Connection, wait
+from typing import Any
+
+from benchmarks.executor.base import Executor
+from benchmarks.executor.precompile import Precompiled, precompile, seed_folder
+from benchmarks.executor.request import (
+    EvalRequest,
+    ExecutorError,
+    RemeasureRequest,
+    run_request,
+)
+
+
+def visible_gpus() -> list[str]:
+    """The CUDA_VISIBLE_DEVICES entries of the GPUs this process may use (all of them when the
+    variable is unset)."""
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+    if visible is not None:
+        return [v.strip() for v in visible.split(",") if v.strip()]
+    import torch
+
+    return [str(i) for i in range(torch.cuda.device_count())]
+
+
+def gpu_arch(gpu: str) -> tuple[int, int] | None:
+    """The compute capability of GPU `gpu` (a CUDA_VISIBLE_DEVICES entry) from nvidia-smi, so
+    that this process need not start CUDA; None where it cannot be asked."""
+    exe = shutil.which("nvidia-smi")
+    if exe is None:
+        return None
+    try:
+        out = subprocess.run(
+            [exe, "--query-gpu=compute_cap", "--format=csv,noheader", "-i", gpu],
+            capture_output=True,
+            text=True,
+            timeout=20,
+            check=True,
+        ).stdout.strip()
+        major, minor = out.splitlines()[0].strip().split(".")
+        return int(major), int(minor)
+    except (OSError, subprocess.SubprocessError, ValueError, IndexError):
+        return None
+
+
+def lane_main(conn: Connection, gpu: str | None, device: str) -> None:
+    """A lane's process: judge each request that arrives on `conn` and send back
+    (kind, body, traceback, healthy); None ends it."""
+    if gpu is not None:
+        os.environ["CUDA_VISIBLE_DEVICES"] = gpu
+    from benchmarks.harness.child import drain_spares
+
+    try:
+        import benchmarks.harness.judge  # noqa: F401  (torch and the judge, before the first request)
+
+        if device == "cuda":
+            import torch
+
+            torch.cuda.init()
+        while True:
+            try:
+                request = conn.recv()
+            except EOFError:
+                return
+            if request is None:
+                return
+            try:
+                reply = ("ok", run_request(request).model_dump_json(), "")
+            except Exception as exc:  # noqa: BLE001 - the parent decides what it means
+                reply = ("error", f"{type(exc).__name__}: {exc}", traceback.format_exc()[-4000:])
+            healthy = _healthy(device)
+            conn.send((*reply, healthy))
+            if not healthy:
+                return
+    except KeyboardInterrupt:
+        return
+    finally:
+        drain_spares()  # a spawned process skips atexit: end the judge's spare workers here
+
+
+def _healthy(device: str) -> bool:
+    """Whether this process's CUDA context still works (always, on the CPU)."""
+    if device != "cuda":
+        return True
+    try:
+        import torch
+
+        torch.cuda.synchronize()
+        torch.empty(1, device="cuda").add_(1)
+        torch.cuda.synchronize()
+        return True
+    except Exception:  # noqa: BLE001 - a broken context raises anything; the lane is replaced
+        return False
+
+
+def _label(request: EvalRequest | RemeasureRequest) -> str:
+    if isinstance(request, RemeasureRequest):
+        return request.label
+    return request.label or request.candidate
+
+
+def parse_answer(request: EvalRequest | RemeasureRequest, body: str) -> Any:
+    """A lane's answer as its record: a Verdict, or a Remeasure for a re-measurement."""
+    if isinstance(request, RemeasureRequest):
+        from benchmarks.harness.remeasure import Remeasure
+
+        return Remeasure.model_validate_json(body)
+    from benchmarks.verdict import Verdict
+
+    return Verdict.model_validate_json(body)
+
+
+@dataclass
+class _Job:
+    request: EvalRequest | RemeasureRequest
+    future: Future
+    precompiled: Precompiled | None = None
+
+
+class _LaneLost(Exception):
+    pass
+
+
+class _Lane:
+    """One lane: its judge process and the thread of this process that feeds it."""
+
+    def __init__(self, owner: LocalExecutor, index: int, gpu: str | None) -> None:
+        self.owner, self.index, self.gpu = owner, index, gpu
+        self.proc: Any = None
+        self.conn: Connection | None = None
+        self.current: str | None = None  # the request being judged (its label)
+        self._start()
+        self.thread = threading.Thread(target=self._serve, name=f"kernforge-lane-{index}")
+        self.thread.daemon = True
+        self.thread.start()
+
+    def _start(self) -> None:
+        ctx = mp.get_context("spawn")
+        parent, child = ctx.Pipe()
+        self.proc = ctx.Process(
+            target=lane_main,
+            args=(child, self.gpu, self.owner.device),
+            name=f"kernforge-lane-{self.index}",
+            daemon=True,
+        )
+        self.proc.start()
+        child.close()
+        self.conn = parent
+
+    def _stop_process(self) -> None:
+        if self.conn is not None:
+            try:
+                self.conn.send(None)
+            except (OSError, ValueError):
+                pass
+        if self.proc is not None:
+            self.proc.join(timeout=30)
+            if self.proc.is_alive():
+                self.proc.kill()
+                self.proc.join(timeout=10)
+        if self.conn is not None:
+            self.conn.close()
+            self.conn = None
+
+    def replace(self, why: str) -> None:
+        """A fresh process for this lane (the old one is killed if it still runs)."""
+        if self.proc is not None and self.proc.is_alive():
+            self.proc.kill()
+        if self.proc is not None:
+            self.proc.join(timeout=10)
+        if self.conn is not None:
+            self.conn.close()
+        self.owner.note(f"lane {self.index}{self._where()}: {why}; replaced by a fresh process")
+        self._start()
+
+    def _where(self) -> str:
+        return f" (GPU {self.gpu})" if self.gpu is not None else ""
+
+    def _ask(self, request: EvalRequest | RemeasureRequest) -> tuple[str, str, str, bool]:
+        assert self.conn is not None
+        try:
+            self.conn.send(request)
+        except (OSError, ValueError) as exc:
+            raise _LaneLost(f"could not hand it the request: {exc}") from None
+        wait([self.conn, self.proc.sentinel])
+        if self.conn.poll():
+            try:
+                return self.conn.recv()
+            except (EOFError, OSError):
+                pass
+        self.proc.join(timeout=5)
+        raise _LaneLost(f"its process ended with exit code {self.proc.exitcode}")
+
+    def _serve(self) -> None:
+        while True:
+            job = self.owner.ready.get()
+            if job is None:
+                break
+            if self.owner.closing:
+                job.future.cancel()  # queued when the executor closed: never started
+                continue
+            if not job.future.set_running_or_notify_cancel():
+                continue  # cancelled before it started
+            self.current = _label(job.request)
+            try:
+                self._judge(job)
+            finally:
+                self.current = None
+        self._stop_process()
+
+    def _judge(self, job: _Job) -> None:
+        from benchmarks.harness.child import default_root
+
+        seed = seed_folder(job.precompiled, default_root())
+        if seed is not None and isinstance(job.request, EvalRequest):
+            config = dataclasses.replace(job.request.config, triton_cache_seed=str(seed))
+            job.request = dataclasses.replace(job.request, config=config)
+        try:
+            self._judge_once_more_if_lost(job)
+        finally:
+            if seed is not None:
+                shutil.rmtree(seed, ignore_errors=True)
+
+    def _judge_once_more_if_lost(self, job: _Job) -> None:
+        what = _label(job.request)
+        for attempt in (1, 2):
+            try:
+                kind, body, tb, healthy = self._ask(job.request)
+            except _LaneLost as lost:
+                if self.owner.closing:
+                    job.future.set_exception(ExecutorError(f"{what}: the executor was closed"))
+                    return
+                self.replace(f"lost while judging {what} ({lost})")
+                if attempt == 2:
+                    job.future.set_exception(
+                        ExecutorError(f"{what}: the judge's process was lost twice ({lost})")
+                    )
+                    return
+                continue
+            if kind == "ok":
+                job.future.set_result(parse_answer(job.request, body))
+                if not healthy:
+                    self.replace(f"its CUDA context failed a check after judging {what}")
+                return
+            # the judge itself raised (its own fault, never the candidate's): once more, fresh
+            self.replace(f"the judge raised while judging {what}: {body}")
+            if attempt == 2:
+                job.future.set_exception(ExecutorError(f"{what}: the judge failed twice: {body}"))
+                return
+
+
+class LocalExecutor(Executor):
+    """See the module docstring. `lanes` counts on the CPU only; on CUDA there is one lane per
+    visible GPU. `compile_workers` processes run the CPU stage (0: none, the lanes do it)."""
+
+    kind = "local"
+
+    def __init__(self, device: str, *, lanes: int = 1, compile_workers: int = 2) -> None:
+        if device not in ("cpu", "cuda"):
+            raise ExecutorError(f"the local executor runs on cpu or cuda, not {device!r}")
+        if lanes < 1 or compile_workers < 0:
+            raise ExecutorError(
+                f"local executor: lanes must be >= 1 and compile workers >= 0, got {lanes} and {compile_workers}"
+            )
+        self.device = device
+        gpus: list[str | None] = list(visible_gpus()) if device == "cuda" else [None] * lanes
+        if not gpus:
+            raise ExecutorError(
+                "the local executor was asked for CUDA lanes, but no GPU is visible"
+            )
+        self.ready: queue.Queue[_Job | None] = queue.Queue()
+        self.closing = False
+        self.notes: list[str] = []
+        self._lock = threading.Lock()
+        self._pool = (
+            ProcessPoolExecutor(compile_workers, mp_context=mp.get_context("spawn"))
+            if compile_workers
+            else None
+        )
+        # the GPUs' architecture, for the CPU stage's compile-ahead (None on the CPU)
+        self.target = gpu_arch(str(gpus[0])) if device == "cuda" else None
+        self.lanes = [_Lane(self, i, gpu) for i, gpu in enumerate(gpus)]
+        self.slots = 2 * len(self.lanes)
+
+    def note(self, text: str) -> None:
+        with self._lock:
+            self.notes.append(text)
+
+    def describe(self) -> str:
+        where = (
+            f"{len(self.lanes)} GPU lane(s)"
+            if self.device == "cuda"
+            else f"{len(self.lanes)} CPU lane(s)"
+        )
+        pool = self._pool._max_workers if self._pool else 0  # noqa: SLF001
+        return f"local: {where}, {pool} compile worker(s)"
+
+    def lane_pids(self) -> list[int]:
+        """The process ids of the lanes' judge processes (for monitoring)."""
+        return [lane.proc.pid for lane in self.lanes if lane.proc is not None]
+
+    def busy(self) -> dict[int, str]:
+        """The lanes judging a request now: their process id -> the request's label."""
+        return {
+            lane.proc.pid: lane.current
+            for lane in self.lanes
+            if lane.current is not None and lane.proc is not None
+        }
+
+    def submit(self, request: EvalRequest | RemeasureRequest) -> Future:
+        if self.closing:
+            raise ExecutorError("the executor is closed")
+        job = _Job(request.portable(), Future())
+        if self._pool is None or isinstance(request, RemeasureRequest):
+            self.ready.put(job)
+        else:
+            stage = self._pool.submit(precompile, job.request, self.target)
+            stage.add_done_callback(lambda done, job=job: self._staged(job, done))
+        return job.future
+
+    def _staged(self, job: _Job, done: Future) -> None:
+        """The CPU stage finished (or failed: then the judge runs it itself, as always)."""
+        if not done.cancelled() and done.exception() is None:
+            job.precompiled = done.result()
+        self.ready.put(job)
+
+    def close(self) -> None:
+        if self.closing:
+            return
+        self.closing = True
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+        for _ in self.lanes:
+            self.ready.put(None)
+        for lane in self.lanes:
+            lane.thread.join()
+        while True:  # anything still queued was never started
+            try:
+                job = self.ready.get_nowait()
+            except queue.Empty:
+                break
+            if job is not None:
+                job.future.cancel()

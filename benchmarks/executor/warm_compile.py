@@ -1,0 +1,111 @@
+"""Triton's compilation of one candidate's kernels for a GPU, done on the CPU, ahead of its judge.
+
+    python -m benchmarks.executor.warm_compile FOLDER     # run by benchmarks.executor.precompile
+
+Compiling is CPU work, and a candidate's first call on the GPU spends most of its time in it; this
+program does that part in a CPU worker while the GPU judges another candidate. It runs in the
+same sandbox as a candidate's worker, but as a CPU worker: no GPU device node is visible, so the
+candidate's code (which runs here) cannot reach the GPU, let alone disturb a timing on it.
+
+It imports the candidate and calls its entry point once per GPU shape on inputs made on the CPU,
+with Triton told that the current device is a GPU of the judging machine's architecture
+(`FOLDER/warm.json`: arch, warp size) and with every kernel launch turned into a compile
+(`JITFunction.run(..., warmup=True)`; an autotuner compiles each of its configs, timing none).
+The compiled kernels land in Triton's cache in `FOLDER/.triton/cache`; the executor hands that
+cache to this same candidate's judge, whose worker then finds its kernels compiled. The cache is
+never given to another candidate. Nothing here decides anything: a call that fails (garbage
+values where a launch would have written, a query of a GPU that is not there) only means fewer
+kernels compiled ahead, and the judge compiles the rest itself.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+
+class CompileOnlyDriver:
+    """As much of Triton's driver interface as compiling needs, for a GPU this process cannot
+    see: the target is given; a benchmark compiles what it would have timed."""
+
+    def __init__(self, arch: int, warp_size: int) -> None:
+        from triton.backends.compiler import GPUTarget
+
+        self.target = GPUTarget("cuda", arch, warp_size)
+
+    def get_current_target(self) -> Any:
+        return self.target
+
+    def get_current_device(self) -> int:
+        return 0
+
+    def get_current_stream(self, device: int | None = None) -> int:
+        return 0
+
+    def get_benchmarker(self) -> Any:
+        def compile_once(kernel_call: Any, quantiles: Any = None, **_: Any) -> list[float]:
+            kernel_call()  # every launch compiles only (see compile_only)
+            return [1.0, 1.0, 1.0]
+
+        return compile_once
+
+    def is_active(self) -> bool:
+        return True
+
+
+def compile_only(arch: int, warp_size: int) -> None:
+    """Make every Triton launch in this process a compile for (arch, warp_size)."""
+    from triton.runtime import driver
+    from triton.runtime.jit import JITFunction
+
+    driver.set_active(CompileOnlyDriver(arch, warp_size))
+    launch = JITFunction.run
+
+    def run(self: Any, *args: Any, **kwargs: Any) -> Any:
+        kwargs["warmup"] = True
+        return launch(self, *args, **kwargs)
+
+    JITFunction.run = run  # type: ignore[method-assign]
+
+
+def main(argv: list[str]) -> int:
+    folder = Path(argv[1])
+    os.environ.pop("TRITON_INTERPRET", None)  # compile for the GPU, not interpret
+    spec = json.loads((folder / "warm.json").read_text(encoding="utf-8"))
+    import torch
+
+    compile_only(int(spec["arch"]), int(spec["warp_size"]))
+    from benchmarks.harness.worker import load_module
+    from benchmarks.loading import load_task_file
+
+    task = next(t for t in load_task_file(spec["task_path"]) if t.id == spec["task_id"])
+    outcomes = []
+    try:
+        entry = getattr(
+            load_module(spec["candidate_path"], "kernforge_candidate"), task.entry_point
+        )
+    except BaseException as exc:  # noqa: BLE001 - the judge reports import errors, not this
+        outcomes.append(f"import: {type(exc).__name__}: {str(exc)[:200]}")
+        entry = None
+    gen = torch.Generator()
+    for dims in spec["shapes"] if entry is not None else []:
+        try:
+            gen.manual_seed(0)
+            args = task.make_inputs(dims, "standard", gen)
+            with torch.no_grad():
+                task.bind_candidate(entry, dims, "cpu")(*args)
+            outcomes.append("compiled")
+        except BaseException as exc:  # noqa: BLE001 - fewer kernels compiled ahead, nothing more
+            outcomes.append(f"{type(exc).__name__}: {str(exc)[:200]}")
+    (folder / "warm_result.json").write_text(json.dumps(outcomes), encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    code = main(sys.argv)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)  # no candidate-registered atexit hook runs

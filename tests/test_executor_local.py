@@ -1,0 +1,282 @@
+"""The executors on the CPU (Triton interpreter): the local executor's lanes give the verdicts a
+direct `evaluate` gives, a lane killed mid-candidate is replaced and the candidate judged again,
+requests carry their task to a machine without it, and the agent's evaluator hands a round to
+its executor in slot order, never more than the executor's slots ahead."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import time
+from concurrent.futures import Future
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+
+from agents.core.nodes import evaluator as evaluator_node
+from benchmarks import EvalRequest, ExecutorError, ExecutorSpec, JudgeConfig, make_executor
+from benchmarks.executor.precompile import precompile
+from benchmarks.executor.request import load_request_task
+from benchmarks.harness.judge import evaluate
+from benchmarks.loading import get_task
+from knowledge_base import solution_path
+
+GOOD = solution_path("silu").read_text()
+WRONG = GOOD.replace("y = x / (1.0 + tl.exp(-x))", "y = x / (1.0 + tl.exp(x))")
+NO_KERNEL = "import torch\n\n\ndef silu(x):\n    return x * 2\n"
+# spins for a second or more while it is imported: time to kill the lane judging it
+SLOW = "_SPIN = sum(range(40_000_000))\n" + GOOD
+CONFIG = JudgeConfig(device="cpu", trials=1, trusted=True, shape_seed=7, timeout_s=120)
+
+
+def comparable(verdict: Any) -> dict[str, Any]:
+    """A verdict without its wall times (the only part a second judging may change)."""
+    data = verdict.model_dump(mode="json")
+    data.pop("stage_seconds")
+    return data
+
+
+@pytest.fixture(scope="module")
+def task():
+    return get_task("silu_fp32")
+
+
+@pytest.fixture(scope="module")
+def local(task):
+    executor = make_executor(ExecutorSpec("local", device="cpu", lanes=2, compile_workers=1))
+    yield executor
+    executor.close()
+
+
+def test_local_lanes_give_the_verdicts_a_direct_call_gives(task, local):
+    sources = {"good": GOOD, "wrong": WRONG, "no_kernel": NO_KERNEL}
+    requests = [
+        EvalRequest.for_task(task, src, CONFIG, candidate=f"{name}.py", label=name)
+        for name, src in sources.items()
+    ]
+    through_lanes = local.map(requests)
+    direct = [
+        evaluate(task, f"{name}.py", CONFIG, source=src, label=name)
+        for name, src in sources.items()
+    ]
+    assert [v.candidate for v in through_lanes] == list(sources)  # in the batch's order
+    assert [v.passed for v in through_lanes] == [True, False, False]
+    assert [v.error_class.value for v in through_lanes] == [
+        "none",
+        "numerical_mismatch",
+        "no_triton_kernel",
+    ]
+    for lane_verdict, own in zip(through_lanes, direct, strict=True):
+        assert comparable(lane_verdict) == comparable(own)
+    assert len(set(local.lane_pids())) == 2 and os.getpid() not in local.lane_pids()
+
+
+def test_a_lane_killed_mid_candidate_is_replaced_and_the_candidate_judged_again(task, local):
+    future = local.submit(EvalRequest.for_task(task, SLOW, CONFIG, label="slow"))
+    deadline = time.monotonic() + 120
+    while not local.busy() and time.monotonic() < deadline:
+        time.sleep(0.02)
+    busy = local.busy()
+    assert busy, "no lane took the request"
+    ((pid, label),) = busy.items()
+    assert label == "slow"
+    os.kill(pid, signal.SIGKILL)
+    verdict = future.result(timeout=300)
+    assert verdict.passed, verdict.message
+    assert pid not in local.lane_pids() and len(local.lane_pids()) == 2
+    assert any("lost while judging slow" in n and "replaced" in n for n in local.notes)
+
+
+def test_a_remeasurement_goes_to_a_lane_and_comes_back_as_its_record(task, local):
+    from benchmarks import RemeasureRequest
+    from benchmarks.harness.remeasure import Remeasure
+
+    request = RemeasureRequest(EvalRequest.for_task(task, GOOD, CONFIG), GOOD, rounds=1)
+    got = local.submit(request).result(timeout=300)
+    assert isinstance(got, Remeasure) and not got.measured
+    assert got.reason.startswith("not measured (no GPU)")  # the lane's interleaved() said so
+
+
+def test_the_cpu_stage_runs_the_static_check_without_running_the_candidate(task):
+    bad = precompile(EvalRequest.for_task(task, NO_KERNEL, CONFIG).portable())
+    assert not bad.static_ok and "triton" in bad.message.lower()
+    hostile = "import os\nos.system('touch /tmp/kf-never')\n" + GOOD
+    refused = precompile(EvalRequest.for_task(task, hostile, CONFIG).portable())
+    assert not refused.static_ok and "os" in refused.message
+    assert precompile(EvalRequest.for_task(task, GOOD, CONFIG).portable()).static_ok
+
+
+def test_a_request_carries_its_task_to_a_machine_without_the_file(task, tmp_path):
+    shipped = EvalRequest.for_task(task, GOOD, CONFIG, ship_task=True).portable()
+    elsewhere = shipped.__class__(**{**shipped.__dict__, "task_path": str(tmp_path / "silu.py")})
+    loaded = load_request_task(elsewhere)
+    assert loaded.id == task.id and loaded.path != task.path
+    assert loaded.path.read_text() == task.path.read_text()
+    bare = elsewhere.__class__(**{**elsewhere.__dict__, "task_files": {}})
+    with pytest.raises(ExecutorError, match="missing on this machine"):
+        load_request_task(bare)
+
+
+def test_an_unknown_executor_or_a_closed_one_says_so():
+    with pytest.raises(ExecutorError, match="expected auto or one of"):
+        make_executor(ExecutorSpec("threads", device="cpu"))
+    executor = make_executor(ExecutorSpec("local", device="cpu", lanes=1, compile_workers=0))
+    executor.close()
+    with pytest.raises(ExecutorError, match="closed"):
+        executor.submit(EvalRequest.for_task(get_task("silu_fp32"), GOOD, CONFIG))
+
+
+class _Recording:
+    """An executor that answers nothing until asked, and records what it was handed."""
+
+    kind = "recording"
+
+    def __init__(self, slots: int) -> None:
+        self.slots = slots
+        self.submitted: list[str] = []
+        self.futures: list[Future] = []
+
+    def submit(self, request: Any) -> Future:
+        self.submitted.append(request)
+        future: Future = Future()
+        self.futures.append(future)
+        return future
+
+
+def _round(slots: int, n: int, monkeypatch) -> tuple[Any, _Recording, list[Any]]:
+    executor = _Recording(slots)
+    ctx = SimpleNamespace(
+        run=SimpleNamespace(find_attempt=lambda key: None),
+        judge_executor=lambda: executor,
+        device="cpu",
+    )
+    monkeypatch.setattr(evaluator_node, "judge_request", lambda ctx, cand, aid: f"attempt {aid}")
+    pending = [SimpleNamespace(key=f"k{i}", slot=i) for i in range(n)]
+    return evaluator_node._Submissions(ctx, pending, 5), executor, pending
+
+
+def test_the_evaluator_keeps_at_most_the_executors_slots_unread(monkeypatch):
+    queue, executor, _ = _round(slots=3, n=5, monkeypatch=monkeypatch)
+    executor_answers = iter(range(100))
+
+    def answer_all() -> None:
+        for f in executor.futures:
+            if not f.done():
+                f.set_result(SimpleNamespace(n=next(executor_answers)))
+
+    queue._top_up(0)
+    assert executor.submitted == ["attempt 5", "attempt 6", "attempt 7"]
+    answer_all()
+    assert queue.verdict(0)[0] == 5
+    assert queue.verdict(1)[0] == 6  # reading one makes room for one more
+    assert executor.submitted == ["attempt 5", "attempt 6", "attempt 7", "attempt 8"]
+    answer_all()
+    assert queue.verdict(2)[0] == 7
+    assert len(executor.submitted) == 5
+    answer_all()
+    assert [queue.verdict(i)[0] for i in (3, 4)] == [8, 9]
+
+
+def test_one_slot_hands_each_candidate_over_only_when_it_is_read(monkeypatch):
+    queue, executor, _ = _round(slots=1, n=3, monkeypatch=monkeypatch)
+    queue._top_up(0)
+    assert executor.submitted == ["attempt 5"]
+    executor.futures[0].set_result(SimpleNamespace())
+    queue.verdict(0)
+    assert executor.submitted == ["attempt 5"]  # the next one waits until it is read
+
+
+def test_first_success_cancels_what_has_not_started(monkeypatch):
+    queue, executor, _ = _round(slots=3, n=3, monkeypatch=monkeypatch)
+    queue._top_up(0)
+    executor.futures[0].set_result(SimpleNamespace())
+    executor.futures[1].set_running_or_notify_cancel()  # being judged
+    executor.futures[1].set_result(SimpleNamespace(stage_seconds={"total": 1.0}))
+    queue.verdict(0)
+    unused = queue.drop_rest(0)
+    assert unused == [1]  # judged but not recorded
+    assert executor.futures[2].cancelled()
+
+
+def test_an_agent_run_on_the_local_executor_judges_as_the_inline_one(tmp_path: Path):
+    from agents import api
+
+    results = {}
+    for kind in ("inline", "local"):
+        results[kind] = api.run(
+            "silu_fp32",
+            llm="offline",
+            method="offline",
+            device="cpu",
+            runs_dir=tmp_path / kind,
+            budget="iterations=2",
+            settings={
+                "kb": "off",
+                "judge.trials": 1,
+                "judge.executor": kind,
+                "judge.lanes": 2,
+                "judge.compile_workers": 1,
+            },
+            run_id="r",
+            quiet=True,
+        )
+    views = {}
+    for kind, result in results.items():
+        attempts = sorted((result.run_dir / "attempts").iterdir(), key=lambda p: int(p.name))
+        views[kind] = [
+            (
+                p.name,
+                (p / "code.py").read_text(),
+                {
+                    k: v
+                    for k, v in json.loads((p / "verdict.json").read_text()).items()
+                    if k in ("passed", "stage_reached", "error_class", "candidate")
+                },
+            )
+            for p in attempts
+        ]
+    assert views["local"] == views["inline"] and views["inline"]
+    events = (results["local"].run_dir / "events.jsonl").read_text()
+    assert '"executor"' in events and "local: 2 CPU lane(s)" in events
+
+
+def test_the_cpu_stage_compiles_a_candidates_kernels_for_the_gpu_without_one():
+    """On a GPU machine the CPU stage compiles ahead, in a CPU sandbox with no GPU visible;
+    Triton cross-compiles, so this runs here too, for a Hopper target (compute capability 9.0)."""
+    task = get_task("silu_fp16")
+    request = EvalRequest.for_task(task, GOOD, JudgeConfig(device="cuda", trusted=True))
+    staged = precompile(request.portable(), (9, 0))
+    assert staged.static_ok and staged.compile_note.startswith("compiled ahead"), (
+        staged.compile_note
+    )
+    names = list(staged.triton_files)
+    assert any(n.endswith("_silu_kernel.cubin") for n in names), names
+    assert not precompile(request.portable()).triton_files  # no target: nothing compiled
+
+
+def test_the_judge_copies_a_seeded_cache_into_the_candidates_own_worker(task, tmp_path):
+    from benchmarks.executor.precompile import Precompiled, seed_folder
+
+    staged = Precompiled(
+        True,
+        triton_files={"KEY/_silu_kernel.json": b"{}", "../../outside.txt": b"not the cache's"},
+    )
+    seed = seed_folder(staged, tmp_path)
+    assert (seed / "KEY" / "_silu_kernel.json").is_file()
+    assert not (tmp_path.parent / "outside.txt").exists()  # a path out of the folder is dropped
+    work = tmp_path / "work"
+    config = JudgeConfig(
+        device="cpu",
+        trials=1,
+        trusted=True,
+        work_root=work,
+        keep_dir=True,
+        prewarm=False,
+        triton_cache_seed=str(seed),
+    )
+    assert evaluate(task, "good.py", config, source=GOOD).passed
+    (folder,) = work.glob("kf-judge-*")
+    assert (folder / ".triton" / "cache" / "KEY" / "_silu_kernel.json").read_bytes() == b"{}"

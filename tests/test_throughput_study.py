@@ -1,0 +1,45 @@
+"""The throughput study's CPU path (benchmarks/studies/throughput.py), tiny, on the interpreter:
+its candidates are new kernels that still pass the static check, and it writes its table. Its
+figures are GPU measurements, taken on the device and not asserted here."""
+
+from __future__ import annotations
+
+import pytest
+
+from benchmarks.harness.static_check import check_source
+from benchmarks.loading import get_task
+from benchmarks.studies import throughput
+from knowledge_base import solution_path
+
+
+@pytest.mark.parametrize("name,task_id", [("silu", "silu_fp32"), ("matmul", "matmul_fp16")])
+def test_each_variant_is_a_new_kernel_that_passes_the_static_check(name, task_id):
+    task = get_task(task_id)
+    source = solution_path(name).read_text()
+    made = throughput.variants(source, 3, first=4)
+    assert len(set(made)) == 3 and source not in made
+    for k, text in enumerate(made, start=4):
+        assert f"# throughput study: variant {k}" in text
+        params = [p.name for p in task.signature().parameters.values()]
+        found = check_source(
+            text, entry_point=task.entry_point, params=params, forbidden=task.forbidden
+        )
+        assert found.ok, found.message
+
+
+@pytest.mark.slow
+def test_the_cpu_path_writes_its_table(tmp_path, capsys):
+    out = tmp_path / "throughput.md"
+    argv = ["--device", "cpu", "--tasks", "silu_fp32", "--batch", "1", "--naive", "1"]
+    assert throughput.main([*argv, "--compile-workers", "1", "--out", str(out)]) == 0
+    text = out.read_text()
+    assert text in capsys.readouterr().out  # printed as written
+    rows = [line for line in text.splitlines() if line.startswith("| silu_fp32 |")]
+    assert [r.split(" | ")[1] for r in rows] == [
+        "naive loop of `kernforge eval`",
+        "local, 1 compile workers, cold",
+        "local, 1 compile workers, warm",
+    ]
+    assert all(r.split(" | ")[3] == "1" for r in rows)  # every candidate passed
+    assert "bench wall time: not measured" in text and "no GPU" in text
+    assert "one warm evaluation of a passing candidate" in text
