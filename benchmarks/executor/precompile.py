@@ -108,7 +108,9 @@ def compile_ahead(
         program = [sys.executable, "-m", "benchmarks.executor.warm_compile", str(folder)]
         # a CPU worker's sandbox: no GPU device node, and no GPU named to torch either
         launch = sandbox.candidate_launch(folder, "cpu", program)
-        env = {**launch.env, "CUDA_VISIBLE_DEVICES": ""}
+        # the cache in the bound folder (not the sandbox's private tmpfs), where the host reads it
+        cache = folder / ".triton" / "cache"
+        env = {**launch.env, "CUDA_VISIBLE_DEVICES": "", "TRITON_CACHE_DIR": str(cache)}
         with open(folder / "warm.log", "wb") as log:
             proc = subprocess.Popen(
                 launch.argv,
@@ -126,7 +128,7 @@ def compile_ahead(
                 os.killpg(proc.pid, signal.SIGKILL)
                 proc.wait()
                 return {}, f"not compiled ahead: ran past {timeout_s:.0f} s"
-        files, why = _collect(folder / ".triton" / "cache")
+        files, why = _collect(cache)
         outcomes = _outcomes(folder)
         return files, why or f"compiled ahead: {len(files)} cache file(s); calls: {outcomes}"
     finally:

@@ -700,6 +700,20 @@ def main(argv: list[str]) -> int:
     return 0
 
 
+def _take_seeded_cache(folder: Path) -> None:
+    """Copy the Triton cache the judge seeded into `folder/.triton/cache` (kernels compiled ahead
+    for this candidate by the executor's CPU stage) into this worker's own cache folder, which
+    sits on the sandbox's private tmpfs (`sandbox.worker_env`) and so cannot be seeded from
+    outside. Nothing to do when nothing was seeded or the folders are one."""
+    import shutil
+
+    seeded = folder / ".triton" / "cache"
+    mine = os.environ.get("TRITON_CACHE_DIR")
+    if not seeded.is_dir() or not mine or Path(mine).resolve() == seeded.resolve():
+        return
+    shutil.copytree(seeded, mine, dirs_exist_ok=True)
+
+
 def _run_job(req_path: Path, folder: Path, progress: _Progress) -> JobResult:
     """The job in `req_path`, run; its result, or a harness error when the job is malformed or
     the worker itself failed."""
@@ -711,6 +725,7 @@ def _run_job(req_path: Path, folder: Path, progress: _Progress) -> JobResult:
         return result
     try:
         if isinstance(job, CandidateJob):
+            _take_seeded_cache(folder)
             return run_candidate(job, folder, progress)
         if isinstance(job, BaselineJob):
             return run_baseline(job, folder, progress)
