@@ -67,34 +67,58 @@ def packet(node: Node) -> str:
 
 
 def is_reduction(node: Node) -> bool:
-    return node.op == "call_function" and (packet(node) in REDUCTIONS or packet(node) == "var_mean")
+    if node.op != "call_function":
+        return False
+    name = packet(node)
+    over_dim = name in ("max", "min") and getattr(node.target, "_overloadname", "") == "dim"
+    return name in REDUCTIONS or name == "var_mean" or over_dim
+
+
+def reduced_range(node: Node) -> tuple[int, int] | None:
+    """For a reduction over the contiguous dims [k, j) of its input, (k, j) ((0, ndim): the
+    whole tensor); None for other dims."""
+    ndim = node.args[0].meta["val"].dim()
+    dims = node.args[1] if len(node.args) > 1 else None
+    dims = [dims] if isinstance(dims, int) else dims
+    if not dims:  # sum(), mean(), sum(x, []): every dim
+        return 0, ndim
+    if ndim == 0:
+        return None
+    dims = sorted(d % ndim for d in dims)
+    return (dims[0], dims[-1] + 1) if dims == list(range(dims[0], dims[-1] + 1)) else None
 
 
 def trailing_dims(node: Node) -> int | None:
     """For a reduction over the trailing dims [k, ndim) of its input, k (0: the whole tensor);
     else None."""
+    span = reduced_range(node)
     ndim = node.args[0].meta["val"].dim()
-    dims = node.args[1] if len(node.args) > 1 else None
-    dims = [dims] if isinstance(dims, int) else dims
-    if not dims:  # sum(), mean(), sum(x, []): every dim
-        return 0
-    if ndim == 0:
-        return None
-    dims = sorted(d % ndim for d in dims)
-    return dims[0] if dims == list(range(dims[0], ndim)) else None
+    return span[0] if span is not None and span[1] == ndim else None
+
+
+def folded(shape: tuple[int, ...], span: tuple[int, int]) -> tuple[tuple[int, ...], int]:
+    """A tensor of `shape` reduced over dims [k, j), seen as rows: (the kept dims and the
+    reduced ones folded last, the stride between a row's elements = numel of dims j..)."""
+    k, j = span
+    return shape[:k] + shape[j:] + (math.prod(shape[k:j]),), math.prod(shape[j:])
+
+
+def _reduced(graph: GraphModule) -> list[tuple[tuple[int, ...], int]]:
+    out = []
+    for n in graph.graph.nodes:
+        if is_reduction(n) and isinstance(n.args[0], Node):
+            shape = tuple(n.args[0].meta["val"].shape)
+            span = reduced_range(n)
+            out.append((shape, 1) if span is None else folded(shape, span))
+    return out
 
 
 def domain(graph: GraphModule) -> tuple[int, ...]:
-    """The shape the kernel iterates over: the largest tensor reduced, with the reduced trailing
-    dims folded into one (the row), or without reductions the largest output."""
-    nodes = list(graph.graph.nodes)
-    shapes = set()
-    for n in nodes:
-        if is_reduction(n) and isinstance(n.args[0], Node):
-            shape = tuple(n.args[0].meta["val"].shape)
-            k = trailing_dims(n)
-            shapes.add(shape if k is None else shape[:k] + (math.prod(shape[k:]),))
+    """The shape the kernel iterates over: the largest tensor reduced, with the reduced dims
+    folded into one and moved last (the row), or without reductions the largest output."""
+    shapes = {s for s, _ in _reduced(graph)}
     reduced = bool(shapes)
+    nodes = list(graph.graph.nodes)
     if not shapes:
         out = nodes[-1].args[0]
         outs = [n for n in (out if isinstance(out, tuple | list) else [out]) if isinstance(n, Node)]
@@ -107,6 +131,17 @@ def domain(graph: GraphModule) -> tuple[int, ...]:
         what = "reduced tensors" if reduced else "outputs"
         raise NotSupported(f"{what} of different shapes with the same size {biggest}")
     return biggest[0]
+
+
+def row_stride(graph: GraphModule) -> int:
+    """The stride between a row's elements in the full tensors: 1 when the reductions run over
+    the last dims, else the numel of the dims after the reduced ones (a reduction over dim 1 of
+    [B, C, L] reads rows of C elements L apart)."""
+    found = _reduced(graph)
+    if not found:
+        return 1
+    size = max(math.prod(s) for s, _ in found)
+    return next(inner for s, inner in found if math.prod(s) == size)
 
 
 def _squeezed(shape: tuple[int, ...]) -> tuple[int, ...]:
@@ -192,7 +227,7 @@ class Sizes:
                 ref = f"{name}.shape[{-1 if j == ndim - 1 else j}]"
                 if dims == values:
                     return ref
-                if all(v > 0 for v in values) and dims[0] % values[0] == 0:
+                if all(v > 1 for v in values) and dims[0] % values[0] == 0:
                     k = dims[0] // values[0]
                     if k > 1 and all(d == v * k for d, v in zip(dims, values, strict=True)):
                         return f"{ref} // {k}"

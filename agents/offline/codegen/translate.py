@@ -38,13 +38,27 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from torch.fx import Node
+
+from agents.offline.codegen import classes as cls
+from agents.offline.codegen import emit
 from agents.offline.codegen.builder import Builder
+from agents.offline.codegen.classes import Key
+from agents.offline.codegen.entry import Entry, entry_of
 from agents.offline.codegen.ops import NotSupported
-from agents.offline.codegen.source import module_source
-from agents.offline.codegen.trace import check_ops_known, check_same_ops, trace
+from agents.offline.codegen.source import Built, module_source
+from agents.offline.codegen.trace import Case, check_ops_known, check_same_ops, trace, trace_cases
 from benchmarks import Task, check_task_candidate
 
-__all__ = ["Generated", "NotSupported", "check_ops_known", "check_same_ops", "generate", "trace"]
+__all__ = [
+    "Generated",
+    "NotSupported",
+    "check_ops_known",
+    "check_same_ops",
+    "generate",
+    "trace",
+    "trace_cases",
+]
 
 
 @dataclass
@@ -52,22 +66,42 @@ class Generated:
     """What generate returns: the candidate module and how it was made."""
 
     source: str  # a complete candidate module (imports torch, triton, triton.language as tl)
-    structure: str  # "pointwise", "row", "total" (whole-tensor reductions) or "gemm"
-    ops: list[str]  # the aten ops translated, in order (for logs)
+    structure: str  # "pointwise", "row", "total" or "gemm"; "+"-joined for several classes
+    ops: list[str]  # the aten ops translated, in order (for logs; every class's, in turn)
+    classes: int = 1  # argument classes traced, one kernel (set) each
 
 
 def generate(task: Task) -> Generated:
     """A Triton candidate for `task`, translated from its reference. Raises NotSupported."""
-    if task.entry_kind != "function":
-        raise NotSupported(
-            f"task {task.id} has a class entry point ({task.entry_point}); the generator writes functions"
-        )
-    graphs = trace(task)
-    ops = check_same_ops(graphs)
-    check_ops_known(ops)
-    prog = Builder(task, graphs, ops).build()
+    entry = entry_of(task)
+    cases = trace_cases(task, entry)
+    groups: dict[Key, list[Case]] = {}
+    for case in cases:
+        if not case.perturbed:
+            groups.setdefault(case.key, []).append(case)
+    perturbed = {c.key: c for c in cases if c.perturbed}
+    _drop_unused_weights(entry, cases)
+    names = entry.names + [w.arg for w in entry.weights]
+    planned: list[tuple[Key, list[Case], list[int]]] = []
+    for key, group in groups.items():
+        floats = cls.runtime_floats(key)
+        if floats and key in perturbed:
+            planned.append((key, [*group, perturbed[key]], floats))
+        elif floats:  # the reference refused other values: the floats are part of the class
+            planned += _split(key, group)
+        else:
+            planned.append((key, group, []))
+    built: list[Built] = []
+    for key, group, floats in planned:
+        try:
+            built.append(Built(key, _build(entry, names, key, group, floats)))
+        except NotSupported:
+            if not floats:
+                raise
+            for sub_key, sub, _ in _split(key, [c for c in group if not c.perturbed]):
+                built.append(Built(sub_key, _build(entry, names, sub_key, sub, [])))
     try:
-        source = module_source(task, prog)
+        source = module_source(task, entry, built)
     except ValueError as exc:  # a statement the kernel's passes cannot schedule
         raise NotSupported(f"the generator could not schedule the kernel: {exc}") from exc
     verdict = check_task_candidate(source, task, filename=f"<generated for {task.id}>")
@@ -75,4 +109,46 @@ def generate(task: Task) -> Generated:
         raise NotSupported(
             f"the generated module fails the static check: {verdict.error_class}: {verdict.message}"
         )
-    return Generated(source=source, structure=prog.structure, ops=ops)
+    structures = list(dict.fromkeys(b.prog.structure for b in built))
+    ops = [op for b in built for op in b.prog.ops]
+    return Generated(source=source, structure="+".join(structures), ops=ops, classes=len(built))
+
+
+def _split(key: Key, group: list[Case]) -> list[tuple[Key, list[Case], list[int]]]:
+    """A class whose float arguments the trace depends on, split by their values."""
+    out: dict[Key, list[Case]] = {}
+    for case in group:
+        out.setdefault(cls.with_values(key, case.values), []).append(case)
+    return [(k, cases, []) for k, cases in out.items()]
+
+
+def _build(
+    entry: Entry, names: list[str], key: Key, group: list[Case], floats: list[int]
+) -> emit.Program:
+    """The program of one class: its traces (graph inputs: the class's tensors, then the
+    weights) built into statements, with its float arguments taken at run time."""
+    graphs = [c.graph for c in group]
+    ops = check_same_ops(graphs)
+    check_ops_known(ops)
+    inputs = [p.name for p, k in zip(entry.params, key, strict=True) if cls.is_tensor(k)]
+    inputs += [w.arg for w in entry.weights]
+    scalars = {entry.params[i].name: [c.values[i] for c in group] for i in floats}
+    return Builder(graphs, ops, inputs, names, "", scalars).build()
+
+
+def _drop_unused_weights(entry: Entry, cases: list[Case]) -> None:
+    """Weights no trace reads leave the graphs and the launcher (the graphs' last inputs)."""
+    count = len(entry.weights)
+    if not count:
+        return
+
+    def weight_inputs(case: Case) -> list[Node]:
+        inputs = [n for n in case.graph.graph.nodes if n.op == "placeholder"]
+        return inputs[len(inputs) - count :]
+
+    used = [any(weight_inputs(c)[i].users for c in cases) for i in range(count)]
+    for case in cases:
+        for node, keep in zip(weight_inputs(case), used, strict=True):
+            if not keep:
+                case.graph.graph.erase_node(node)
+    entry.weights = [w for w, keep in zip(entry.weights, used, strict=True) if keep]
