@@ -60,7 +60,8 @@ class Builder(SizesMixin, GemmMixin, NodesMixin):
                         "structure reads an input either as an operand or in the epilogue"
                     )
         skip = {self.index[n] for n in self.prologue}
-        self.kinds = shp.node_kinds(graphs, self.domains, skip)
+        rows = [shp.row_shape(g) if s == 1 else () for g, s in zip(graphs, self.strides, strict=True)]
+        self.kinds = shp.node_kinds(graphs, self.domains, skip, rows)
         self.structure = self._structure()
         if any(s != 1 for s in self.strides):
             self._check_strided()

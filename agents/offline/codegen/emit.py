@@ -150,6 +150,17 @@ def safe_name(name: str, taken: set[str]) -> str:
     return name
 
 
+def launcher_safe(name: str) -> str:
+    """A launcher parameter for entry-point parameter `name`: the name itself unless the
+    launcher uses it (N, B, out0, ...); the entry point passes its arguments by position."""
+    if launcher_clash([name]) is None and name not in GEMM_WORDS:
+        return name
+    name = f"arg_{name}"
+    while launcher_clash([name]) is not None or name in GEMM_WORDS:
+        name += "_"
+    return name
+
+
 def launcher_clash(params: list[str]) -> str | None:
     """A parameter name the launcher would overwrite (it uses N, R, out0, BLOCK... itself)."""
     for name in params:

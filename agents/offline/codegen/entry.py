@@ -29,6 +29,7 @@ from typing import Any
 
 import torch
 
+from agents.offline.codegen.emit import launcher_safe
 from agents.offline.codegen.ops import NotSupported
 from benchmarks import Task
 
@@ -73,6 +74,15 @@ class Entry:
     @property
     def names(self) -> list[str]:
         return [p.name for p in self.params]
+
+    @property
+    def arguments(self) -> list[str]:
+        """What the entry point passes to a launcher: its parameters, then the weights."""
+        return self.names + [w.arg for w in self.weights]
+
+    def launcher_params(self) -> dict[str, str]:
+        """Each argument's name in the launchers (renamed where a launcher uses the name)."""
+        return {name: launcher_safe(name) for name in self.arguments}
 
     def defaults(self) -> dict[str, str]:
         """Source text of each parameter's default (a literal, a dtype or None)."""
@@ -193,6 +203,56 @@ class _SuperCall(ast.NodeTransformer):
         return node
 
 
+def _tensor_method(name: str) -> bool:
+    """A name torch.Tensor has a method of: `self.matmul = nn.Linear(...)` would read to the
+    static check like the Tensor method, so ModelNew registers such attributes by name."""
+    return callable(getattr(torch.Tensor, name, None))
+
+
+class _RegisterByName(ast.NodeTransformer):
+    """`self.<tensor method name> = value` -> `self.add_module("name", value)` (a submodule) or
+    `self.register_parameter("name", value)`; other values are kept under `self._name` (they
+    are not state, and the traced kernel does not read them)."""
+
+    def __init__(self, kinds: dict[str, str]) -> None:
+        self.kinds = kinds
+
+    def visit_Assign(self, node: ast.Assign) -> ast.AST:
+        target = node.targets[0] if len(node.targets) == 1 else None
+        if not (
+            isinstance(target, ast.Attribute)
+            and isinstance(target.value, ast.Name)
+            and target.value.id == "self"
+            and _tensor_method(target.attr)
+        ):
+            return node
+        kind = self.kinds.get(target.attr, "other")
+        if kind == "other":
+            target.attr = "_" + target.attr
+            return node
+        method = "add_module" if kind == "module" else "register_parameter"
+        call = ast.Call(
+            func=ast.Attribute(value=ast.Name("self", ast.Load()), attr=method, ctx=ast.Load()),
+            args=[ast.Constant(target.attr), node.value],
+            keywords=[],
+        )
+        return ast.copy_location(ast.Expr(call), node)
+
+
+def _attribute_kinds(task: Task) -> dict[str, str]:
+    """What each attribute of the task's Model (built on the meta device) is."""
+    try:
+        model = model_at(task, dict(task.shapes[0].dims), fake=True)
+    except Exception:  # noqa: BLE001 - a Model the meta device cannot build: read no kinds
+        return {}
+    kinds = {}
+    for name, value in vars(model).get("_modules", {}).items():
+        kinds[name] = "module" if value is not None else "other"
+    for name in vars(model).get("_parameters", {}):
+        kinds[name] = "parameter"
+    return kinds
+
+
 def init_source(task: Task) -> tuple[str, list[str]]:
     """Model.__init__ as ModelNew's (indented one level), and the module-level imports and
     assignments it reads, in file order. NotSupported when Model has no __init__ of its own or
@@ -208,7 +268,24 @@ def init_source(task: Task) -> tuple[str, list[str]]:
     if init is None:
         return "    def __init__(self):\n        super().__init__()\n", ["import torch.nn as nn"]
     init = _SuperCall().visit(ast.parse(ast.unparse(init)).body[0])
+    init = _RegisterByName(_attribute_kinds(task)).visit(init)
     ast.fix_missing_locations(init)
+    clashing = sorted(
+        {
+            n.attr
+            for n in ast.walk(init)
+            if isinstance(n, ast.Attribute)
+            and isinstance(n.ctx, ast.Load)
+            and isinstance(n.value, ast.Name)
+            and n.value.id == "self"
+            and _tensor_method(n.attr)
+        }
+    )
+    if clashing:
+        raise NotSupported(
+            f"Model.__init__ reads self.{clashing[0]}, a name the static check reads as the "
+            "Tensor method"
+        )
     body = ast.unparse(init)
     local = {a.arg for a in ast.walk(init.args) if isinstance(a, ast.arg)}
     local |= {n.id for n in ast.walk(init) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)}
@@ -243,3 +320,38 @@ def init_source(task: Task) -> tuple[str, list[str]]:
         needs.insert(0, "import torch.nn as nn")
     indented = "".join(f"    {line}\n" if line else "\n" for line in body.splitlines())
     return indented, needs
+
+
+def wrapper_head(task: Task) -> str | None:
+    """For a class task whose Model holds no parameters or buffers: the start of a ModelNew that
+    wraps a function-style kernel (imports, the class line, Model's own __init__), to which the
+    caller adds a forward. None for function tasks and for Models with weights (a kernel
+    written for a function cannot know them)."""
+    if task.entry_kind != "class":
+        return None
+    try:
+        model = model_at(task, dict(task.shapes[0].dims), fake=True)
+        init, needs = init_source(task)
+    except NotSupported:
+        return None
+    except Exception:  # noqa: BLE001 - a Model the meta device cannot build: no wrapper
+        return None
+    if any(True for _ in model.parameters()) or any(True for _ in model.buffers()):
+        return None
+    lines = [*needs, "", "", "class ModelNew(nn.Module):"]
+    lines += ['    """The task\'s entry point: Model\'s own __init__, forward through the kernel."""', ""]
+    return "\n".join(lines) + "\n" + init
+
+
+def entry_defaults(task: Task) -> dict[str, str]:
+    """The source text of the defaults of the task's entry-point parameters that have one and
+    can be written (a wrapper keeps them, so calls that leave them out still bind)."""
+    out = {}
+    for p in task.signature().parameters.values():
+        if p.default is EMPTY:
+            continue
+        try:
+            out[p.name] = default_source(p)
+        except NotSupported:
+            continue
+    return out

@@ -180,7 +180,7 @@ class NodesMixin:
         if src != "full" or out != ("full" if name in ("_softmax", "_log_softmax") else want):
             raise NotSupported(
                 f"aten.{op_name(node)} reduces a {src} tensor to a {out} one; only reductions of "
-                "the full tensor over its last dim are supported"
+                "the full tensor over one run of adjacent dims (the row) are supported"
             )
 
     def compute(self, node: Node, name: str) -> None:

@@ -103,14 +103,30 @@ def folded(shape: tuple[int, ...], span: tuple[int, int]) -> tuple[tuple[int, ..
     return shape[:k] + shape[j:] + (math.prod(shape[k:j]),), math.prod(shape[j:])
 
 
+def _reductions(graph: GraphModule) -> list[tuple[tuple[int, ...], tuple[int, int] | None]]:
+    """(input shape, reduced dims) of every reduction."""
+    return [
+        (tuple(n.args[0].meta["val"].shape), reduced_range(n))
+        for n in graph.graph.nodes
+        if is_reduction(n) and isinstance(n.args[0], Node)
+    ]
+
+
 def _reduced(graph: GraphModule) -> list[tuple[tuple[int, ...], int]]:
-    out = []
-    for n in graph.graph.nodes:
-        if is_reduction(n) and isinstance(n.args[0], Node):
-            shape = tuple(n.args[0].meta["val"].shape)
-            span = reduced_range(n)
-            out.append((shape, 1) if span is None else folded(shape, span))
-    return out
+    return [
+        (shape, 1) if span is None else folded(shape, span) for shape, span in _reductions(graph)
+    ]
+
+
+def row_shape(graph: GraphModule) -> tuple[int, ...]:
+    """The reduced dims of the largest reduction as they are in its input (a layer norm over
+    (C, H, W) reduces rows of C * H * W elements, and its weight has shape (C, H, W)); () when
+    nothing is reduced or the dims are not adjacent."""
+    found = [(math.prod(s), s, span) for s, span in _reductions(graph) if span is not None]
+    if not found:
+        return ()
+    _, shape, (k, j) = max(found, key=lambda f: f[0])
+    return shape[k:j]
 
 
 def domain(graph: GraphModule) -> tuple[int, ...]:
@@ -148,11 +164,16 @@ def _squeezed(shape: tuple[int, ...]) -> tuple[int, ...]:
     return tuple(n for n in shape if n != 1)
 
 
-def shape_kinds(shape: tuple[int, ...], d: tuple[int, ...]) -> set[Kind]:
+def shape_kinds(
+    shape: tuple[int, ...], d: tuple[int, ...], row: tuple[int, ...] = ()
+) -> set[Kind]:
     """Which kinds a tensor of `shape` can be in a problem of shape `d` (views that add or drop
-    dims of size 1 do not change a kind)."""
+    dims of size 1 do not change a kind). `row`: the row's dims as the reduced input has them
+    (a tensor of that shape is one value per column)."""
     rank = len(d) - 1
     kinds = set()
+    if len(_squeezed(row)) > 1 and _squeezed(shape) == _squeezed(row):
+        kinds.add(Kind(0, True, rank))
     if math.prod(shape) == math.prod(d):
         kinds.add(Kind(rank, True, rank))
     for lead in range(rank + 1):
@@ -166,7 +187,10 @@ def shape_kinds(shape: tuple[int, ...], d: tuple[int, ...]) -> set[Kind]:
 
 
 def node_kinds(
-    graphs: list[GraphModule], domains: list[tuple[int, ...]], skip: set[int] | None = None
+    graphs: list[GraphModule],
+    domains: list[tuple[int, ...]],
+    skip: set[int] | None = None,
+    rows: list[tuple[int, ...]] | None = None,
 ) -> list[Kind | None]:
     """For each node (by position), the one kind it has at every traced shape; None for
     non-tensors and the nodes in `skip` (a matrix multiply's operands). Raises NotSupported for
@@ -180,9 +204,10 @@ def node_kinds(
             kinds.append(None)
             continue
         fits: set[Kind] | None = None
-        for nodes, d in zip(per_graph, domains, strict=True):
+        for g, (nodes, d) in enumerate(zip(per_graph, domains, strict=True)):
+            row = rows[g] if rows else ()
             for v in tensor_vals(nodes[i]):
-                here = shape_kinds(tuple(v.shape), d)
+                here = shape_kinds(tuple(v.shape), d, row)
                 fits = here if fits is None else fits & here
         if not fits:
             shape = tuple(tensor_vals(node)[0].shape)

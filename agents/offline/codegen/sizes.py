@@ -70,7 +70,7 @@ class SizesMixin:
                 if sym is None:
                     sym = emit.safe_name(name, self.taken | self.vars | set(self.prog.symbols))
                     self.scalar_symbols[name] = sym
-                    self.vars.add(sym)
+                    self.taken.add(sym)  # a kernel argument, not a statement's variable
                     self.prog.symbols[sym] = f"float({name})"
                 return sym
         return None

@@ -30,16 +30,18 @@ class Built:
 def guarded(entry: Entry, keys: list[Key]) -> bool:
     """Whether the entry point must test a call's class before launching: several classes, or
     arguments other than tensors (a flag, a float, a default) the kernel was traced with."""
-    if len(keys) > 1:
+    if len(keys) > 1 or any(k != v for k, v in entry.launcher_params().items()):
         return True
     return any(not cls.is_tensor(k) for k in keys[0]) or bool(entry.defaults())
 
 
 def launcher_name(entry: Entry, index: int, keys: list[Key]) -> str:
-    """The launcher of class `index`: the entry point itself when it needs no dispatch."""
-    if entry.kind == "function" and not guarded(entry, keys):
-        return entry.name
-    return f"_{entry.stem}" + (f"_c{index}" if len(keys) > 1 else "")
+    """The launcher of class `index`: the entry point itself when it needs no dispatch; else
+    `_<stem>` (ModelNew's, without dispatch) or `_<stem>_c<index>` (the dispatcher is
+    `_<stem>` or the entry point)."""
+    if not guarded(entry, keys):
+        return entry.name if entry.kind == "function" else f"_{entry.stem}"
+    return f"_{entry.stem}_c{index}"
 
 
 def _kernels(prog: emit.Program, stem: str) -> tuple[list[str], str, dict[str, list[int]], str]:
@@ -99,7 +101,7 @@ def module_source(task: Task, entry: Entry, built: list[Built]) -> str:
     """The candidate module: kernels and launchers per argument class, the dispatching entry
     point where one is needed, and for a class task `class ModelNew`."""
     keys = [b.key for b in built]
-    names = entry.names + [w.arg for w in entry.weights]
+    names = entry.arguments
     dispatch = guarded(entry, keys)
     parts: list[str] = []
     helpers: set[str] = set()
@@ -111,7 +113,7 @@ def module_source(task: Task, entry: Entry, built: list[Built]) -> str:
         prog.entry_point = launcher_name(entry, i, keys)
         if not dispatch and entry.kind == "function":
             prog.defaults = entry.defaults()
-        stem = f"_{entry.stem}" + (f"_c{i}" if len(built) > 1 else "")
+        stem = f"_{entry.stem}" + (f"_c{i}" if dispatch else "")
         kernels, launcher, space, shape_doc = _kernels(prog, stem)
         parts += [*kernels, launcher]
         helpers |= prog.helpers

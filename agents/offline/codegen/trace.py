@@ -63,7 +63,9 @@ def decompositions() -> dict[Any, Any]:
     from torch._decomp import core_aten_decompositions, get_decompositions
 
     aten = torch.ops.aten
-    extra = get_decompositions([aten.leaky_relu, aten.elu, aten.native_layer_norm])
+    extra = get_decompositions(
+        [aten.leaky_relu, aten.elu, aten.native_layer_norm, aten.linalg_vector_norm]
+    )
     return {**core_aten_decompositions(), **extra}
 
 
@@ -201,9 +203,14 @@ def _calls(graph: GraphModule) -> list[Node]:
     return [n for n in graph.graph.nodes if n.op == "call_function"]
 
 
+def op_sequence(graph: GraphModule) -> list[str]:
+    """The graph's aten ops, in order."""
+    return [op_name(n) for n in _calls(graph)]
+
+
 def check_same_ops(graphs: list[GraphModule]) -> list[str]:
     """The op sequence, the same at every traced shape."""
-    seqs = [[op_name(n) for n in _calls(g)] for g in graphs]
+    seqs = [op_sequence(g) for g in graphs]
     for seq in seqs[1:]:
         if seq != seqs[0]:
             diff = next(

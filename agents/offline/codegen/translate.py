@@ -37,6 +37,7 @@ How:
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from torch.fx import Node
 
@@ -47,7 +48,14 @@ from agents.offline.codegen.classes import Key
 from agents.offline.codegen.entry import Entry, entry_of
 from agents.offline.codegen.ops import NotSupported
 from agents.offline.codegen.source import Built, module_source
-from agents.offline.codegen.trace import Case, check_ops_known, check_same_ops, trace, trace_cases
+from agents.offline.codegen.trace import (
+    Case,
+    check_ops_known,
+    check_same_ops,
+    op_sequence,
+    trace,
+    trace_cases,
+)
 from benchmarks import Task, check_task_candidate
 
 __all__ = [
@@ -81,7 +89,7 @@ def generate(task: Task) -> Generated:
             groups.setdefault(case.key, []).append(case)
     perturbed = {c.key: c for c in cases if c.perturbed}
     _drop_unused_weights(entry, cases)
-    names = entry.names + [w.arg for w in entry.weights]
+    names = list(entry.launcher_params().values())
     planned: list[tuple[Key, list[Case], list[int]]] = []
     for key, group in groups.items():
         floats = cls.runtime_floats(key)
@@ -96,7 +104,7 @@ def generate(task: Task) -> Generated:
         try:
             built.append(Built(key, _build(entry, names, key, group, floats)))
         except NotSupported:
-            if not floats:
+            if not floats or _drawn(group, floats):
                 raise
             for sub_key, sub, _ in _split(key, [c for c in group if not c.perturbed]):
                 built.append(Built(sub_key, _build(entry, names, sub_key, sub, [])))
@@ -114,6 +122,19 @@ def generate(task: Task) -> Generated:
     return Generated(source=source, structure="+".join(structures), ops=ops, classes=len(built))
 
 
+def _drawn(group: list[Case], floats: list[int]) -> bool:
+    """Whether a float argument differs between two traces at one shape: it is drawn with the
+    inputs, so kernels for its traced values would serve no other call."""
+    seen: dict[str, list[Any]] = {}
+    for case in group:
+        if case.perturbed:
+            continue
+        values = [case.values[i] for i in floats]
+        if seen.setdefault(case.shape, values) != values:
+            return True
+    return False
+
+
 def _split(key: Key, group: list[Case]) -> list[tuple[Key, list[Case], list[int]]]:
     """A class whose float arguments the trace depends on, split by their values."""
     out: dict[Key, list[Case]] = {}
@@ -128,11 +149,13 @@ def _build(
     """The program of one class: its traces (graph inputs: the class's tensors, then the
     weights) built into statements, with its float arguments taken at run time."""
     graphs = [c.graph for c in group]
+    for seq in dict.fromkeys(tuple(op_sequence(g)) for g in graphs):
+        check_ops_known(list(seq))  # an op it cannot translate says more than a difference
     ops = check_same_ops(graphs)
-    check_ops_known(ops)
-    inputs = [p.name for p, k in zip(entry.params, key, strict=True) if cls.is_tensor(k)]
-    inputs += [w.arg for w in entry.weights]
-    scalars = {entry.params[i].name: [c.values[i] for c in group] for i in floats}
+    rename = entry.launcher_params()
+    inputs = [rename[p.name] for p, k in zip(entry.params, key, strict=True) if cls.is_tensor(k)]
+    inputs += [rename[w.arg] for w in entry.weights]
+    scalars = {rename[entry.params[i].name]: [c.values[i] for c in group] for i in floats}
     return Builder(graphs, ops, inputs, names, "", scalars).build()
 
 
