@@ -139,7 +139,9 @@ def test_reduction_over_another_dim_reads_strided_rows(tmp_path):
     """A column sum (dim 0 of [M, N]) is one program per column, its elements N apart."""
     task = get_task("bias_grad_colsum_fp32")
     gen = generate(task)
-    assert gen.structure == "row" and "base = (row // inner) * (N * inner) + row % inner" in gen.source
+    assert (
+        gen.structure == "row" and "base = (row // inner) * (N * inner) + row % inner" in gen.source
+    )
     _judge(task, gen.source, tmp_path)
 
 

@@ -262,9 +262,8 @@ def reference_kernels(
     `kernel_hits` are knowledge-base hits of kind "kernel" ({"id", "path", "text"}), already
     retrieved with the task hidden in benchmark mode. In normal mode the task's own solution
     comes first. Each result: {"id", "path", "source", "how", "tunables"}."""
-    from knowledge_base import solution_path
-
     from agents.offline.codegen import entry_defaults, wrapper_head
+    from knowledge_base import solution_path
 
     params = list(task.signature().parameters)
     defaults = entry_defaults(task)

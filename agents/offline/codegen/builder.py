@@ -60,7 +60,10 @@ class Builder(SizesMixin, GemmMixin, NodesMixin):
                         "structure reads an input either as an operand or in the epilogue"
                     )
         skip = {self.index[n] for n in self.prologue}
-        rows = [shp.row_shape(g) if s == 1 else () for g, s in zip(graphs, self.strides, strict=True)]
+        skip |= {i for i, n in enumerate(self.nodes) if n.op == "placeholder" and not n.users}
+        rows = [
+            shp.row_shape(g) if s == 1 else () for g, s in zip(graphs, self.strides, strict=True)
+        ]
         self.kinds = shp.node_kinds(graphs, self.domains, skip, rows)
         self.structure = self._structure()
         if any(s != 1 for s in self.strides):

@@ -116,7 +116,9 @@ def entry_of(task: Task) -> Entry:
     params = []
     for p in sig.parameters.values():
         if p.kind == p.VAR_POSITIONAL:
-            raise NotSupported(f"the reference takes *{p.name}; the generator needs named parameters")
+            raise NotSupported(
+                f"the reference takes *{p.name}; the generator needs named parameters"
+            )
         if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
             params.append(p)
     entry = Entry(kind=task.entry_kind, name=task.entry_point, params=params)
@@ -288,7 +290,9 @@ def init_source(task: Task) -> tuple[str, list[str]]:
         )
     body = ast.unparse(init)
     local = {a.arg for a in ast.walk(init.args) if isinstance(a, ast.arg)}
-    local |= {n.id for n in ast.walk(init) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)}
+    local |= {
+        n.id for n in ast.walk(init) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)
+    }
     read = {
         n.id
         for n in ast.walk(init)
@@ -339,7 +343,10 @@ def wrapper_head(task: Task) -> str | None:
     if any(True for _ in model.parameters()) or any(True for _ in model.buffers()):
         return None
     lines = [*needs, "", "", "class ModelNew(nn.Module):"]
-    lines += ['    """The task\'s entry point: Model\'s own __init__, forward through the kernel."""', ""]
+    lines += [
+        '    """The task\'s entry point: Model\'s own __init__, forward through the kernel."""',
+        "",
+    ]
     return "\n".join(lines) + "\n" + init
 
 

@@ -153,17 +153,17 @@ class NodesMixin:
         that nothing reads afterwards: the same op out of place."""
         target = node.args[0]
         at = self.index[node]
-        if not isinstance(target, Node) or target.op != "call_function" or (
-            shp.packet(target) in VIEWS
+        if (
+            not isinstance(target, Node)
+            or target.op != "call_function"
+            or (shp.packet(target) in VIEWS)
         ):
             raise NotSupported(
                 f"aten.{op_name(node)} writes into {shp.describe(target) if isinstance(target, Node) else target}"
                 " (an input or a view): the kernel does not mutate its inputs"
             )
         if any(self.index[u] > at for u in target.users if u is not node):
-            raise NotSupported(
-                f"aten.{op_name(node)} overwrites a value that is read afterwards"
-            )
+            raise NotSupported(f"aten.{op_name(node)} overwrites a value that is read afterwards")
         self.compute(node, name)
 
     def var_mean(self, node: Node) -> None:
@@ -270,7 +270,10 @@ class _Call:
             here = nodes[self.b.index[self.node]]
             span = shp.reduced_range(here)
             shape = tuple(here.args[0].meta["val"].shape)
-            if span is None or (math.prod(shape[span[0] : span[1]]), math.prod(shape[span[1] :])) != (
+            if span is None or (
+                math.prod(shape[span[0] : span[1]]),
+                math.prod(shape[span[1] :]),
+            ) != (
                 self.b.domains[g][-1],
                 self.b.strides[g],
             ):

@@ -349,7 +349,7 @@ ELEMENTWISE: dict[str, Callable[[Call], str]] = {
     "clamp_max": _clamp_max,
     "where": _where,
     "isnan": lambda c: f"{c.x(0)} != {c.x(0)}",
-    "isinf": lambda c: f"tl.abs({c.x(0)}) == float(\"inf\")",
+    "isinf": lambda c: f'tl.abs({c.x(0)}) == float("inf")',
     "eq": _compare("=="),
     "ne": _compare("!="),
     "lt": _compare("<"),

@@ -164,9 +164,7 @@ def _squeezed(shape: tuple[int, ...]) -> tuple[int, ...]:
     return tuple(n for n in shape if n != 1)
 
 
-def shape_kinds(
-    shape: tuple[int, ...], d: tuple[int, ...], row: tuple[int, ...] = ()
-) -> set[Kind]:
+def shape_kinds(shape: tuple[int, ...], d: tuple[int, ...], row: tuple[int, ...] = ()) -> set[Kind]:
     """Which kinds a tensor of `shape` can be in a problem of shape `d` (views that add or drop
     dims of size 1 do not change a kind). `row`: the row's dims as the reduced input has them
     (a tensor of that shape is one value per column)."""

@@ -21,10 +21,25 @@ GEMM_DEFAULTS = {"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 32, "num_warps": 4, "n
 
 @dataclass
 class Built:
-    """One argument class's program: its class and the statements `emit` writes."""
+    """One argument class's programs: its class and the statements `emit` writes (one
+    program, or two stages split at a matrix multiply, run in order)."""
 
     key: Key
-    prog: emit.Program
+    stages: list[emit.Program]
+    launcher: str = ""  # the class's launcher, set by module_source
+
+    @property
+    def structure(self) -> str:
+        return ">".join(p.structure for p in self.stages)
+
+    def tunables(self) -> dict[str, int]:
+        """The class launcher's tunables and their defaults (every stage's)."""
+        out: dict[str, int] = {}
+        for prog in self.stages:
+            for k, v in _defaults(prog.structure).items():
+                if out.setdefault(k, v) != v:
+                    raise ValueError(f"tunable {k} has two defaults ({out[k]}, {v})")
+        return out
 
 
 def guarded(entry: Entry, keys: list[Key]) -> bool:
@@ -51,28 +66,43 @@ def _kernels(prog: emit.Program, stem: str) -> tuple[list[str], str, dict[str, l
         kernel = f"{stem}_kernel"
         kernels = [emit.pointwise_kernel(prog, kernel)]
         launcher = emit.pointwise_launcher(prog, kernel, POINTWISE_DEFAULTS)
-        return kernels, launcher, emit.POINTWISE_TUNABLES, (
-            "Structure: pointwise. The tensors are flattened; each program handles BLOCK contiguous\n"
-            "elements, the last block masked, with int64 offsets."
+        return (
+            kernels,
+            launcher,
+            emit.POINTWISE_TUNABLES,
+            (
+                "Structure: pointwise. The tensors are flattened; each program handles BLOCK contiguous\n"
+                "elements, the last block masked, with int64 offsets."
+            ),
         )
     if prog.structure == "total":
         partial, finish = f"{stem}_partial_kernel", f"{stem}_finish_kernel"
         kernels = emit.total_kernels(prog, partial, finish)
         launcher = emit.total_launcher(prog, partial, finish, POINTWISE_DEFAULTS)
-        return kernels, launcher, emit.POINTWISE_TUNABLES, (
-            "Structure: total (reductions of the whole tensor). Each program of the first kernel\n"
-            "reduces BLOCK elements (the last block masked) to one partial; one program of the\n"
-            "second reduces the partials in a fixed order (deterministic) and finishes."
+        return (
+            kernels,
+            launcher,
+            emit.POINTWISE_TUNABLES,
+            (
+                "Structure: total (reductions of the whole tensor). Each program of the first kernel\n"
+                "reduces BLOCK elements (the last block masked) to one partial; one program of the\n"
+                "second reduces the partials in a fixed order (deterministic) and finishes."
+            ),
         )
     if prog.structure == "gemm":
         kernel = f"{stem}_gemm_kernel"
         kernels = [emit.gemm_kernel(prog, kernel)]
         launcher = emit.gemm_launcher(prog, kernel, GEMM_DEFAULTS)
-        return kernels, launcher, emit.GEMM_TUNABLES, (
-            "Structure: gemm. One program per BLOCK_M x BLOCK_N tile of the product (and per batch\n"
-            "for bmm); K is walked in BLOCK_K steps with masked loads of the strided operands and\n"
-            "tl.dot accumulating in fp32 (IEEE fp32 products for fp32 operands); the epilogue runs\n"
-            "on the accumulator tile, per-row and per-column tensors broadcast over it."
+        return (
+            kernels,
+            launcher,
+            emit.GEMM_TUNABLES,
+            (
+                "Structure: gemm. One program per BLOCK_M x BLOCK_N tile of the product (and per batch\n"
+                "for bmm); K is walked in BLOCK_K steps with masked loads of the strided operands and\n"
+                "tl.dot accumulating in fp32 (IEEE fp32 products for fp32 operands); the epilogue runs\n"
+                "on the accumulator tile, per-row and per-column tensors broadcast over it."
+            ),
         )
     one, looped = f"{stem}_row_kernel", f"{stem}_looped_kernel"
     kernels = [emit.row_kernel(prog, one), emit.looped_row_kernel(prog, looped)]
@@ -83,18 +113,25 @@ def _kernels(prog: emit.Program, stem: str) -> tuple[list[str], str, dict[str, l
         if prog.inner
         else ""
     )
-    return kernels, launcher, emit.ROW_TUNABLES, (
-        "Structure: row. One program per row of the last dim (N columns). A row that fits in\n"
-        "MAX_BLOCK_N columns is one tile of next_power_of_2(N); reductions put their identity in\n"
-        "the masked lanes. A longer row is walked in tiles: one pass per reduction, one to store."
-        + strided
+    return (
+        kernels,
+        launcher,
+        emit.ROW_TUNABLES,
+        (
+            "Structure: row. One program per row of the last dim (N columns). A row that fits in\n"
+            "MAX_BLOCK_N columns is one tile of next_power_of_2(N); reductions put their identity in\n"
+            "the masked lanes. A longer row is walked in tiles: one pass per reduction, one to store."
+            + strided
+        ),
     )
 
 
 def _defaults(structure: str) -> dict[str, int]:
-    return {"pointwise": POINTWISE_DEFAULTS, "total": POINTWISE_DEFAULTS, "gemm": GEMM_DEFAULTS}.get(
-        structure, ROW_DEFAULTS
-    )
+    return {
+        "pointwise": POINTWISE_DEFAULTS,
+        "total": POINTWISE_DEFAULTS,
+        "gemm": GEMM_DEFAULTS,
+    }.get(structure, ROW_DEFAULTS)
 
 
 def module_source(task: Task, entry: Entry, built: list[Built]) -> str:
@@ -109,24 +146,32 @@ def module_source(task: Task, entry: Entry, built: list[Built]) -> str:
     defaults: dict[str, int] = {}
     docs: list[str] = []
     for i, b in enumerate(built):
-        prog = b.prog
-        prog.entry_point = launcher_name(entry, i, keys)
-        if not dispatch and entry.kind == "function":
-            prog.defaults = entry.defaults()
+        b.launcher = launcher_name(entry, i, keys)
+        entry_defaults = entry.defaults() if not dispatch and entry.kind == "function" else {}
         stem = f"_{entry.stem}" + (f"_c{i}" if dispatch else "")
-        kernels, launcher, space, shape_doc = _kernels(prog, stem)
-        parts += [*kernels, launcher]
-        helpers |= prog.helpers
-        for k, v in _defaults(prog.structure).items():
+        for j, prog in enumerate(b.stages):
+            staged = len(b.stages) > 1
+            prog.entry_point = f"{b.launcher}_s{j}" if staged else b.launcher
+            prog.defaults = {} if staged else entry_defaults
+            kernels, launcher, space, shape_doc = _kernels(
+                prog, stem + (f"_s{j}" if staged else "")
+            )
+            parts += [*kernels, launcher]
+            helpers |= prog.helpers
+            for k, v in space.items():
+                tunables.setdefault(k, list(v))
+            ops = f"Reference ops (aten, in order): {', '.join(prog.ops)}."
+            if staged:
+                ops = f"Stage {j + 1} of {len(b.stages)}: " + ops
+            if j == 0 and (len(built) > 1 or dispatch):
+                ops = f"Class {i} ({cls.describe(entry.names, b.key) or 'no arguments'}): " + ops
+            docs.append(f"{textwrap.fill(ops, 96)}\n{shape_doc}")
+        for k, v in b.tunables().items():
             if defaults.setdefault(k, v) != v:
                 raise ValueError(f"tunable {k} has two defaults ({defaults[k]}, {v})")
-        for k, v in space.items():
-            tunables.setdefault(k, list(v))
-        ops = f"Reference ops (aten, in order): {', '.join(prog.ops)}."
-        if len(built) > 1 or dispatch:
-            ops = f"Class {i} ({cls.describe(entry.names, b.key) or 'no arguments'}): " + ops
-        docs.append(f"{textwrap.fill(ops, 96)}\n{shape_doc}")
-    structures = list(dict.fromkeys(b.prog.structure for b in built))
+        if len(b.stages) > 1:
+            parts.append(_staged_launcher(b, names, entry_defaults))
+    structures = list(dict.fromkeys(b.structure for b in built))
     if dispatch:
         parts.append(_dispatcher(entry, built, names, defaults))
     if entry.kind == "class":
@@ -166,6 +211,20 @@ def module_source(task: Task, entry: Entry, built: list[Built]) -> str:
     return "\n\n".join(p.rstrip("\n") + "\n" for p in parts)
 
 
+def _staged_launcher(b: Built, names: list[str], defaults: dict[str, str]) -> str:
+    """A class's launcher that runs its stages in order, each passing its output on."""
+    params = [f"{p}={defaults[p]}" if p in defaults else p for p in names]
+    first, second = b.stages
+    product = second.params[-1]
+    lines = [
+        f"def {b.launcher}({', '.join(params + _tunable_params(b.tunables()))}):",
+        '    """Stage 1 writes the matrix product; stage 2 computes the rest from it."""',
+        f"    {product} = {_call(first.entry_point, names, list(_defaults(first.structure)))}",
+        f"    return {_call(second.entry_point, [*names, product], list(_defaults(second.structure)))}",
+    ]
+    return "\n".join(lines) + "\n"
+
+
 def _tunable_params(defaults: dict[str, int]) -> list[str]:
     return [f"{k}: int = {v}" for k, v in defaults.items()]
 
@@ -174,7 +233,9 @@ def _call(name: str, args: list[str], tunables: list[str]) -> str:
     return f"{name}({', '.join(args + [f'{k}={k}' for k in tunables])})"
 
 
-def _dispatcher(entry: Entry, built: list[Built], names: list[str], defaults: dict[str, int]) -> str:
+def _dispatcher(
+    entry: Entry, built: list[Built], names: list[str], defaults: dict[str, int]
+) -> str:
     """The entry point (or ModelNew's launcher) that tests a call's class and launches its kernels."""
     keys = [b.key for b in built]
     if entry.kind == "function":
@@ -189,12 +250,12 @@ def _dispatcher(entry: Entry, built: list[Built], names: list[str], defaults: di
     ]
     for b in built:
         test = cls.class_test(entry.names, b.key, keys)
-        own = list(_defaults(b.prog.structure))
-        lines += [f"    if {test}:", f"        return {_call(b.prog.entry_point, names, own)}"]
+        own = list(b.tunables())
+        lines += [f"    if {test}:", f"        return {_call(b.launcher, names, own)}"]
     lines += [
         "    raise NotImplementedError(",
         f'        "{entry.name}: no kernel was generated for this class of arguments (tensor ranks '
-        'and dtypes, other arguments\' values); the module docstring lists the classes traced"',
+        "and dtypes, other arguments' values); the module docstring lists the classes traced\"",
         "    )",
     ]
     return "\n".join(lines) + "\n"
@@ -205,8 +266,8 @@ def _model_new(
 ) -> str:
     """class ModelNew: Model's own __init__ and a forward that calls the launcher."""
     params = [f"{p}={d}" if (d := entry.defaults().get(p)) else p for p in entry.names]
-    target = f"_{entry.stem}" if dispatch else built[0].prog.entry_point
-    own = list(defaults) if dispatch else list(_defaults(built[0].prog.structure))
+    target = f"_{entry.stem}" if dispatch else built[0].launcher
+    own = list(defaults) if dispatch else list(built[0].tunables())
     args = entry.names + [w.accessor for w in entry.weights]
     lines = [
         "class ModelNew(nn.Module):",

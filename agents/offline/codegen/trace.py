@@ -17,7 +17,14 @@ import torch
 from torch.fx import GraphModule, Node
 
 from agents.offline.codegen.classes import value_key
-from agents.offline.codegen.entry import Entry, bind, class_reference, entry_of, model_at, weights_of
+from agents.offline.codegen.entry import (
+    Entry,
+    bind,
+    class_reference,
+    entry_of,
+    model_at,
+    weights_of,
+)
 from agents.offline.codegen.ops import ELEMENTWISE, REDUCTIONS, NotSupported
 from benchmarks import Task
 
@@ -88,7 +95,12 @@ def perturb(value: float) -> float:
 
 
 def _trace_one(
-    task: Task, entry: Entry, dims: dict[str, int], shape: str, fake: bool, seed: int = 0,
+    task: Task,
+    entry: Entry,
+    dims: dict[str, int],
+    shape: str,
+    fake: bool,
+    seed: int = 0,
     perturbed: bool = False,
 ) -> Case:
     from torch._subclasses.fake_tensor import FakeTensorMode
@@ -131,9 +143,9 @@ def _trace_one(
         inputs = tensors
     # real inputs are traced in fake mode (a data-dependent reference fails); fake ones as they are
     with torch.no_grad():
-        graph = make_fx(fn, decomposition_table=decompositions(), tracing_mode="real" if fake else "fake")(
-            *inputs
-        )
+        graph = make_fx(
+            fn, decomposition_table=decompositions(), tracing_mode="real" if fake else "fake"
+        )(*inputs)
     return Case(shape, graph, values, key, real=not fake, perturbed=perturbed)
 
 
@@ -169,9 +181,7 @@ def trace_cases(task: Task, entry: Entry) -> list[Case]:
         shape = next(s for s in (*task.cpu_shapes, *task.shapes) if s.name == case.shape)
         try:
             cases.append(
-                _trace_one(
-                    task, entry, shape.dims, shape.name, fake=not case.real, perturbed=True
-                )
+                _trace_one(task, entry, shape.dims, shape.name, fake=not case.real, perturbed=True)
             )
         except Exception:  # noqa: BLE001 - the reference refuses other values: they stay literals
             continue
@@ -237,7 +247,10 @@ def check_ops_known(ops: list[str]) -> None:
         name = op.split(".")[0]
         if name in GEMMS and matmuls == [op]:
             continue
-        if op in ("max.dim", "min.dim"):  # values and indices over a dim: the values are a reduction
+        if op in (
+            "max.dim",
+            "min.dim",
+        ):  # values and indices over a dim: the values are a reduction
             continue
         if name.endswith("_") and name[:-1] in ELEMENTWISE:  # in place, on a value computed here
             continue

@@ -48,6 +48,7 @@ from agents.offline.codegen.classes import Key
 from agents.offline.codegen.entry import Entry, entry_of
 from agents.offline.codegen.ops import NotSupported
 from agents.offline.codegen.source import Built, module_source
+from agents.offline.codegen.stages import needs_split, split
 from agents.offline.codegen.trace import (
     Case,
     check_ops_known,
@@ -117,8 +118,8 @@ def generate(task: Task) -> Generated:
         raise NotSupported(
             f"the generated module fails the static check: {verdict.error_class}: {verdict.message}"
         )
-    structures = list(dict.fromkeys(b.prog.structure for b in built))
-    ops = [op for b in built for op in b.prog.ops]
+    structures = list(dict.fromkeys(b.structure for b in built))
+    ops = [op for b in built for prog in b.stages for op in prog.ops]
     return Generated(source=source, structure="+".join(structures), ops=ops, classes=len(built))
 
 
@@ -145,9 +146,10 @@ def _split(key: Key, group: list[Case]) -> list[tuple[Key, list[Case], list[int]
 
 def _build(
     entry: Entry, names: list[str], key: Key, group: list[Case], floats: list[int]
-) -> emit.Program:
-    """The program of one class: its traces (graph inputs: the class's tensors, then the
-    weights) built into statements, with its float arguments taken at run time."""
+) -> list[emit.Program]:
+    """The programs of one class (one, or two stages split at a matrix multiply): its traces
+    (graph inputs: the class's tensors, then the weights) built into statements, with its float
+    arguments taken at run time."""
     graphs = [c.graph for c in group]
     for seq in dict.fromkeys(tuple(op_sequence(g)) for g in graphs):
         check_ops_known(list(seq))  # an op it cannot translate says more than a difference
@@ -156,7 +158,20 @@ def _build(
     inputs = [rename[p.name] for p, k in zip(entry.params, key, strict=True) if cls.is_tensor(k)]
     inputs += [rename[w.arg] for w in entry.weights]
     scalars = {rename[entry.params[i].name]: [c.values[i] for c in group] for i in floats}
-    return Builder(graphs, ops, inputs, names, "", scalars).build()
+    if not needs_split(graphs[0]):
+        return [Builder(graphs, ops, inputs, names, "", scalars).build()]
+    product = emit.launcher_safe("product")
+    while product in names:
+        product += "_"
+    pairs = [split(g, product) for g in graphs]
+    programs = []
+    for stage, extra in ((0, []), (1, [product])):
+        parts = [pair[stage] for pair in pairs]
+        stage_ops = check_same_ops(parts)
+        programs.append(
+            Builder(parts, stage_ops, inputs + extra, names + extra, "", scalars).build()
+        )
+    return programs
 
 
 def _drop_unused_weights(entry: Entry, cases: list[Case]) -> None:
