@@ -7,10 +7,14 @@
   then knowledge-base kernels; in benchmark mode (hidden provenance) the generated kernel first,
   then only what the knowledge base returns with the task hidden. A kernel whose
   public function has another name but the same arity gets a thin wrapper named after the
-  task's entry point. A "repair" takes the next reference not yet tried.
+  task's entry point, keeping the reference's defaults; for a KernelBench task, a
+  `class ModelNew` with Model's own __init__ whose forward calls the kernel (only when Model
+  holds no weights: a kernel written for a function cannot take them). A "repair" takes the next
+  reference not yet tried.
 - optimizer: a measured search over the entry point's tunables. A reference kernel lists them
   in its `KB_META["tunables"]` (e.g. {"BLOCK_N": [1024, 2048], "num_warps": [4, 8]}); they are
-  trailing keyword arguments of the entry point, and a candidate is the incumbent with one
+  trailing keyword arguments of the entry point (of ModelNew.forward for a class entry point),
+  and a candidate is the incumbent with one
   default rewritten (coordinate search, nearest values first).
 - reflector: diagnosis by rules, from the verdict's error class and message.
 

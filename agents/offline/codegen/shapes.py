@@ -184,6 +184,23 @@ def shape_kinds(shape: tuple[int, ...], d: tuple[int, ...], row: tuple[int, ...]
     return kinds
 
 
+def aligned_kinds(shape: tuple[int, ...], d: tuple[int, ...], is_input: bool) -> set[Kind]:
+    """The kinds whose pattern a tensor's shape is exactly, aligned from the right as torch
+    broadcasts it (an input of shape [N] in an [M, N] problem is a vector over the columns
+    even when M == N). Only for tensors of the problem's rank, and inputs of a lower one (a
+    reduction's result without keepdim is one value per row although it has the rank of one)."""
+    if len(shape) > len(d) or (len(shape) < len(d) and not is_input):
+        return set()
+    aligned = (1,) * (len(d) - len(shape)) + shape
+    rank = len(d) - 1
+    return {
+        Kind(lead, col, rank)
+        for lead in range(rank + 1)
+        for col in (False, True)
+        if aligned == d[:lead] + (1,) * (rank - lead) + ((d[-1],) if col else (1,))
+    }
+
+
 def node_kinds(
     graphs: list[GraphModule],
     domains: list[tuple[int, ...]],
@@ -202,18 +219,22 @@ def node_kinds(
             kinds.append(None)
             continue
         fits: set[Kind] | None = None
+        exact: set[Kind] | None = None
         for g, (nodes, d) in enumerate(zip(per_graph, domains, strict=True)):
             row = rows[g] if rows else ()
             for v in tensor_vals(nodes[i]):
                 here = shape_kinds(tuple(v.shape), d, row)
                 fits = here if fits is None else fits & here
+                aligned = aligned_kinds(tuple(v.shape), d, node.op == "placeholder")
+                exact = aligned if exact is None else exact & aligned
         if not fits:
             shape = tuple(tensor_vals(node)[0].shape)
             raise NotSupported(
                 f"{describe(node)} has shape {shape} in a problem of shape {domains[0]}: neither "
                 "the full size, one value per row, a vector over the last dim, nor a scalar"
             )
-        kinds.append(max(fits, key=lambda k: (not k.wide, k.lead, k.col)))
+        best = (fits & exact) or fits  # a square problem: the shape as torch broadcasts it
+        kinds.append(max(best, key=lambda k: (not k.wide, k.lead, k.col)))
     return kinds
 
 

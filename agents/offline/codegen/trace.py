@@ -1,9 +1,14 @@
 """Tracing a task's reference into aten graphs, and the checks on its op sequence.
 
-The reference is traced with `make_fx` and the core-aten decompositions at every CPU shape (real
-inputs), once more with other inputs, and at every GPU shape (fake inputs). The op sequence must be
-the same in every trace and made only of ops the generator translates (`check_ops_known`); the op
-categories below are what the builder dispatches on.
+The reference is traced with `make_fx` and the core-aten decompositions (plus torch's own rules
+for leaky_relu, elu, layer norm and vector norms, which decompose into ops translated here) per
+call (`Case`): at every CPU shape (real inputs), once more with other inputs, at every GPU shape
+(fake inputs), and once per argument class with its float arguments moved (`perturb`). A call's
+arguments are bound to the entry point's parameters, defaults filling the gaps; the graph's
+inputs are its tensors (and a class task's weights), the other arguments are closed over. Within
+an argument class the op sequence must be the same in every trace and made only of ops the
+generator translates (`check_ops_known`); the op categories below are what the builder
+dispatches on.
 """
 
 from __future__ import annotations
