@@ -12,7 +12,13 @@ import re
 import pytest
 
 from agents.offline.codegen import translate as codegen
-from agents.offline.codegen.translate import NotSupported, check_same_ops, generate, trace
+from agents.offline.codegen.entry import entry_of
+from agents.offline.codegen.translate import (
+    NotSupported,
+    check_same_ops,
+    generate,
+    trace_cases,
+)
 from agents.offline.policy import kb_meta, search_space, set_tunables, tunable_values
 from benchmarks.harness.static_check import check_task_candidate
 from benchmarks.loading import get_task
@@ -58,12 +64,14 @@ def _candidates() -> list[str]:
 def test_suite_gemm_tasks_generate_and_pass_the_judge(task_id, tmp_path, monkeypatch):
     task = get_task(task_id)
     try:
-        graphs = trace(task)
-        ops = check_same_ops(graphs)
+        cases = trace_cases(task, entry_of(task))
+        ops = check_same_ops([c.graph for c in cases if not c.perturbed])
     except NotSupported:
         ops = []
     else:  # generate reuses these traces (tracing is most of a refusal's time)
-        monkeypatch.setattr(codegen, "trace", lambda t: graphs if t is task else trace(t))
+        monkeypatch.setattr(
+            codegen, "trace_cases", lambda t, e: cases if t is task else trace_cases(t, e)
+        )
     if not any(op.split(".")[0] in GEMM_OPS for op in ops):
         pytest.skip("the reference does not trace into one op sequence with a matrix multiply")
     if task.name in REFUSED:

@@ -26,7 +26,6 @@ from agents.offline.codegen.entry import (
     Entry,
     bind,
     class_reference,
-    entry_of,
     model_at,
     weights_of,
 )
@@ -191,11 +190,6 @@ def trace_cases(task: Task, entry: Entry) -> list[Case]:
         except Exception:  # noqa: BLE001 - the reference refuses other values: they stay literals
             continue
     return cases
-
-
-def trace(task: Task) -> list[GraphModule]:
-    """The graphs of `trace_cases` without the perturbed ones (every call the judge makes)."""
-    return [c.graph for c in trace_cases(task, entry_of(task)) if not c.perturbed]
 
 
 def _first_line(exc: Exception) -> str:

@@ -68,7 +68,6 @@ from agents.offline.codegen.trace import (
     check_ops_known,
     check_same_ops,
     op_sequence,
-    trace,
     trace_cases,
 )
 from benchmarks import Task, check_task_candidate
@@ -79,7 +78,6 @@ __all__ = [
     "check_ops_known",
     "check_same_ops",
     "generate",
-    "trace",
     "trace_cases",
 ]
 
