@@ -180,7 +180,6 @@ def test_transposed_and_cast_operands(tmp_path):
     "body, why",
     [
         ("return (x * 2.0) @ w", r"computed by aten\.mul"),
-        ("return (x @ w).sum(-1)", "reduces in a matrix multiply's epilogue"),
         ("return (x @ w) @ (w.t() @ w)", "3 matrix multiplies"),
         ("return x @ w + x[:, :1]", "feeds the matrix multiply and the epilogue"),
     ],
@@ -188,6 +187,15 @@ def test_transposed_and_cast_operands(tmp_path):
 def test_outside_the_gemm_pattern_is_refused(tmp_path, body, why):
     with pytest.raises(NotSupported, match=why):
         generate(_gemm_probe(tmp_path, body))
+
+
+def test_a_reduction_after_the_product_runs_in_a_second_kernel(tmp_path):
+    """(x @ w) then a softmax over its rows: the gemm kernel writes the product, a row kernel
+    reduces it (stages.py)."""
+    task = _gemm_probe(tmp_path, "return torch.softmax((x @ w) * 0.5, dim=-1)")
+    gen = generate(task)
+    assert gen.structure == "gemm>row"
+    _judge(task, gen.source, tmp_path)
 
 
 def test_a_vector_on_a_square_product_is_refused(tmp_path):
