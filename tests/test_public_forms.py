@@ -78,7 +78,7 @@ def test_the_forms_cover_both_suites_and_refusals_are_few():
 
 
 @pytest.mark.parametrize("path", _params())
-def test_offline_policy_solves_the_form(path, tmp_path):
+def test_generated_kernel_passes_the_judge_or_is_refused_with_its_reason(path, tmp_path):
     task = _task(path)
     entry, note = generated_kernel(task)
     if task.id in REFUSED:

@@ -13,8 +13,8 @@ Two kinds (`Task.entry_kind`):
 
 A call's arguments are bound to the parameters (defaults filling the gaps) and split into the
 tensors (graph inputs) and the other values, which the trace closes over. What the other values
-and the tensors' ranks and dtypes are is the call's *class* (`ArgClass`): calls of one class are
-traced into one kernel; the launcher dispatches on it (see `agents.offline.codegen.classes`).
+and the tensors' ranks and dtypes are is the call's *class* (`classes.Key`): calls of one class
+are traced into one kernel; the launcher dispatches on it (see `agents.offline.codegen.classes`).
 """
 
 from __future__ import annotations
@@ -107,8 +107,9 @@ def default_source(p: inspect.Parameter) -> str:
 
 
 def entry_of(task: Task) -> Entry:
-    """The entry point of `task`'s candidate. Raises NotSupported for signatures the generated
-    launcher cannot take (*args, **kwargs)."""
+    """The entry point of `task`'s candidate: the positional parameters (keyword-only ones keep
+    their defaults: the judge passes arguments by position). Raises NotSupported for *args and
+    for defaults that cannot be written as literals."""
     if task.entry_kind == "class":
         sig = task.signature()  # Model.forward's, without self
     else:
@@ -128,18 +129,6 @@ def entry_of(task: Task) -> Entry:
     if entry.kind == "class":
         entry.init_source, entry.init_needs = init_source(task)
     return entry
-
-
-def keyword_only_defaults(task: Task) -> dict[str, Any]:
-    """The reference's keyword-only parameters and their defaults (the judge never passes them)."""
-    sig = task.signature() if task.entry_kind == "class" else inspect.signature(task.reference)
-    out = {}
-    for p in sig.parameters.values():
-        if p.kind == p.KEYWORD_ONLY:
-            if p.default is EMPTY:
-                raise NotSupported(f"keyword-only parameter {p.name} has no default")
-            out[p.name] = p.default
-    return out
 
 
 def bind(entry: Entry, args: tuple[Any, ...]) -> list[Any]:

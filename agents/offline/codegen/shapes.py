@@ -88,14 +88,6 @@ def reduced_range(node: Node) -> tuple[int, int] | None:
     return (dims[0], dims[-1] + 1) if dims == list(range(dims[0], dims[-1] + 1)) else None
 
 
-def trailing_dims(node: Node) -> int | None:
-    """For a reduction over the trailing dims [k, ndim) of its input, k (0: the whole tensor);
-    else None."""
-    span = reduced_range(node)
-    ndim = node.args[0].meta["val"].dim()
-    return span[0] if span is not None and span[1] == ndim else None
-
-
 def folded(shape: tuple[int, ...], span: tuple[int, int]) -> tuple[tuple[int, ...], int]:
     """A tensor of `shape` reduced over dims [k, j), seen as rows: (the kept dims and the
     reduced ones folded last, the stride between a row's elements = numel of dims j..)."""
