@@ -7,10 +7,14 @@
   then knowledge-base kernels; in benchmark mode (hidden provenance) the generated kernel first,
   then only what the knowledge base returns with the task hidden. A kernel whose
   public function has another name but the same arity gets a thin wrapper named after the
-  task's entry point. A "repair" takes the next reference not yet tried.
+  task's entry point, keeping the reference's defaults; for a KernelBench task, a
+  `class ModelNew` with Model's own __init__ whose forward calls the kernel (only when Model
+  holds no weights: a kernel written for a function cannot take them). A "repair" takes the next
+  reference not yet tried.
 - optimizer: a measured search over the entry point's tunables. A reference kernel lists them
   in its `KB_META["tunables"]` (e.g. {"BLOCK_N": [1024, 2048], "num_warps": [4, 8]}); they are
-  trailing keyword arguments of the entry point, and a candidate is the incumbent with one
+  trailing keyword arguments of the entry point (of ModelNew.forward for a class entry point),
+  and a candidate is the incumbent with one
   default rewritten (coordinate search, nearest values first).
 - reflector: diagnosis by rules, from the verdict's error class and message.
 
@@ -59,9 +63,16 @@ def kb_meta(source: str) -> dict[str, Any] | None:
 
 
 def _function(tree: ast.Module, name: str) -> ast.FunctionDef | None:
+    """The top-level function `name`, or the forward of a top-level class `name` (a
+    KernelBench ModelNew: its tunables are forward's keyword arguments)."""
     for node in tree.body:
         if isinstance(node, ast.FunctionDef) and node.name == name:
             return node
+        if isinstance(node, ast.ClassDef) and node.name == name:
+            return next(
+                (s for s in node.body if isinstance(s, ast.FunctionDef) and s.name == "forward"),
+                None,
+            )
     return None
 
 
@@ -181,16 +192,33 @@ def _required_arity(fn: ast.FunctionDef) -> int:
     return len(positional) - len(fn.args.defaults)
 
 
-def adapt(source: str, entry_point: str, params: list[str]) -> tuple[str, str] | None:
+def adapt(
+    source: str,
+    entry_point: str,
+    params: list[str],
+    *,
+    defaults: dict[str, str] | None = None,
+    class_entry: bool = False,
+    class_head: str | None = None,
+) -> tuple[str, str] | None:
     """Make `source` define `entry_point(params)`. Returns (source, how) or None.
 
     A kernel that already defines it is taken as is; one whose public launcher has another name
-    and the same number of required arguments gets a wrapper."""
+    and the same number of required arguments gets a wrapper: a function with the task's
+    parameters (and `defaults`, source text per parameter), or, for a class entry point, the
+    class that `class_head` starts (`codegen.wrapper_head`: Model's own __init__) with a forward
+    calling the launcher (no wrapper without a head: a Model with weights)."""
     try:
         tree = parse_python(source)
     except SyntaxError:
         return None
-    fn = _function(tree, entry_point)
+    defaults = defaults or {}
+    if class_entry:
+        if any(isinstance(n, ast.ClassDef) and n.name == entry_point for n in tree.body):
+            return source, "defines the entry point"
+        if class_head is None:
+            return None
+    fn = None if class_entry else _function(tree, entry_point)
     if fn is not None:
         names = [a.arg for a in [*fn.args.posonlyargs, *fn.args.args]][: len(params)]
         if names == params:
@@ -205,11 +233,19 @@ def adapt(source: str, entry_point: str, params: list[str]) -> tuple[str, str] |
             continue
         if _required_arity(node) == len(params):
             args = ", ".join(params)
-            wrapper = (
-                f"\n\ndef {entry_point}({args}):\n"
-                f'    """The task\'s entry point, delegating to the reference launcher {node.name}."""\n'
-                f"    return {node.name}({args})\n"
-            )
+            signature = ", ".join(f"{p}={defaults[p]}" if p in defaults else p for p in params)
+            if class_entry and class_head is not None:
+                wrapper = (
+                    f"\n\n{class_head.rstrip()}\n\n"
+                    f"    def forward(self{', ' if params else ''}{signature}):\n"
+                    f"        return {node.name}({args})\n"
+                )
+            else:
+                wrapper = (
+                    f"\n\ndef {entry_point}({signature}):\n"
+                    f'    """The task\'s entry point, delegating to the reference launcher {node.name}."""\n'
+                    f"    return {node.name}({args})\n"
+                )
             return source.rstrip("\n") + "\n" + wrapper, f"wrapped {node.name}()"
     return None
 
@@ -231,9 +267,12 @@ def reference_kernels(
     `kernel_hits` are knowledge-base hits of kind "kernel" ({"id", "path", "text"}), already
     retrieved with the task hidden in benchmark mode. In normal mode the task's own solution
     comes first. Each result: {"id", "path", "source", "how", "tunables"}."""
+    from agents.offline.codegen import entry_defaults, wrapper_head
     from knowledge_base import solution_path
 
     params = list(task.signature().parameters)
+    defaults = entry_defaults(task)
+    class_head = wrapper_head(task)  # None for a Model with weights: no wrapper can hold them
     found: list[dict[str, Any]] = []
     seen_paths: set[str] = set()
 
@@ -242,7 +281,14 @@ def reference_kernels(
         if where in seen_paths or any(r["id"] == ref_id for r in found):
             return
         seen_paths.add(where)
-        adapted = adapt(source, task.entry_point, params)
+        adapted = adapt(
+            source,
+            task.entry_point,
+            params,
+            defaults=defaults,
+            class_entry=task.entry_kind == "class",
+            class_head=class_head,
+        )
         if adapted is None:
             return
         code, how = adapted

@@ -1,13 +1,17 @@
 """The rule-based code generator: a task's PyTorch reference, translated into a Triton kernel
 (see `agents.offline.codegen.translate` for how).
 
-Modules, in the order a translation runs: `trace` (the reference traced into aten graphs, the op
-checks), `shapes` (each tensor's kind against the problem's shape), `builder` with `sizes`, `gemm`
-and `nodes` (the graph walked into a program of statements), `ops` (one aten op as a Triton
+Modules, in the order a translation runs: `entry` (the candidate's entry point: a function, or
+KernelBench's class ModelNew holding Model's weights; a call's arguments bound to it), `trace`
+(the reference traced into aten graphs per call, the op checks), `classes` (argument classes:
+one kernel each, and the launcher's test for them), `stages` (a GEMM followed by a reduction cut
+in two), `shapes` (each tensor's kind against the problem's shape), `builder` with `sizes`,
+`gemm` and `nodes` (a graph walked into a program of statements), `ops` (one aten op as a Triton
 expression), `emit` (kernels and launchers), `source` (the candidate module), `translate` (the
 whole: `generate(task)`, with the static check).
 """
 
+from agents.offline.codegen.entry import entry_defaults, wrapper_head
 from agents.offline.codegen.translate import Generated, NotSupported, generate
 
-__all__ = ["Generated", "NotSupported", "generate"]
+__all__ = ["Generated", "NotSupported", "entry_defaults", "generate", "wrapper_head"]

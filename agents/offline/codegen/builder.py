@@ -17,23 +17,35 @@ from agents.offline.codegen import emit
 from agents.offline.codegen import shapes as shp
 from agents.offline.codegen.gemm import GemmMixin, Operand
 from agents.offline.codegen.nodes import NodesMixin
-from agents.offline.codegen.ops import NotSupported
+from agents.offline.codegen.ops import ELEMENTWISE, NotSupported
 from agents.offline.codegen.sizes import SizesMixin
 from agents.offline.codegen.trace import CONSTANTS, CONVERSIONS, GEMMS, VIEWS, op_name
 from agents.offline.codegen.values import Value, is_var
-from benchmarks import Task
 
 
 class Builder(SizesMixin, GemmMixin, NodesMixin):
     """Walks the graph of the first trace (the others, node for node, vouch for its numbers) and
     builds the program of statements `emit` writes out."""
 
-    def __init__(self, task: Task, graphs: list[GraphModule], ops: list[str]) -> None:
+    def __init__(
+        self,
+        graphs: list[GraphModule],
+        ops: list[str],
+        names: list[str],
+        params: list[str],
+        launcher: str,
+        scalars: dict[str, list[float]] | None = None,
+    ) -> None:
+        """`names`: the graphs' inputs (placeholders), in order; `params`: the launcher's
+        parameters (those names among them); `launcher`: its name; `scalars`: float parameters
+        the kernel may take at run time, with their value in each graph."""
         self.graphs = graphs
         self.per_graph = [list(g.graph.nodes) for g in graphs]
         self.nodes = self.per_graph[0]
         self.index = {n: i for i, n in enumerate(self.nodes)}
         self.domains = [shp.domain(g) for g in graphs]
+        self.strides = [shp.row_stride(g) for g in graphs]
+        self.scalars = scalars or {}
         self.gemm_node = next(
             (n for n in self.nodes if n.op == "call_function" and shp.packet(n) in GEMMS), None
         )
@@ -48,28 +60,30 @@ class Builder(SizesMixin, GemmMixin, NodesMixin):
                         "structure reads an input either as an operand or in the epilogue"
                     )
         skip = {self.index[n] for n in self.prologue}
-        self.kinds = shp.node_kinds(graphs, self.domains, skip)
-        self.structure = self._structure()
-        self.params = [
-            name
-            for name, p in task.signature().parameters.items()
-            if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+        skip |= {i for i, n in enumerate(self.nodes) if n.op == "placeholder" and not n.users}
+        rows = [
+            shp.row_shape(g) if s == 1 else () for g, s in zip(graphs, self.strides, strict=True)
         ]
-        clash = emit.launcher_clash(self.params)
+        self.kinds = shp.node_kinds(graphs, self.domains, skip, rows)
+        self.structure = self._structure()
+        if any(s != 1 for s in self.strides):
+            self._check_strided()
+        self.params = names
+        clash = emit.launcher_clash(params)
         if self.structure == "gemm":
-            clash = clash or next((p for p in self.params if p in emit.GEMM_WORDS), None)
+            clash = clash or next((p for p in params if p in emit.GEMM_WORDS), None)
         if clash:
             raise NotSupported(f"parameter {clash!r} has a name the generated launcher uses itself")
         self.placeholders = [n for n in self.nodes if n.op == "placeholder"]
         if len(self.placeholders) != len(self.params):
             raise NotSupported(
-                f"the reference takes {len(self.params)} parameters but traces into "
-                f"{len(self.placeholders)} inputs (a list or tuple argument)"
+                f"the reference takes {len(self.params)} tensors but traces into "
+                f"{len(self.placeholders)} inputs (a list or tuple of tensors)"
             )
         self.prog = emit.Program(
-            entry_point=task.entry_point,
+            entry_point=launcher,
             structure=self.structure,
-            params=self.params,
+            params=list(params),
             primary="",
             inputs=[],
             stmts=[],
@@ -84,6 +98,7 @@ class Builder(SizesMixin, GemmMixin, NodesMixin):
         self.tile_vars: set[str] = set()
         self.reduced: set[str] = set()  # variables that depend on a reduction
         self.counter = 0
+        self.scalar_symbols: dict[str, str] = {}  # float parameter -> its kernel argument
         self.taken = {f"{p}_ptr" for p in self.params}
         if self.structure == "gemm":
             self.taken |= emit.GEMM_WORDS
@@ -104,6 +119,18 @@ class Builder(SizesMixin, GemmMixin, NodesMixin):
         if reduces or any(k.name not in ("full", "scalar") for k in self.kinds if k):
             return "row"
         return "pointwise"
+
+    def _check_strided(self) -> None:
+        """A reduction over dims before the last reads its rows strided: every tensor must be
+        full-size, one value per row, or a scalar (a per-column vector's place in the
+        original layout is not what its shape says)."""
+        for node, kind in zip(self.nodes, self.kinds, strict=True):
+            if kind is not None and kind.name not in ("full", "row", "scalar"):
+                raise NotSupported(
+                    f"{shp.describe(node)} is a {kind.name} tensor in a reduction over a dim "
+                    "before the last; there only full-size, per-row and scalar tensors are "
+                    "supported"
+                )
 
     def kind(self, node: Node) -> shp.Kind:
         kind = self.kinds[self.index[node]]
@@ -221,6 +248,10 @@ class Builder(SizesMixin, GemmMixin, NodesMixin):
             return self.constant(node)
         if name == "var_mean":
             return self.var_mean(node)
+        if op_name(node) in ("max.dim", "min.dim"):
+            return self.max_dim(node)
+        if name.endswith("_") and name[:-1] in ELEMENTWISE:
+            return self.in_place(node, name[:-1])
         self.compute(node, name)
 
     def output(self, node: Node) -> None:

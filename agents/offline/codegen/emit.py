@@ -28,6 +28,7 @@ output's dtype.
 
 from __future__ import annotations
 
+import builtins
 import re
 from dataclasses import dataclass, field
 
@@ -63,8 +64,12 @@ TILE_KINDS = ("full", "col", "batch_col")
 ROW_KINDS = ("row", "scalar", "batch_row")
 
 # names the kernels and launchers use for themselves
-KERNEL_WORDS = set("pid offs mask row base cols start N n tl float range".split())
-LAUNCHER_WORDS = set("N R n P BLOCK BLOCK_N MAX_BLOCK_N num_warps grid torch triton tl".split())
+KERNEL_WORDS = set("pid offs mask row base cols start N n tl float range inner".split())
+LAUNCHER_WORDS = set(
+    "N R n P BLOCK BLOCK_N MAX_BLOCK_N num_warps grid torch triton tl inner float isinstance "
+    "type tuple list NotImplementedError".split()
+)
+BUILTIN_NAMES = set(dir(builtins))
 _GENERATED = re.compile(r"^(v|acc)\d+$")
 _LAUNCHER_GENERATED = re.compile(
     r"^(out|part|group_)\d+$|_row_stride$|^(inv|sqrt|rsqrt)_|_dim\d+$|_last$"
@@ -131,14 +136,28 @@ class Program:
     tuple_output: bool = False  # the reference returns a tuple (even of one tensor)
     width: str = ""  # row structure: the launcher's expression for N
     gemm: Gemm | None = None  # gemm structure: the multiply
+    inner: str = ""  # row structure, rows read strided: the kernel argument for the stride
+    defaults: dict[str, str] = field(default_factory=dict)  # parameter -> its default's text
 
 
 def safe_name(name: str, taken: set[str]) -> str:
-    """A kernel variable for parameter `name`: the name itself unless the kernel uses it."""
+    """A kernel variable for parameter `name`: the name itself unless the kernel uses it or it
+    is a Python builtin (the static check refuses `input`, `open`... outside parameters)."""
     if name.startswith("_"):
         name = "in" + name
-    while name in taken or name in KERNEL_WORDS or _GENERATED.match(name):
+    while name in taken or name in KERNEL_WORDS or name in BUILTIN_NAMES or _GENERATED.match(name):
         name = name + "_"
+    return name
+
+
+def launcher_safe(name: str) -> str:
+    """A launcher parameter for entry-point parameter `name`: the name itself unless the
+    launcher uses it (N, B, out0, ...); the entry point passes its arguments by position."""
+    if launcher_clash([name]) is None and name not in GEMM_WORDS:
+        return name
+    name = f"arg_{name}"
+    while launcher_clash([name]) is not None or name in GEMM_WORDS:
+        name += "_"
     return name
 
 
@@ -200,7 +219,7 @@ def helper_sources(names: set[str]) -> list[str]:
 # -- kernel bodies -------------------------------------------------------------------------------
 
 
-def _load(p: Param, structure: str) -> str:
+def _load(p: Param, structure: str, step: str = "") -> str:
     other = "0.0" if p.dtype.is_floating_point else "0"
     if p.kind == "scalar":
         expr = f"tl.load({p.name}_ptr)"
@@ -215,7 +234,7 @@ def _load(p: Param, structure: str) -> str:
     elif structure == "pointwise":
         expr = f"tl.load({p.name}_ptr + offs, mask=mask, other={other})"
     else:
-        expr = f"tl.load({p.name}_ptr + base + cols, mask=mask, other={other})"
+        expr = f"tl.load({p.name}_ptr + base + cols{step}, mask=mask, other={other})"
     if p.dtype.is_floating_point:
         expr += ".to(tl.float32)"
     return f"{p.var} = {expr}"
@@ -245,11 +264,11 @@ def _stmt_line(s: Stmt) -> str:
     return f"{s.target} = tl.{s.reduce}({_masked(s.reduce, s.expr)}, axis=0)  # {s.note}"
 
 
-def _store(o: Output, i: int, structure: str) -> str:
+def _store(o: Output, i: int, structure: str, step: str = "") -> str:
     if o.kind == "row":
         where = f"out{i}_ptr + row"
         return f"tl.store({where}, {o.var}.to(out{i}_ptr.dtype.element_ty))"
-    where = f"out{i}_ptr + offs" if structure == "pointwise" else f"out{i}_ptr + base + cols"
+    where = f"out{i}_ptr + offs" if structure == "pointwise" else f"out{i}_ptr + base + cols{step}"
     return f"tl.store({where}, {o.var}.to(out{i}_ptr.dtype.element_ty), mask=mask)"
 
 
@@ -274,17 +293,31 @@ def pointwise_kernel(prog: Program, name: str) -> str:
     return head + "".join(f"    {line}\n" for line in body)
 
 
+def _step(prog: Program) -> str:
+    """How far apart a row's elements lie in the full tensors (nothing: adjacent)."""
+    return f" * {prog.inner}" if prog.inner else ""
+
+
+def _row_base(prog: Program) -> str:
+    """The first element of the program's row in the full tensors. Rows of a reduction over a
+    dim before the last are strided: row r = (o, i) starts at o * N * inner + i."""
+    if prog.inner:
+        return f"base = (row // {prog.inner}) * (N * {prog.inner}) + row % {prog.inner}"
+    return "base = row * N"
+
+
 def row_kernel(prog: Program, name: str) -> str:
     """One program per row, the whole row in one tile."""
+    step = _step(prog)
     body = [
         "row = tl.program_id(0).to(tl.int64)",
-        "base = row * N",
+        _row_base(prog),
         "cols = tl.arange(0, BLOCK_N)",
         "mask = cols < N",
     ]
-    body += [_load(p, "row") for p in prog.inputs if p.kind != "wide"]
+    body += [_load(p, "row", step) for p in prog.inputs if p.kind != "wide"]
     body += [_stmt_line(s) for s in prog.stmts]
-    body += [_store(o, i, "row") for i, o in enumerate(prog.outputs)]
+    body += [_store(o, i, "row", step) for i, o in enumerate(prog.outputs)]
     head = f"@triton.jit\ndef {name}({_signature(prog, ['N'], ['BLOCK_N'])}):\n"
     return head + "".join(f"    {line}\n" for line in body)
 
@@ -309,7 +342,7 @@ def _tile_closure(prog: Program, roots: list[str]) -> set[str]:
 def _loop(prog: Program, need: set[str], done: set[str]) -> list[str]:
     """The body of one pass over the row: loads and tile statements in `need`, in order."""
     lines = ["cols = start + tl.arange(0, BLOCK_N)", "mask = cols < N"]
-    lines += [_load(p, "row") for p in prog.inputs if p.var in need]
+    lines += [_load(p, "row", _step(prog)) for p in prog.inputs if p.var in need]
     for s in prog.stmts:
         if s.target in need:
             missing = [d for d in s.deps if d not in need and d not in done]
@@ -321,7 +354,7 @@ def _loop(prog: Program, need: set[str], done: set[str]) -> list[str]:
 
 def looped_row_kernel(prog: Program, name: str) -> str:
     """One program per row, the row in tiles of BLOCK_N: one loop per reduction, one to store."""
-    body = ["row = tl.program_id(0).to(tl.int64)", "base = row * N"]
+    body = ["row = tl.program_id(0).to(tl.int64)", _row_base(prog)]
     per_row = [p for p in prog.inputs if p.kind in ROW_KINDS]
     done = {p.var for p in per_row}
     body += [_load(p, "row") for p in per_row]
@@ -353,7 +386,7 @@ def looped_row_kernel(prog: Program, name: str) -> str:
         need = _tile_closure(prog, [o.var for _, o in tile_outputs])
         body.append("for start in range(0, N, BLOCK_N):")
         body += ["    " + line for line in _loop(prog, need, done)]
-        body += ["    " + _store(o, i, "row") for i, o in tile_outputs]
+        body += ["    " + _store(o, i, "row", _step(prog)) for i, o in tile_outputs]
     body += [_store(o, i, "row") for i, o in enumerate(prog.outputs) if o.kind == "row"]
     head = f"@triton.jit\ndef {name}({_signature(prog, ['N'], ['BLOCK_N'])}):\n"
     return head + "".join(f"    {line}\n" for line in body)
@@ -430,6 +463,11 @@ def _allocations(prog: Program) -> list[str]:
     return lines
 
 
+def _params(prog: Program) -> list[str]:
+    """The launcher's parameters, with their defaults where it is the entry point."""
+    return [f"{p}={prog.defaults[p]}" if p in prog.defaults else p for p in prog.params]
+
+
 def _returns(prog: Program) -> str:
     names = [f"out{i}" for i in range(len(prog.outputs))]
     if not prog.tuple_output:
@@ -444,7 +482,7 @@ def _launch_args(prog: Program, size: str) -> str:
 
 def pointwise_launcher(prog: Program, kernel: str, tunables: dict[str, int]) -> str:
     params = ", ".join(
-        prog.params
+        _params(prog)
         + [f"BLOCK: int = {tunables['BLOCK']}", f"num_warps: int = {tunables['num_warps']}"]
     )
     body = [f"{p.name} = {p.name}.contiguous()" for p in prog.inputs]
@@ -461,7 +499,7 @@ def pointwise_launcher(prog: Program, kernel: str, tunables: dict[str, int]) -> 
 
 def row_launcher(prog: Program, one_pass: str, looped: str, tunables: dict[str, int]) -> str:
     params = ", ".join(
-        prog.params
+        _params(prog)
         + [
             f"num_warps: int = {tunables['num_warps']}",
             f"MAX_BLOCK_N: int = {tunables['MAX_BLOCK_N']}",
@@ -486,7 +524,7 @@ def row_launcher(prog: Program, one_pass: str, looped: str, tunables: dict[str, 
 
 def total_launcher(prog: Program, partial: str, finish: str, tunables: dict[str, int]) -> str:
     params = ", ".join(
-        prog.params
+        _params(prog)
         + [f"BLOCK: int = {tunables['BLOCK']}", f"num_warps: int = {tunables['num_warps']}"]
     )
     full = next(p.name for p in prog.inputs if p.kind == "full")
@@ -591,7 +629,7 @@ def gemm_kernel(prog: Program, name: str) -> str:
 def gemm_launcher(prog: Program, kernel: str, tunables: dict[str, int]) -> str:
     g = prog.gemm
     assert g is not None
-    params = ", ".join(prog.params + [f"{k}: int = {v}" for k, v in tunables.items()])
+    params = ", ".join(_params(prog) + [f"{k}: int = {v}" for k, v in tunables.items()])
     body = [f"_opa = {g.a}{g.a_views}", f"_opb = {g.b}{g.b_views}"]
     if g.batched:
         body += ["B, M, K = _opa.shape", "N = _opb.shape[2]"]

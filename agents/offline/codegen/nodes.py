@@ -20,7 +20,7 @@ from agents.offline.codegen.ops import (
     literal,
     var_and_mean,
 )
-from agents.offline.codegen.trace import op_name
+from agents.offline.codegen.trace import VIEWS, op_name
 from agents.offline.codegen.values import Value, constant_value, is_var, rounded
 
 if TYPE_CHECKING:
@@ -127,7 +127,44 @@ class NodesMixin:
         parts = self.values.get(src)
         if not isinstance(parts, list):
             raise NotSupported(f"getitem on {shp.describe(src)}, which is not a tuple it knows")
+        if parts[index] is None:  # the indices of a max/min over a dim
+            if node.users:
+                raise NotSupported(
+                    f"the reference uses the indices of aten.{op_name(src)} (an arg-reduction)"
+                )
+            return
         self.values[node] = parts[index]
+
+    def max_dim(self, node: Node) -> None:
+        """max/min over a dim: (values, indices); the values are a max/min reduction, the
+        indices may not be used."""
+        how = shp.packet(node)
+        self.check_reduction(node, how)
+        call = _Call(self, node)
+        call.reduce_dims(1)
+        dtype = self.dtype_of(node)
+        expr = rounded(call.reduce(how, call.x(0)), dtype)
+        if not is_var(expr):
+            expr = self.add(expr, False, op_name(node))
+        self.values[node] = [Value(expr, dtype), None]
+
+    def in_place(self, node: Node, name: str) -> None:
+        """An in-place elementwise op (add_ in a decomposition, relu_) on a value computed here
+        that nothing reads afterwards: the same op out of place."""
+        target = node.args[0]
+        at = self.index[node]
+        if (
+            not isinstance(target, Node)
+            or target.op != "call_function"
+            or (shp.packet(target) in VIEWS)
+        ):
+            raise NotSupported(
+                f"aten.{op_name(node)} writes into {shp.describe(target) if isinstance(target, Node) else target}"
+                " (an input or a view): the kernel does not mutate its inputs"
+            )
+        if any(self.index[u] > at for u in target.users if u is not node):
+            raise NotSupported(f"aten.{op_name(node)} overwrites a value that is read afterwards")
+        self.compute(node, name)
 
     def var_mean(self, node: Node) -> None:
         self.check_reduction(node, "var_mean")
@@ -143,7 +180,7 @@ class NodesMixin:
         if src != "full" or out != ("full" if name in ("_softmax", "_log_softmax") else want):
             raise NotSupported(
                 f"aten.{op_name(node)} reduces a {src} tensor to a {out} one; only reductions of "
-                "the full tensor over its last dim are supported"
+                "the full tensor over one run of adjacent dims (the row) are supported"
             )
 
     def compute(self, node: Node, name: str) -> None:
@@ -231,10 +268,17 @@ class _Call:
         """The reduction runs over the row: the last dim, or trailing dims that fold into it."""
         for g, nodes in enumerate(self.b.per_graph):
             here = nodes[self.b.index[self.node]]
-            k = shp.trailing_dims(here)
+            span = shp.reduced_range(here)
             shape = tuple(here.args[0].meta["val"].shape)
-            if k is None or math.prod(shape[k:]) != self.b.domains[g][-1]:
+            if span is None or (
+                math.prod(shape[span[0] : span[1]]),
+                math.prod(shape[span[1] :]),
+            ) != (
+                self.b.domains[g][-1],
+                self.b.strides[g],
+            ):
                 raise NotSupported(
                     f"aten.{self.op} reduces over dims {here.args[1]} of a tensor of shape "
-                    f"{shape}; only the last dims (the row) are supported"
+                    f"{shape}; only one run of adjacent dims (the row), the same for every "
+                    "reduction, is supported"
                 )

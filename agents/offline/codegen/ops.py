@@ -79,9 +79,9 @@ def literal(value: Any) -> str:
 def _binary(symbol: str) -> Callable[[Call], str]:
     def translate(c: Call) -> str:
         b = c.x(1)
-        alpha = c.lit("alpha", 1)
-        if alpha != 1:
-            b = f"{literal(alpha)} * {b}"
+        alpha = c.num("alpha", 1)  # a literal, or a float argument of the reference
+        if alpha != "1":
+            b = f"{alpha} * {b}"
         return f"{c.x(0)} {symbol} {b}"
 
     return translate
@@ -348,6 +348,8 @@ ELEMENTWISE: dict[str, Callable[[Call], str]] = {
     "clamp_min": _clamp_min,
     "clamp_max": _clamp_max,
     "where": _where,
+    "isnan": lambda c: f"{c.x(0)} != {c.x(0)}",
+    "isinf": lambda c: f'tl.abs({c.x(0)}) == float("inf")',
     "eq": _compare("=="),
     "ne": _compare("!="),
     "lt": _compare("<"),

@@ -67,34 +67,66 @@ def packet(node: Node) -> str:
 
 
 def is_reduction(node: Node) -> bool:
-    return node.op == "call_function" and (packet(node) in REDUCTIONS or packet(node) == "var_mean")
+    if node.op != "call_function":
+        return False
+    name = packet(node)
+    over_dim = name in ("max", "min") and getattr(node.target, "_overloadname", "") == "dim"
+    return name in REDUCTIONS or name == "var_mean" or over_dim
 
 
-def trailing_dims(node: Node) -> int | None:
-    """For a reduction over the trailing dims [k, ndim) of its input, k (0: the whole tensor);
-    else None."""
+def reduced_range(node: Node) -> tuple[int, int] | None:
+    """For a reduction over the contiguous dims [k, j) of its input, (k, j) ((0, ndim): the
+    whole tensor); None for other dims."""
     ndim = node.args[0].meta["val"].dim()
     dims = node.args[1] if len(node.args) > 1 else None
     dims = [dims] if isinstance(dims, int) else dims
     if not dims:  # sum(), mean(), sum(x, []): every dim
-        return 0
+        return 0, ndim
     if ndim == 0:
         return None
     dims = sorted(d % ndim for d in dims)
-    return dims[0] if dims == list(range(dims[0], ndim)) else None
+    return (dims[0], dims[-1] + 1) if dims == list(range(dims[0], dims[-1] + 1)) else None
+
+
+def folded(shape: tuple[int, ...], span: tuple[int, int]) -> tuple[tuple[int, ...], int]:
+    """A tensor of `shape` reduced over dims [k, j), seen as rows: (the kept dims and the
+    reduced ones folded last, the stride between a row's elements = numel of dims j..)."""
+    k, j = span
+    return shape[:k] + shape[j:] + (math.prod(shape[k:j]),), math.prod(shape[j:])
+
+
+def _reductions(graph: GraphModule) -> list[tuple[tuple[int, ...], tuple[int, int] | None]]:
+    """(input shape, reduced dims) of every reduction."""
+    return [
+        (tuple(n.args[0].meta["val"].shape), reduced_range(n))
+        for n in graph.graph.nodes
+        if is_reduction(n) and isinstance(n.args[0], Node)
+    ]
+
+
+def _reduced(graph: GraphModule) -> list[tuple[tuple[int, ...], int]]:
+    return [
+        (shape, 1) if span is None else folded(shape, span) for shape, span in _reductions(graph)
+    ]
+
+
+def row_shape(graph: GraphModule) -> tuple[int, ...]:
+    """The reduced dims of the largest reduction as they are in its input (a layer norm over
+    (C, H, W) reduces rows of C * H * W elements, and its weight has shape (C, H, W)); () when
+    nothing is reduced or the dims are not adjacent."""
+    found = [(math.prod(s), s, span) for s, span in _reductions(graph) if span is not None]
+    if not found:
+        return ()
+    _, shape, (k, j) = max(found, key=lambda f: f[0])
+    return shape[k:j]
 
 
 def domain(graph: GraphModule) -> tuple[int, ...]:
-    """The shape the kernel iterates over: the largest tensor reduced, with the reduced trailing
-    dims folded into one (the row), or without reductions the largest output."""
-    nodes = list(graph.graph.nodes)
-    shapes = set()
-    for n in nodes:
-        if is_reduction(n) and isinstance(n.args[0], Node):
-            shape = tuple(n.args[0].meta["val"].shape)
-            k = trailing_dims(n)
-            shapes.add(shape if k is None else shape[:k] + (math.prod(shape[k:]),))
+    """The shape the kernel iterates over: the largest tensor reduced, with the reduced dims
+    folded into one and moved last (the row), or without reductions the largest output."""
+    shapes = {s for s, _ in _reduced(graph)}
     reduced = bool(shapes)
+    nodes = list(graph.graph.nodes)
     if not shapes:
         out = nodes[-1].args[0]
         outs = [n for n in (out if isinstance(out, tuple | list) else [out]) if isinstance(n, Node)]
@@ -109,15 +141,29 @@ def domain(graph: GraphModule) -> tuple[int, ...]:
     return biggest[0]
 
 
+def row_stride(graph: GraphModule) -> int:
+    """The stride between a row's elements in the full tensors: 1 when the reductions run over
+    the last dims, else the numel of the dims after the reduced ones (a reduction over dim 1 of
+    [B, C, L] reads rows of C elements L apart)."""
+    found = _reduced(graph)
+    if not found:
+        return 1
+    size = max(math.prod(s) for s, _ in found)
+    return next(inner for s, inner in found if math.prod(s) == size)
+
+
 def _squeezed(shape: tuple[int, ...]) -> tuple[int, ...]:
     return tuple(n for n in shape if n != 1)
 
 
-def shape_kinds(shape: tuple[int, ...], d: tuple[int, ...]) -> set[Kind]:
+def shape_kinds(shape: tuple[int, ...], d: tuple[int, ...], row: tuple[int, ...] = ()) -> set[Kind]:
     """Which kinds a tensor of `shape` can be in a problem of shape `d` (views that add or drop
-    dims of size 1 do not change a kind)."""
+    dims of size 1 do not change a kind). `row`: the row's dims as the reduced input has them
+    (a tensor of that shape is one value per column)."""
     rank = len(d) - 1
     kinds = set()
+    if len(_squeezed(row)) > 1 and _squeezed(shape) == _squeezed(row):
+        kinds.add(Kind(0, True, rank))
     if math.prod(shape) == math.prod(d):
         kinds.add(Kind(rank, True, rank))
     for lead in range(rank + 1):
@@ -130,8 +176,28 @@ def shape_kinds(shape: tuple[int, ...], d: tuple[int, ...]) -> set[Kind]:
     return kinds
 
 
+def aligned_kinds(shape: tuple[int, ...], d: tuple[int, ...], is_input: bool) -> set[Kind]:
+    """The kinds whose pattern a tensor's shape is exactly, aligned from the right as torch
+    broadcasts it (an input of shape [N] in an [M, N] problem is a vector over the columns
+    even when M == N). Only for tensors of the problem's rank, and inputs of a lower one (a
+    reduction's result without keepdim is one value per row although it has the rank of one)."""
+    if len(shape) > len(d) or (len(shape) < len(d) and not is_input):
+        return set()
+    aligned = (1,) * (len(d) - len(shape)) + shape
+    rank = len(d) - 1
+    return {
+        Kind(lead, col, rank)
+        for lead in range(rank + 1)
+        for col in (False, True)
+        if aligned == d[:lead] + (1,) * (rank - lead) + ((d[-1],) if col else (1,))
+    }
+
+
 def node_kinds(
-    graphs: list[GraphModule], domains: list[tuple[int, ...]], skip: set[int] | None = None
+    graphs: list[GraphModule],
+    domains: list[tuple[int, ...]],
+    skip: set[int] | None = None,
+    rows: list[tuple[int, ...]] | None = None,
 ) -> list[Kind | None]:
     """For each node (by position), the one kind it has at every traced shape; None for
     non-tensors and the nodes in `skip` (a matrix multiply's operands). Raises NotSupported for
@@ -145,17 +211,22 @@ def node_kinds(
             kinds.append(None)
             continue
         fits: set[Kind] | None = None
-        for nodes, d in zip(per_graph, domains, strict=True):
+        exact: set[Kind] | None = None
+        for g, (nodes, d) in enumerate(zip(per_graph, domains, strict=True)):
+            row = rows[g] if rows else ()
             for v in tensor_vals(nodes[i]):
-                here = shape_kinds(tuple(v.shape), d)
+                here = shape_kinds(tuple(v.shape), d, row)
                 fits = here if fits is None else fits & here
+                aligned = aligned_kinds(tuple(v.shape), d, node.op == "placeholder")
+                exact = aligned if exact is None else exact & aligned
         if not fits:
             shape = tuple(tensor_vals(node)[0].shape)
             raise NotSupported(
                 f"{describe(node)} has shape {shape} in a problem of shape {domains[0]}: neither "
                 "the full size, one value per row, a vector over the last dim, nor a scalar"
             )
-        kinds.append(max(fits, key=lambda k: (not k.wide, k.lead, k.col)))
+        best = (fits & exact) or fits  # a square problem: the shape as torch broadcasts it
+        kinds.append(max(best, key=lambda k: (not k.wide, k.lead, k.col)))
     return kinds
 
 
@@ -192,7 +263,7 @@ class Sizes:
                 ref = f"{name}.shape[{-1 if j == ndim - 1 else j}]"
                 if dims == values:
                     return ref
-                if all(v > 0 for v in values) and dims[0] % values[0] == 0:
+                if all(v > 1 for v in values) and dims[0] % values[0] == 0:
                     k = dims[0] // values[0]
                     if k > 1 and all(d == v * k for d, v in zip(dims, values, strict=True)):
                         return f"{ref} // {k}"

@@ -49,13 +49,31 @@ class SizesMixin:
                 if name not in ("N", "n"):
                     self.prog.symbols[name] = expr
                 return name
-        found = self.input_dim(values)
+        found = self.scalar_param(values) or self.input_dim(values)
         if found:
             return found
         raise NotSupported(
             f"a number in aten.{op_name(node)} changes with the shape or the inputs ({values}) "
             "and is not a size the kernel knows (the row length N or the element count n)"
         )
+
+    def scalar_param(self, values: list[Any]) -> str | None:
+        """A kernel argument for a number that is a float parameter's value in every trace (the
+        traces include one with the float parameters moved, so a literal that merely equals
+        the parameter's value does not match)."""
+        for name, params in self.scalars.items():
+            if all(
+                isinstance(v, int | float) and math.isclose(v, w, rel_tol=1e-9, abs_tol=1e-12)
+                for v, w in zip(values, params, strict=True)
+            ):
+                sym = self.scalar_symbols.get(name)
+                if sym is None:
+                    sym = emit.safe_name(name, self.taken | self.vars | set(self.prog.symbols))
+                    self.scalar_symbols[name] = sym
+                    self.taken.add(sym)  # a kernel argument, not a statement's variable
+                    self.prog.symbols[sym] = f"float({name})"
+                return sym
+        return None
 
     def input_dim(self, values: list[Any]) -> str | None:
         """A kernel argument for a number that is an input's dim (or its reciprocal) at every
@@ -124,6 +142,9 @@ class SizesMixin:
             if self.structure == "row":
                 self.prog.width = sizes.dim(n_values)
             last = ("N", n_values)
+        if any(s != 1 for s in self.strides):
+            self.prog.symbols["inner"] = sizes.dim(self.strides)
+            self.prog.inner = "inner"
         for lead in sorted(self.groups):  # rows sharing one value of a batch tensor
             dims = [
                 sizes.dim([d[j] for d in self.domains])

@@ -1,11 +1,17 @@
-"""The candidate module a built program becomes: its docstring (the reference's ops, the
-structure, the numerics, the tunables), KB_META, the helpers, the kernels and the launcher."""
+"""The candidate module the built programs become: its docstring (the reference's ops, the
+structure, the numerics, the tunables), KB_META, the helpers, the kernels and launchers (one set
+per argument class), the entry point that dispatches between them where one is needed, and for
+a KernelBench task `class ModelNew`."""
 
 from __future__ import annotations
 
 import textwrap
+from dataclasses import dataclass
 
+from agents.offline.codegen import classes as cls
 from agents.offline.codegen import emit
+from agents.offline.codegen.classes import Key
+from agents.offline.codegen.entry import Entry
 from benchmarks import Task
 
 POINTWISE_DEFAULTS = {"BLOCK": 1024, "num_warps": 4}
@@ -13,64 +19,263 @@ ROW_DEFAULTS = {"num_warps": 4, "MAX_BLOCK_N": 8192}
 GEMM_DEFAULTS = {"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 32, "num_warps": 4, "num_stages": 3}
 
 
-def module_source(task: Task, prog: emit.Program) -> str:
-    stem = prog.entry_point.lstrip("_")
+@dataclass
+class Built:
+    """One argument class's programs: its class and the statements `emit` writes (one
+    program, or two stages split at a matrix multiply, run in order)."""
+
+    key: Key
+    stages: list[emit.Program]
+    launcher: str = ""  # the class's launcher, set by module_source
+
+    @property
+    def structure(self) -> str:
+        return ">".join(p.structure for p in self.stages)
+
+    def tunables(self) -> dict[str, int]:
+        """The class launcher's tunables and their defaults (every stage's)."""
+        out: dict[str, int] = {}
+        for prog in self.stages:
+            for k, v in _defaults(prog.structure).items():
+                if out.setdefault(k, v) != v:
+                    raise ValueError(f"tunable {k} has two defaults ({out[k]}, {v})")
+        return out
+
+
+def guarded(entry: Entry, keys: list[Key]) -> bool:
+    """Whether the entry point must test a call's class before launching: several classes, or
+    arguments other than tensors (a flag, a float, a default) the kernel was traced with."""
+    if len(keys) > 1 or any(k != v for k, v in entry.launcher_params().items()):
+        return True
+    return any(not cls.is_tensor(k) for k in keys[0]) or bool(entry.defaults())
+
+
+def launcher_name(entry: Entry, index: int, keys: list[Key]) -> str:
+    """The launcher of class `index`: the entry point itself when it needs no dispatch; else
+    `_<stem>` (ModelNew's, without dispatch) or `_<stem>_c<index>` (the dispatcher is
+    `_<stem>` or the entry point)."""
+    if not guarded(entry, keys):
+        return entry.name if entry.kind == "function" else f"_{entry.stem}"
+    return f"_{entry.stem}_c{index}"
+
+
+def _kernels(prog: emit.Program, stem: str) -> tuple[list[str], str, dict[str, list[int]], str]:
+    """The kernels and launcher of one program (named from `stem`), its tunables and the
+    structure's paragraph for the module docstring."""
     if prog.structure == "pointwise":
-        kernel = f"_{stem}_kernel"
+        kernel = f"{stem}_kernel"
         kernels = [emit.pointwise_kernel(prog, kernel)]
         launcher = emit.pointwise_launcher(prog, kernel, POINTWISE_DEFAULTS)
-        tunables = emit.POINTWISE_TUNABLES
-        shape_doc = (
-            "Structure: pointwise. The tensors are flattened; each program handles BLOCK contiguous\n"
-            "elements, the last block masked, with int64 offsets."
+        return (
+            kernels,
+            launcher,
+            emit.POINTWISE_TUNABLES,
+            (
+                "Structure: pointwise. The tensors are flattened; each program handles BLOCK contiguous\n"
+                "elements, the last block masked, with int64 offsets."
+            ),
         )
-    elif prog.structure == "total":
-        partial, finish = f"_{stem}_partial_kernel", f"_{stem}_finish_kernel"
+    if prog.structure == "total":
+        partial, finish = f"{stem}_partial_kernel", f"{stem}_finish_kernel"
         kernels = emit.total_kernels(prog, partial, finish)
         launcher = emit.total_launcher(prog, partial, finish, POINTWISE_DEFAULTS)
-        tunables = emit.POINTWISE_TUNABLES
-        shape_doc = (
-            "Structure: total (reductions of the whole tensor). Each program of the first kernel\n"
-            "reduces BLOCK elements (the last block masked) to one partial; one program of the\n"
-            "second reduces the partials in a fixed order (deterministic) and finishes."
+        return (
+            kernels,
+            launcher,
+            emit.POINTWISE_TUNABLES,
+            (
+                "Structure: total (reductions of the whole tensor). Each program of the first kernel\n"
+                "reduces BLOCK elements (the last block masked) to one partial; one program of the\n"
+                "second reduces the partials in a fixed order (deterministic) and finishes."
+            ),
         )
-    elif prog.structure == "gemm":
-        kernel = f"_{stem}_gemm_kernel"
+    if prog.structure == "gemm":
+        kernel = f"{stem}_gemm_kernel"
         kernels = [emit.gemm_kernel(prog, kernel)]
         launcher = emit.gemm_launcher(prog, kernel, GEMM_DEFAULTS)
-        tunables = emit.GEMM_TUNABLES
-        shape_doc = (
-            "Structure: gemm. One program per BLOCK_M x BLOCK_N tile of the product (and per batch\n"
-            "for bmm); K is walked in BLOCK_K steps with masked loads of the strided operands and\n"
-            "tl.dot accumulating in fp32 (IEEE fp32 products for fp32 operands); the epilogue runs\n"
-            "on the accumulator tile, per-row and per-column tensors broadcast over it."
+        return (
+            kernels,
+            launcher,
+            emit.GEMM_TUNABLES,
+            (
+                "Structure: gemm. One program per BLOCK_M x BLOCK_N tile of the product (and per batch\n"
+                "for bmm); K is walked in BLOCK_K steps with masked loads of the strided operands and\n"
+                "tl.dot accumulating in fp32 (IEEE fp32 products for fp32 operands); the epilogue runs\n"
+                "on the accumulator tile, per-row and per-column tensors broadcast over it."
+            ),
         )
-    else:
-        one, looped = f"_{stem}_row_kernel", f"_{stem}_looped_kernel"
-        kernels = [emit.row_kernel(prog, one), emit.looped_row_kernel(prog, looped)]
-        launcher = emit.row_launcher(prog, one, looped, ROW_DEFAULTS)
-        tunables = emit.ROW_TUNABLES
-        shape_doc = (
+    one, looped = f"{stem}_row_kernel", f"{stem}_looped_kernel"
+    kernels = [emit.row_kernel(prog, one), emit.looped_row_kernel(prog, looped)]
+    launcher = emit.row_launcher(prog, one, looped, ROW_DEFAULTS)
+    strided = (
+        "\nThe reduction runs over a dim before the last: a row's elements lie `inner` apart\n"
+        "(the numel of the dims after it), and row r starts at (r // inner) * N * inner + r % inner."
+        if prog.inner
+        else ""
+    )
+    return (
+        kernels,
+        launcher,
+        emit.ROW_TUNABLES,
+        (
             "Structure: row. One program per row of the last dim (N columns). A row that fits in\n"
             "MAX_BLOCK_N columns is one tile of next_power_of_2(N); reductions put their identity in\n"
             "the masked lanes. A longer row is walked in tiles: one pass per reduction, one to store."
-        )
+            + strided
+        ),
+    )
+
+
+def _defaults(structure: str) -> dict[str, int]:
+    return {
+        "pointwise": POINTWISE_DEFAULTS,
+        "total": POINTWISE_DEFAULTS,
+        "gemm": GEMM_DEFAULTS,
+    }.get(structure, ROW_DEFAULTS)
+
+
+def module_source(task: Task, entry: Entry, built: list[Built]) -> str:
+    """The candidate module: kernels and launchers per argument class, the dispatching entry
+    point where one is needed, and for a class task `class ModelNew`."""
+    keys = [b.key for b in built]
+    names = entry.arguments
+    dispatch = guarded(entry, keys)
+    parts: list[str] = []
+    helpers: set[str] = set()
+    tunables: dict[str, list[int]] = {}
+    defaults: dict[str, int] = {}
+    docs: list[str] = []
+    for i, b in enumerate(built):
+        b.launcher = launcher_name(entry, i, keys)
+        entry_defaults = entry.defaults() if not dispatch and entry.kind == "function" else {}
+        stem = f"_{entry.stem}" + (f"_c{i}" if dispatch else "")
+        for j, prog in enumerate(b.stages):
+            staged = len(b.stages) > 1
+            prog.entry_point = f"{b.launcher}_s{j}" if staged else b.launcher
+            prog.defaults = {} if staged else entry_defaults
+            kernels, launcher, space, shape_doc = _kernels(
+                prog, stem + (f"_s{j}" if staged else "")
+            )
+            parts += [*kernels, launcher]
+            helpers |= prog.helpers
+            for k, v in space.items():
+                tunables.setdefault(k, list(v))
+            ops = f"Reference ops (aten, in order): {', '.join(prog.ops)}."
+            if staged:
+                ops = f"Stage {j + 1} of {len(b.stages)}: " + ops
+            if j == 0 and (len(built) > 1 or dispatch):
+                ops = f"Class {i} ({cls.describe(entry.names, b.key) or 'no arguments'}): " + ops
+            docs.append(f"{textwrap.fill(ops, 96)}\n{shape_doc}")
+        for k, v in b.tunables().items():
+            if defaults.setdefault(k, v) != v:
+                raise ValueError(f"tunable {k} has two defaults ({defaults[k]}, {v})")
+        if len(b.stages) > 1:
+            parts.append(_staged_launcher(b, names, entry_defaults))
+    structures = list(dict.fromkeys(b.structure for b in built))
+    if dispatch:
+        parts.append(_dispatcher(entry, built, names, defaults))
+    if entry.kind == "class":
+        parts.append(_model_new(entry, built, names, defaults, dispatch))
     meta = {
         "tunables": tunables,
         "generated_by": "agents/offline/codegen/translate.py",
-        "structure": prog.structure,
+        "structure": "+".join(structures),
     }
+    dispatch_doc = (
+        "Dispatch: one kernel per class of arguments traced (tensor ranks and dtypes, the other\n"
+        "arguments' values; float arguments are kernel arguments); a call of another class raises.\n"
+        if dispatch
+        else ""
+    )
+    class_doc = (
+        "Entry point: class ModelNew, with Model's own __init__ (so the same parameters and\n"
+        "buffers); its forward passes the inputs and the weights it holds to the launcher.\n"
+        if entry.kind == "class"
+        else ""
+    )
     doc = (
         f'"""{task.id}: generated from the task\'s PyTorch reference by agents/offline/codegen/translate.py.\n\n'
-        f"{textwrap.fill('Reference ops (aten, in order): ' + ', '.join(prog.ops) + '.', 96)}\n"
-        f"{shape_doc}\n"
-        "Numerics: fp32 inside the kernel; values the reference holds in fp16/bf16/fp8 are rounded\n"
+        + "\n".join(docs)
+        + "\n"
+        + dispatch_doc
+        + class_doc
+        + "Numerics: fp32 inside the kernel; values the reference holds in fp16/bf16/fp8 are rounded\n"
         "where it rounds them; one cast to the output dtype on store.\n"
         f"Tunables: {', '.join(tunables)}.\n"
         '"""\n'
     )
-    head = (
-        f"{doc}\nimport torch\nimport triton\nimport triton.language as tl\n\nKB_META = {meta!r}\n"
-    )
-    parts = [head, *emit.helper_sources(prog.helpers), *kernels, launcher]
+    imports = ["import torch", "import triton", "import triton.language as tl"]
+    imports += [line for line in entry.init_needs if line not in imports]
+    head = f"{doc}\n" + "\n".join(imports) + f"\n\nKB_META = {meta!r}\n"
+    parts = [head, *emit.helper_sources(helpers), *parts]
     return "\n\n".join(p.rstrip("\n") + "\n" for p in parts)
+
+
+def _staged_launcher(b: Built, names: list[str], defaults: dict[str, str]) -> str:
+    """A class's launcher that runs its stages in order, each passing its output on."""
+    params = [f"{p}={defaults[p]}" if p in defaults else p for p in names]
+    first, second = b.stages
+    product = second.params[-1]
+    lines = [
+        f"def {b.launcher}({', '.join(params + _tunable_params(b.tunables()))}):",
+        '    """Stage 1 writes the matrix product; stage 2 computes the rest from it."""',
+        f"    {product} = {_call(first.entry_point, names, list(_defaults(first.structure)))}",
+        f"    return {_call(second.entry_point, [*names, product], list(_defaults(second.structure)))}",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def _tunable_params(defaults: dict[str, int]) -> list[str]:
+    return [f"{k}: int = {v}" for k, v in defaults.items()]
+
+
+def _call(name: str, args: list[str], tunables: list[str]) -> str:
+    return f"{name}({', '.join(args + [f'{k}={k}' for k in tunables])})"
+
+
+def _dispatcher(
+    entry: Entry, built: list[Built], names: list[str], defaults: dict[str, int]
+) -> str:
+    """The entry point (or ModelNew's launcher) that tests a call's class and launches its kernels."""
+    keys = [b.key for b in built]
+    if entry.kind == "function":
+        name = entry.name
+        params = [f"{p}={d}" if (d := entry.defaults().get(p)) else p for p in names]
+    else:
+        name = f"_{entry.stem}"
+        params = list(names)
+    lines = [
+        f"def {name}({', '.join(params + _tunable_params(defaults))}):",
+        '    """Launch the kernels generated for the call\'s class of arguments."""',
+    ]
+    for b in built:
+        test = cls.class_test(entry.names, b.key, keys)
+        own = list(b.tunables())
+        lines += [f"    if {test}:", f"        return {_call(b.launcher, names, own)}"]
+    lines += [
+        "    raise NotImplementedError(",
+        f'        "{entry.name}: no kernel was generated for this class of arguments (tensor ranks '
+        "and dtypes, other arguments' values); the module docstring lists the classes traced\"",
+        "    )",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def _model_new(
+    entry: Entry, built: list[Built], names: list[str], defaults: dict[str, int], dispatch: bool
+) -> str:
+    """class ModelNew: Model's own __init__ and a forward that calls the launcher."""
+    params = [f"{p}={d}" if (d := entry.defaults().get(p)) else p for p in entry.names]
+    target = f"_{entry.stem}" if dispatch else built[0].launcher
+    own = list(defaults) if dispatch else list(built[0].tunables())
+    args = entry.names + [w.accessor for w in entry.weights]
+    lines = [
+        "class ModelNew(nn.Module):",
+        '    """Model\'s parameters and buffers (its own __init__); forward runs the generated kernels."""',
+        "",
+        entry.init_source.rstrip("\n"),
+        "",
+        f"    def forward(self, {', '.join(params + _tunable_params(defaults))}):",
+        f"        return {_call(target, args, own)}",
+    ]
+    return "\n".join(lines) + "\n"

@@ -1,18 +1,34 @@
 """Tracing a task's reference into aten graphs, and the checks on its op sequence.
 
-The reference is traced with `make_fx` and the core-aten decompositions at every CPU shape (real
-inputs), once more with other inputs, and at every GPU shape (fake inputs). The op sequence must be
-the same in every trace and made only of ops the generator translates (`check_ops_known`); the op
-categories below are what the builder dispatches on.
+The reference is traced with `make_fx` and the core-aten decompositions (plus torch's own rules
+for leaky_relu, elu, layer norm and vector norms, which decompose into ops translated here) per
+call (`Case`): at every CPU shape (real inputs), once more with other inputs, at every GPU shape
+(fake inputs), and once per argument class with its float arguments moved (`perturb`). A call's
+arguments are bound to the entry point's parameters, defaults filling the gaps; the graph's
+inputs are its tensors (and a class task's weights), the other arguments are closed over. Within
+an argument class the op sequence must be the same in every trace and made only of ops the
+generator translates (`check_ops_known`); the op categories below are what the builder
+dispatches on.
 """
 
 from __future__ import annotations
 
+import contextlib
 import operator
+from dataclasses import dataclass
+from typing import Any
 
 import torch
 from torch.fx import GraphModule, Node
 
+from agents.offline.codegen.classes import value_key
+from agents.offline.codegen.entry import (
+    Entry,
+    bind,
+    class_reference,
+    model_at,
+    weights_of,
+)
 from agents.offline.codegen.ops import ELEMENTWISE, REDUCTIONS, NotSupported
 from benchmarks import Task
 
@@ -52,32 +68,102 @@ WHY_NOT: dict[str, str] = {op: why for ops, why in _REFUSED for op in ops.split(
 GEMMS = {"mm", "bmm", "addmm"}
 
 
-def _trace_one(task: Task, dims: dict[str, int], fake_inputs: bool, seed: int = 0) -> GraphModule:
-    from torch._decomp import core_aten_decompositions
+def decompositions() -> dict[Any, Any]:
+    """The core-aten decompositions, plus torch's own rules for ops they leave whole that
+    decompose into ops translated here (leaky_relu, elu, layer norm)."""
+    from torch._decomp import core_aten_decompositions, get_decompositions
+
+    aten = torch.ops.aten
+    extra = get_decompositions(
+        [aten.leaky_relu, aten.elu, aten.native_layer_norm, aten.linalg_vector_norm]
+    )
+    return {**core_aten_decompositions(), **extra}
+
+
+@dataclass
+class Case:
+    """One traced call: the reference's graph on one call's arguments and their class."""
+
+    shape: str  # the task shape it was traced at
+    graph: GraphModule
+    values: list[Any]  # the call's bound arguments (tensors, possibly fake, and other values)
+    key: tuple[tuple[Any, ...], ...]  # its class (`classes.value_key` per parameter)
+    real: bool  # traced from real inputs (else fake ones, at a GPU shape)
+    perturbed: bool = False  # its float arguments moved off the call's own values
+
+
+def perturb(value: float) -> float:
+    """Another value for a float argument: numbers that follow it in the trace are the argument
+    (a kernel argument), numbers that do not are literals."""
+    return value * 1.5 + 0.25
+
+
+def _trace_one(
+    task: Task,
+    entry: Entry,
+    dims: dict[str, int],
+    shape: str,
+    fake: bool,
+    seed: int = 0,
+    perturbed: bool = False,
+) -> Case:
     from torch._subclasses.fake_tensor import FakeTensorMode
     from torch.fx.experimental.proxy_tensor import make_fx
 
     gen = torch.Generator().manual_seed(seed)
-    if fake_inputs:
-        with FakeTensorMode():
-            args = task.make_inputs(dims, "standard", gen)
-        mode = "real"  # already fake: make_fx traces through them
+    mode = FakeTensorMode(allow_non_fake_inputs=True) if fake else contextlib.nullcontext()
+    with mode:
+        values = bind(entry, tuple(task.make_inputs(dims, "standard", gen)))
+    if perturbed:
+        values = [perturb(v) if type(v) is float else v for v in values]
+    key = tuple(value_key(p.name, v) for p, v in zip(entry.params, values, strict=True))
+    tensors = [v for v in values if isinstance(v, torch.Tensor)]
+
+    def merged(ts: tuple[Any, ...]) -> list[Any]:
+        it = iter(ts)
+        return [next(it) if isinstance(v, torch.Tensor) else v for v in values]
+
+    if entry.kind == "class":
+        model = model_at(task, dims, fake)
+        pairs = weights_of(model, set(entry.names))
+        with mode:
+            held = [torch.empty(t.shape, dtype=t.dtype) if fake else t for _, t in pairs]
+        forward = class_reference(model, [w for w, _ in pairs], len(values))
+
+        def fn(*flat: Any) -> Any:
+            return forward(*merged(flat[: len(tensors)]), *flat[len(tensors) :])
+
+        inputs = [*tensors, *held]
+        if not entry.weights:
+            entry.weights = [w for w, _ in pairs]
+        elif [w.state for w in entry.weights] != [w.state for w, _ in pairs]:
+            raise NotSupported("Model holds different parameters at different shapes")
     else:
-        args = task.make_inputs(dims, "standard", gen)
-        mode = "fake"  # a data-dependent reference fails here
-    fn = task.reference_for(dims)
-    return make_fx(fn, decomposition_table=core_aten_decompositions(), tracing_mode=mode)(*args)
+        ref = task.reference_for(dims)
+
+        def fn(*ts: Any) -> Any:
+            return ref(*merged(ts))
+
+        inputs = tensors
+    # real inputs are traced in fake mode (a data-dependent reference fails); fake ones as they are
+    with torch.no_grad():
+        graph = make_fx(
+            fn, decomposition_table=decompositions(), tracing_mode="real" if fake else "fake"
+        )(*inputs)
+    return Case(shape, graph, values, key, real=not fake, perturbed=perturbed)
 
 
-def trace(task: Task) -> list[GraphModule]:
+def trace_cases(task: Task, entry: Entry) -> list[Case]:
     """The reference traced at every CPU shape, once more at the first with other inputs (a
-    number drawn from the inputs must not be baked into the kernel), then at every GPU shape
-    that fake inputs allow."""
-    graphs = []
+    number drawn from the inputs must not be baked into the kernel), at every GPU shape that fake
+    inputs allow, and, for each class with float arguments, once with those moved."""
+    cases = []
     runs = [(shape, 0) for shape in task.cpu_shapes] + [(task.cpu_shapes[0], 1)]
     for shape, seed in runs:
         try:
-            graphs.append(_trace_one(task, shape.dims, fake_inputs=False, seed=seed))
+            cases.append(_trace_one(task, entry, shape.dims, shape.name, fake=False, seed=seed))
+        except NotSupported:
+            raise
         except Exception as exc:
             raise NotSupported(
                 f"tracing the reference at CPU shape {shape.name} failed "
@@ -86,10 +172,24 @@ def trace(task: Task) -> list[GraphModule]:
             ) from exc
     for shape in task.shapes:
         try:
-            graphs.append(_trace_one(task, shape.dims, fake_inputs=True))
+            cases.append(_trace_one(task, entry, shape.dims, shape.name, fake=True))
+        except NotSupported:
+            raise
         except Exception:  # inputs that fake tensors cannot build: the CPU traces must do
             continue
-    return graphs
+    firsts: dict[tuple, Case] = {}
+    for case in cases:
+        if any(k == ("float",) for k in case.key):
+            firsts.setdefault(case.key, case)
+    for case in firsts.values():
+        shape = next(s for s in (*task.cpu_shapes, *task.shapes) if s.name == case.shape)
+        try:
+            cases.append(
+                _trace_one(task, entry, shape.dims, shape.name, fake=not case.real, perturbed=True)
+            )
+        except Exception:  # noqa: BLE001 - the reference refuses other values: they stay literals
+            continue
+    return cases
 
 
 def _first_line(exc: Exception) -> str:
@@ -112,9 +212,14 @@ def _calls(graph: GraphModule) -> list[Node]:
     return [n for n in graph.graph.nodes if n.op == "call_function"]
 
 
+def op_sequence(graph: GraphModule) -> list[str]:
+    """The graph's aten ops, in order."""
+    return [op_name(n) for n in _calls(graph)]
+
+
 def check_same_ops(graphs: list[GraphModule]) -> list[str]:
     """The op sequence, the same at every traced shape."""
-    seqs = [[op_name(n) for n in _calls(g)] for g in graphs]
+    seqs = [op_sequence(g) for g in graphs]
     for seq in seqs[1:]:
         if seq != seqs[0]:
             diff = next(
@@ -140,6 +245,13 @@ def check_ops_known(ops: list[str]) -> None:
     for op in ops:
         name = op.split(".")[0]
         if name in GEMMS and matmuls == [op]:
+            continue
+        if op in (
+            "max.dim",
+            "min.dim",
+        ):  # values and indices over a dim: the values are a reduction
+            continue
+        if name.endswith("_") and name[:-1] in ELEMENTWISE:  # in place, on a value computed here
             continue
         if name in WHY_NOT:
             raise NotSupported(
