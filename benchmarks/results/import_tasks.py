@@ -27,7 +27,7 @@ import re
 from pathlib import Path
 
 from benchmarks.loading import load_task_file
-from benchmarks.task import Task
+from benchmarks.task import Task, TaskError
 
 SEPARATOR_LINE = "#" * 80
 _CUDA_WORDS = re.compile(r"\bis_cuda\b|['\"]cuda|torch\.cuda\.is_available|\.type\s*==\s*['\"]cuda")
@@ -51,7 +51,7 @@ class TaskFiles:
 
     def task(self, name: str, source: str) -> Task:
         """The task of `source`, written as `<name>.py` (or `<name>_<hash>.py` when another
-        problem took that name); TaskError when it does not load."""
+        problem took that name); TaskError when it does not load (and no file is left)."""
         digest = hashlib.sha256(source.encode()).hexdigest()
         if digest in self._loaded:
             return self._loaded[digest]
@@ -60,9 +60,15 @@ class TaskFiles:
         path = self.folder / f"{safe}.py"
         if path.is_file() and path.read_text(encoding="utf-8") != source:
             path = self.folder / f"{safe}_{digest[:8]}.py"
-        if not path.is_file():
+        written = not path.is_file()
+        if written:
             path.write_text(source, encoding="utf-8")
-        [task] = load_task_file(path)
+        try:
+            [task] = load_task_file(path)
+        except TaskError:
+            if written:
+                path.unlink()  # the reason is reported; no broken file is left among the tasks
+            raise
         self._loaded[digest] = task
         return task
 
