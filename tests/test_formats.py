@@ -488,10 +488,3 @@ def test_cli_eval_on_a_file_path_exits_by_the_verdict():
     )
     assert bad.exit_code == 1, bad.output
     assert '"error_class": "forbidden_api"' in bad.output
-
-
-def test_bench_refuses_a_folder_suite_with_a_clear_message(tmp_path):
-    from agents.bench import BenchError, make_plan
-
-    with pytest.raises(BenchError, match="not benched yet"):
-        make_plan(tmp_path / "out", suite=str(KB), llm="offline")

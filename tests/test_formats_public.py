@@ -321,3 +321,25 @@ def test_tasks_list_and_check_work_on_a_folder_suite(capsys):
     assert code == 1  # the file that does not load fails the check, the others pass
     assert "6 passed, 1 failed" in printed
     assert "FAIL " in printed and "broken_no_separator.py: not loaded" in printed
+
+
+def test_bench_plans_a_folder_suite_and_starts_each_run_on_its_file(tmp_path, monkeypatch):
+    import agents.api
+    from agents.bench import make_plan
+    from agents.bench.cells import execute_cell
+
+    plan = make_plan(tmp_path / "bench", suite=str(KBX), llm="offline", device="cpu")
+    assert sorted(plan.tasks) == [
+        "add_out_triton",
+        "log_checked",
+        "relu_positive",
+        "scale_kwonly",
+        "softplus",
+    ]
+    assert "no kernel can pass it" in plan.excluded["allclose_bool"]  # kept out of the bench
+    assert any(k.endswith("broken_no_separator.py") for k in plan.excluded)
+    started = []
+    monkeypatch.setattr(agents.api, "run", lambda task, **kw: started.append(task))
+    cell = next(c for c in plan.cells() if c.task == "softplus")
+    execute_cell(plan, cell)
+    assert started == [str((KBX / "ops" / "softplus.py").resolve())]

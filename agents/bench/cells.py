@@ -143,7 +143,7 @@ def execute_cell(
             status = "ran"
             _set_aside(run_dir)
             api.run(
-                cell.task,
+                plan.task_ref(cell.task),
                 llm=plan.llm_for(cell.method),
                 method=cell.method,
                 device=plan.device,
