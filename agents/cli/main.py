@@ -118,6 +118,12 @@ def tasks_show(task_id: str) -> None:
         console.print(f"tolerance: atol {tol.atol}, rtol {tol.rtol}")
     console.print(f"modes: {', '.join(task.modes)}")
     console.print(f"forbidden (besides the global list): {', '.join(task.forbidden) or '—'}")
+    for why in task.cannot_pass():
+        console.print(f"[yellow]flagged[/]: no kernel can pass this task: {escape(why)}")
+    if task.refusal("cpu"):
+        console.print(f"[yellow]GPU only[/]: {escape(task.refusal('cpu') or '')}")
+    for note in task.notes_for("cpu"):
+        console.print(f"note: {escape(note)}")
     table = Table(show_header=True, header_style="bold")
     for col in ("shape", "dims", "phase", "weight", "GFLOP", "MB moved", "source"):
         table.add_column(col)

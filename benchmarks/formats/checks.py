@@ -72,11 +72,13 @@ def examine(
     make: MakeInputs,
     reference: Reference,
     modes: tuple[str, ...] = ("standard", "outlier"),
+    device: str = "cpu",
 ) -> ReferenceFacts:
-    """Flags and input modes for a task whose CPU cases are `cases` (see the module docstring).
-    The reference is known to run on every case's standard inputs."""
+    """Flags and input modes for a task whose cases are `cases`, its inputs made on `device`
+    (where the reference of those cases runs: see the module docstring). The reference is known
+    to run on every case's standard inputs."""
     facts = ReferenceFacts(modes=modes)
-    gen = torch.Generator()
+    gen = torch.Generator(device=device)
     standard: list[tuple[tuple, Any]] = []
     for dims in cases:
         args = make(dims, "standard", gen.manual_seed(SEED), "amplify")
@@ -101,16 +103,21 @@ def examine(
                 f"complex tensors ({', '.join(complex_)}): Triton has no complex dtype"
             )
     if "outlier" in facts.modes:
-        _outlier_mode(facts, cases, make, reference)
-    _signed_mode(facts, cases, make, reference, standard)
+        _outlier_mode(facts, cases, make, reference, device)
+    _signed_mode(facts, cases, make, reference, standard, device)
     return facts
 
 
 def _raises(
-    cases: list[dict[str, int]], make: MakeInputs, reference: Reference, mode: str, kind: str
+    cases: list[dict[str, int]],
+    make: MakeInputs,
+    reference: Reference,
+    mode: str,
+    kind: str,
+    device: str,
 ) -> tuple[str | None, list[Any]]:
     """(the first error of the reference in `mode`, or None; its outputs per case)."""
-    gen = torch.Generator()
+    gen = torch.Generator(device=device)
     outs = []
     for dims in cases:
         try:
@@ -123,12 +130,16 @@ def _raises(
 
 
 def _outlier_mode(
-    facts: ReferenceFacts, cases: list[dict[str, int]], make: MakeInputs, reference: Reference
+    facts: ReferenceFacts,
+    cases: list[dict[str, int]],
+    make: MakeInputs,
+    reference: Reference,
+    device: str,
 ) -> None:
-    error, _ = _raises(cases, make, reference, "outlier", "amplify")
+    error, _ = _raises(cases, make, reference, "outlier", "amplify", device)
     if error is None:
         return
-    again, _ = _raises(cases, make, reference, "outlier", "in_range")
+    again, _ = _raises(cases, make, reference, "outlier", "in_range", device)
     if again is None:
         facts.outlier_kind = "in_range"
         facts.notes.append(
@@ -149,6 +160,7 @@ def _signed_mode(
     make: MakeInputs,
     reference: Reference,
     standard: list[tuple[tuple, Any]],
+    device: str,
 ) -> None:
     sided = sorted(
         {
@@ -161,7 +173,7 @@ def _signed_mode(
     if not sided:
         return
     which = ", ".join(f"input {i}" for i in sided)
-    error, outs = _raises(cases, make, reference, SIGNED_MODE, facts.outlier_kind)
+    error, outs = _raises(cases, make, reference, SIGNED_MODE, facts.outlier_kind, device)
     if error is not None:
         facts.notes.append(
             f"{which} one-sided as published; mode {SIGNED_MODE!r} skipped: the reference raises on "

@@ -248,7 +248,13 @@ def load(path: Path) -> list[TritonBenchTask]:
     )
     cases = [dict(s.dims) for s in (cpu_shapes if on_cpu else shapes)]
     with _interpreted(on_cpu):
-        facts = checks.examine(cases, task.inputs_in, task.reference_for, modes=task.modes)
+        facts = checks.examine(
+            cases,
+            task.inputs_in,
+            task.reference_for,
+            modes=task.modes,
+            device="cpu" if on_cpu else "cuda",  # where the recorded calls run
+        )
     return [
         dataclasses.replace(
             task,
