@@ -57,6 +57,7 @@ _EXPORTS: dict[str, str] = {
     # benchmarks.loading
     "get_task": "benchmarks.loading",
     "load_all": "benchmarks.loading",
+    "load_folder": "benchmarks.loading",
     "load_task_file": "benchmarks.loading",
     # benchmarks.pyparse
     "parse_python": "benchmarks.pyparse:parse",

@@ -7,6 +7,9 @@ Modes:
 - "standard": well-scaled values (unit normal, or what the task says).
 - "outlier": the same, with a rare fraction of elements amplified by 10-1000x. A softmax that
   skips max-subtraction overflows here; a norm that accumulates in fp16 loses precision here.
+
+Imported problems (`benchmarks.formats`) also use `in_range_outliers` (outliers for a reference
+defined on its inputs' range only) and `signed` (a sign-broadened copy of one-sided inputs).
 """
 
 from __future__ import annotations
@@ -56,10 +59,13 @@ def amplify_outliers(
     scale: tuple[float, float] = OUTLIER_SCALE,
 ) -> torch.Tensor:
     """Multiply a random `fraction` of elements (at least one) by a factor in `scale`, keeping
-    the dtype. Values are clamped to the dtype's finite range so the input stays finite."""
+    the dtype. Values are clamped to the dtype's finite range so the input stays finite.
+    Half-precision and fp32 inputs are computed in fp32; float64 and complex inputs in their own
+    dtype (a complex element keeps its phase and grows in magnitude)."""
     if x.numel() == 0:
         return x
-    flat = x.detach().to(torch.float32).reshape(-1).clone()
+    wide = x.dtype in (torch.float64, torch.complex64, torch.complex128)
+    flat = x.detach().to(x.dtype if wide else torch.float32).reshape(-1).clone()
     count = max(1, int(flat.numel() * fraction))
     # unique indices: a scatter with repeated indices is nondeterministic on CUDA, and the judge
     # regenerates inputs in another process, so both must come out bit-identical
@@ -70,12 +76,53 @@ def amplify_outliers(
     )
     # an outlier is big in magnitude: push small picks away from zero before scaling
     base = flat[idx]
-    base = torch.where(base.abs() < 0.5, torch.sign(base) + (base == 0).float(), base)
-    flat[idx] = base * factor
+    if base.is_complex():
+        unit = torch.where(
+            base.abs() > 0, base / base.abs().clamp_min(1e-30), torch.ones_like(base)
+        )
+        base = torch.where(base.abs() < 0.5, unit, base)
+        flat[idx] = base * factor.to(base.real.dtype)
+        return flat.reshape(x.shape)
+    base = torch.where(base.abs() < 0.5, torch.sign(base) + (base == 0).to(base.dtype), base)
+    flat[idx] = base * factor.to(base.dtype)
     if x.dtype.is_floating_point:
         info = torch.finfo(x.dtype)
         flat = flat.clamp(info.min, info.max)
     return flat.reshape(x.shape).to(x.dtype)
+
+
+def in_range_outliers(x: torch.Tensor, gen: torch.Generator) -> torch.Tensor:
+    """Outliers that stay inside the tensor's own range: a random `OUTLIER_FRACTION` of the
+    elements (at least one) moved to its ends, each to the minimum or the maximum at random. For a
+    reference defined only on that range (probabilities for a cross-entropy, a variance under a
+    square root) this is the extreme input it still accepts. Real floating-point tensors only."""
+    if x.numel() == 0 or not x.dtype.is_floating_point:
+        return x
+    flat = x.detach().reshape(-1).clone()
+    count = max(1, int(flat.numel() * OUTLIER_FRACTION))
+    idx = torch.unique(torch.randint(0, flat.numel(), (count,), generator=gen, device=gen.device))
+    high = torch.rand((idx.numel(),), generator=gen, device=gen.device) < 0.5
+    lo, hi = flat.min(), flat.max()
+    flat[idx] = torch.where(high, hi, lo).to(flat.dtype)
+    return flat.reshape(x.shape)
+
+
+def one_sided(x: torch.Tensor) -> bool:
+    """Whether a real floating-point tensor holds values of one sign only (and not only zeros)."""
+    if not x.dtype.is_floating_point or x.numel() < 2:
+        return False
+    lo, hi = float(x.min()), float(x.max())
+    return (lo >= 0 and hi > 0) or (hi <= 0 and lo < 0)
+
+
+def signed(x: torch.Tensor, gen: torch.Generator) -> torch.Tensor:
+    """A one-sided tensor with the sign of a random half of its elements flipped (magnitudes
+    kept); any other tensor unchanged. Inputs drawn with `torch.rand` are non-negative, and on them
+    an identity passes a ReLU: signed inputs tell the two apart."""
+    if not one_sided(x):
+        return x
+    flip = torch.rand(x.shape, generator=gen, device=gen.device) < 0.5
+    return torch.where(flip, -x, x)
 
 
 def maybe_outliers(x: torch.Tensor, mode: str, gen: torch.Generator) -> torch.Tensor:

@@ -3,14 +3,15 @@
 `load_task_file` reads one file of any format: kernforge's own (the fields the docstring of
 `benchmarks.task` lists, each validated with a `TaskError` that names the file and the field), or
 a KernelBench / TritonBench problem, which `benchmarks.formats` recognises and reads.
-`folder_tasks` reads a folder of such files as a suite; `load_all` and `get_task` the built-in
-tasks under benchmarks/tasks/.
+`load_folder` reads a folder of such files as a suite, file by file (a file that fails is listed
+with its reason); `load_all` and `get_task` the built-in tasks under benchmarks/tasks/.
 """
 
 from __future__ import annotations
 
 import inspect
 import math
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -279,20 +280,76 @@ def get_task(ref: str, root: Path = TASKS_DIR) -> Task:
     raise KeyError(f"no task {ref!r}.{hint}")
 
 
-def folder_tasks(folder: Path | str) -> list[Task]:
-    """Every task of the `*.py` files in `folder` (any format), in name order: a folder as a
-    suite. A malformed file raises TaskError naming it."""
+@dataclass
+class NotLoaded:
+    """A file of a folder suite that did not load, and why (one line)."""
+
+    path: Path
+    reason: str
+
+    def __str__(self) -> str:
+        return f"{self.path}: {self.reason}"
+
+
+@dataclass
+class FolderSuite:
+    """A folder of task files loaded file by file: the tasks, and the files that did not load."""
+
+    folder: Path
+    tasks: list[Task] = field(default_factory=list)
+    not_loaded: list[NotLoaded] = field(default_factory=list)
+    helpers: list[Path] = field(default_factory=list)  # the suite's helper modules, not tasks
+
+
+def suite_files(folder: Path) -> tuple[list[Path], list[Path]]:
+    """(task files, helper modules) of a folder suite: every `*.py` under it (recursively; names
+    starting with `_` or `.` skipped), less the modules its files import as helpers (KernelBench-X's
+    `utils/data_utils.py`, `benchmarks.formats.suite_imports`)."""
+    from benchmarks.formats.suite_imports import helper_files, helpers_of
+
+    files = sorted(
+        p
+        for p in folder.rglob("*.py")
+        if not any(part.startswith(("_", ".")) for part in p.relative_to(folder).parts)
+    )
+    helpers: set[Path] = set()
+    for path in files:
+        try:
+            helpers.update(helper_files(helpers_of(path)))
+        except ValueError:
+            continue  # a file whose imports reach too far: it fails to load, with that reason
+    return [p for p in files if p.resolve() not in helpers], sorted(helpers)
+
+
+def load_folder(folder: Path | str) -> FolderSuite:
+    """Every task file under `folder`, each loaded on its own: one that fails is listed with its
+    reason and the others still load. Raises TaskError only for a folder with no task files."""
     folder = Path(folder)
-    tasks: dict[str, Task] = {}
-    for path in sorted(folder.glob("*.py")):
-        if path.name.startswith("_"):
+    files, helpers = suite_files(folder)
+    suite = FolderSuite(folder, helpers=helpers)
+    seen: dict[str, Path] = {}
+    for path in files:
+        try:
+            loaded = load_task_file(path)
+        except TaskError as exc:
+            suite.not_loaded.append(NotLoaded(path, f"field {exc.field}: {exc.problem}"))
             continue
-        for task in load_task_file(path):
-            if task.id in tasks:
-                raise TaskError(
-                    path, "<file>", f"task id {task.id} is also declared by {tasks[task.id].path}"
+        except Exception as exc:  # noqa: BLE001 - one broken file must not end the suite
+            suite.not_loaded.append(NotLoaded(path, f"{type(exc).__name__}: {str(exc)[:300]}"))
+            continue
+        for task in loaded:
+            if task.id in seen:
+                suite.not_loaded.append(
+                    NotLoaded(path, f"task id {task.id} is also declared by {seen[task.id]}")
                 )
-            tasks[task.id] = task
-    if not tasks:
+                continue
+            seen[task.id] = path
+            suite.tasks.append(task)
+    if not files:
         raise TaskError(folder, "<folder>", "holds no task files (*.py)")
-    return list(tasks.values())
+    return suite
+
+
+def folder_tasks(folder: Path | str) -> list[Task]:
+    """The tasks of the files under `folder` that load (see `load_folder`), in path order."""
+    return load_folder(folder).tasks

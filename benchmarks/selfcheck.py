@@ -10,6 +10,12 @@ For each task (on the CPU shapes with the Triton interpreter, or the GPU shapes 
 5. the reference Triton solution (`<NAME>.py` in the solutions folder) passes;
 6. a perturbed copy of that solution (every `tl.store` value shifted by one) fails.
 
+A folder suite (`--suite FOLDER`, KernelBench / TritonBench files) is loaded file by file: a file
+that does not load is a failed line with its reason. Its tasks have no reference solution (5 and
+6 are skipped) and measured costs (3 checks the bytes cover inputs and outputs); the reference
+runs the way the judge calls it, at the judged shapes; a task the CPU refuses (too large) is
+skipped with that reason, and a task no kernel can pass says so.
+
 The solutions are ours and trusted, so this runs them in-process (fast enough for CI over the
 whole suite); candidates from anywhere else go through the judge's child process instead.
 
@@ -115,6 +121,7 @@ def check_task(task: Any, device: str, solutions: Path) -> TaskCheck:
     """Run the six checks on `task`, with its reference solution taken from `solutions`."""
     import torch
 
+    from benchmarks.formats.checks import same as same_bits  # NaN equals NaN (poisoned buffers)
     from benchmarks.harness.judge import cpu_numeric_skip
     from benchmarks.inputs import elem_size
 
@@ -122,14 +129,24 @@ def check_task(task: Any, device: str, solutions: Path) -> TaskCheck:
     out = TaskCheck(task.id)
     shapes = task.shapes_for(device)
     gen = torch.Generator(device=device)
+    imported = task.estimated_costs  # a KernelBench / TritonBench file: no solution, measured costs
+    refused = task.refusal(device)
+    if refused:
+        for name in CHECKS:
+            out.record(name, f"skipped: {refused}")
+        out.seconds = time.perf_counter() - t0
+        return out
+    for why in task.cannot_pass():
+        out.record("passable", f"skipped: no kernel can pass it ({why})")
 
-    # 1. reference runs; 2. determinism; 4. outlier changes inputs; 3. formulas
+    # 1. reference runs (as the judge calls it, at the judged shapes); 2. determinism;
+    # 4. outlier changes inputs; 3. formulas
     try:
         for shape in shapes:
             for mode in task.modes:
                 gen.manual_seed(1)
                 a = task.make_inputs(shape.dims, mode, gen)
-                task.reference(*a)
+                task.reference_for(shape.dims)(*a)
         out.record("reference", "ok")
     except Exception as exc:  # noqa: BLE001
         out.record("reference", f"FAIL: {type(exc).__name__}: {exc}")
@@ -146,10 +163,13 @@ def check_task(task: Any, device: str, solutions: Path) -> TaskCheck:
     a2 = tensors(task.make_inputs(shape.dims, "standard", gen))
     gen.manual_seed(8)
     a3 = tensors(task.make_inputs(shape.dims, "standard", gen))
-    same = all(torch.equal(x, y) for x, y in zip(a1, a2, strict=True))
-    differs = any(not torch.equal(x, y) for x, y in zip(a1, a3, strict=True) if x.numel() > 1)
+    same = all(same_bits(x, y) for x, y in zip(a1, a2, strict=True))
+    differs = any(not same_bits(x, y) for x, y in zip(a1, a3, strict=True) if x.numel() > 1)
+    recorded = not task.shape_dims_vary  # a TritonBench call: its recorded tensors every time
     if not same:
         out.record("deterministic", "FAIL: the same seed gave different inputs")
+    elif recorded:
+        out.record("deterministic", "ok (the recorded inputs of the file's tests, for every seed)")
     elif not differs:
         out.record("deterministic", "FAIL: a different seed gave identical inputs")
     else:
@@ -171,7 +191,7 @@ def check_task(task: Any, device: str, solutions: Path) -> TaskCheck:
         flops, nbytes = task.flops(s.dims), task.min_bytes(s.dims)
         gen.manual_seed(3)
         args = tensors(task.make_inputs(s.dims, "standard", gen))
-        res = task.reference(*task.make_inputs(s.dims, "standard", gen))
+        res = task.reference_for(s.dims)(*task.make_inputs(s.dims, "standard", gen))
         outs = [
             r
             for r in (res if isinstance(res, tuple | list) else (res,))
@@ -184,7 +204,7 @@ def check_task(task: Any, device: str, solutions: Path) -> TaskCheck:
             problems.append(f"{s.name}: flops {flops}, bytes {nbytes}")
         elif nbytes < 0.99 * need:
             problems.append(f"{s.name}: min_bytes {nbytes:.0f} < inputs+outputs once {need:.0f}")
-        elif nbytes > 4 * (in_bytes + out_bytes) + 4096:
+        elif nbytes > 4 * (in_bytes + out_bytes) + 4096 and not imported:  # weights count there
             problems.append(
                 f"{s.name}: min_bytes {nbytes:.0f} is over 4x inputs+outputs {in_bytes + out_bytes:.0f}"
             )
@@ -192,7 +212,11 @@ def check_task(task: Any, device: str, solutions: Path) -> TaskCheck:
 
     # 5. the reference solution passes; 6. a perturbed copy fails
     path = solution_file(solutions, task.name)
-    if not path.is_file():
+    if imported:
+        why = "an imported problem has no reference solution (judge kernels with `kernforge eval`)"
+        out.record("solution", f"skipped: {why}")
+        out.record("perturbed", f"skipped: {why}")
+    elif not path.is_file():
         out.record("solution", f"FAIL: no reference solution at {path}")
         out.record("perturbed", "skipped: no solution")
     else:
@@ -238,17 +262,25 @@ def main(argv: list[str] | None = None) -> int:
         os.environ["TRITON_INTERPRET"] = "1"  # must be set before triton is imported
     # the interpreter runs kernels in numpy, which warns on the overflows outlier inputs provoke
     warnings.filterwarnings("ignore", category=RuntimeWarning)
-    from benchmarks.loading import load_all
+    from benchmarks.loading import load_all, load_folder
     from benchmarks.suites import is_folder_suite
+    from benchmarks.task import TaskError
 
+    not_loaded = []
     if args.suite and is_folder_suite(args.suite):
-        print(
-            f"--suite {args.suite}: tasks check covers kernforge's own tasks (it runs each one's reference solution); judge imported files with `kernforge eval --task FILE`",
-            file=sys.stderr,
-        )
-        return 2
-    tasks = load_all()
-    if args.suite:
+        try:
+            folder = load_folder(args.suite)
+        except TaskError as exc:
+            print(str(exc), file=sys.stderr)
+            return 2
+        tasks = {t.id: t for t in folder.tasks}
+        not_loaded = [
+            TaskCheck(str(n.path), ok=False, checks={"load": f"FAIL: {n.reason}"})
+            for n in folder.not_loaded
+        ]
+    else:
+        tasks = load_all()
+    if args.suite and not is_folder_suite(args.suite):
         from benchmarks.suites import suite_tasks
 
         tasks = {t.id: t for t in suite_tasks(args.suite, tasks)}
@@ -259,7 +291,10 @@ def main(argv: list[str] | None = None) -> int:
             print(f"unknown task(s): {', '.join(missing)}", file=sys.stderr)
             return 2
         tasks = {t: tasks[t] for t in wanted}
-    results = []
+    results = list(not_loaded)
+    if not args.json:
+        for res in not_loaded:
+            print(f"FAIL {res.task_id}: not loaded: {res.checks['load'][6:]}", flush=True)
     for task in tasks.values():
         res = check_task(task, args.device, solutions)
         results.append(res)

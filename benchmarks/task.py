@@ -215,6 +215,23 @@ class Task:
         """Facts about how this task is run on `device` that a verdict must carry."""
         return []
 
+    def output_args(self, dims: dict[str, int]) -> tuple[int, ...]:
+        """Positions of the inputs that are output buffers the entry point writes (an `out=`
+        argument): the judge compares them as outputs and does not count writing them as a
+        mutation. Empty for native tasks, whose inputs are read-only."""
+        return ()
+
+    def cannot_pass(self) -> tuple[str, ...]:
+        """Why no kernel can pass this task, found when it was loaded (a random reference, a
+        result that is no tensor, ...): such tasks are listed, flagged and kept out of pass
+        rates. Empty for a task any correct kernel passes."""
+        return ()
+
+    def refusal(self, device: str) -> str | None:
+        """Why the judge does not run this task on `device` at all (None: it does), said before
+        anything runs, e.g. a problem too large for the CPU interpreter even shrunk."""
+        return None
+
     def shapes_for(self, device: str) -> tuple[Shape, ...]:
         return self.cpu_shapes if device == "cpu" else self.shapes
 

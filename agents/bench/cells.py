@@ -130,7 +130,7 @@ def execute_cell(
                 with hold(run_dir, "run", again=f"`kernforge run --resume {run_dir}`"):
                     _set_aside(run_dir)
             api.run(
-                cell.task,
+                plan.task_ref(cell.task),
                 llm=plan.llm_for(cell.method),
                 method=cell.method,
                 device=plan.device,

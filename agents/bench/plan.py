@@ -57,6 +57,14 @@ class BenchPlan:
     settings: dict[str, Any] = field(default_factory=dict)  # --set KEY=VALUE, typed
     device: str = "auto"
     benchmark: bool = True
+    # a folder suite's tasks: task id -> its file (runs are started on the file); empty otherwise
+    task_files: dict[str, str] = field(default_factory=dict)
+    # what a folder suite holds but the bench does not run: task id or file -> why
+    excluded: dict[str, str] = field(default_factory=dict)
+
+    def task_ref(self, task_id: str) -> str:
+        """What a run of `task_id` is started on: its file for a folder suite, else the id."""
+        return self.task_files.get(task_id, task_id)
 
     def cells(self) -> list[Cell]:
         """Task by task, then seed, then method: a partial bench compares methods early."""
@@ -139,12 +147,7 @@ def make_plan(
     model-driven presets, or to `offline` when there is no model."""
     from benchmarks import is_folder_suite, suite_tasks
 
-    if suite and is_folder_suite(suite):
-        raise BenchError(
-            f"--suite {suite}: a folder of task files is not benched yet (the agent writes "
-            "native entry points); judge its files with `kernforge eval --task FILE` and list "
-            "them with `kernforge tasks list --suite FOLDER`"
-        )
+    folder = _folder_suite(suite) if suite and is_folder_suite(suite) else None
     from agents.core.llm.factory import default_spec
     from benchmarks import all_tasks
 
@@ -154,15 +157,19 @@ def make_plan(
     unknown = [m for m in names if m not in PRESETS]
     if unknown:
         raise BenchError(f"unknown method(s) {', '.join(unknown)}; available: {', '.join(PRESETS)}")
-    known = all_tasks()
+    known = folder[0] if folder else all_tasks()
     ids = _split(tasks)
-    if ids:
+    if folder and not ids:
+        ids = list(known)
+        if not ids:
+            raise BenchError(f"suite {suite}: no task of the folder can be benched ({folder[2]})")
+    elif ids:
         missing = [t for t in ids if t not in known]
         if missing:
             raise BenchError(
                 f"unknown task id(s) {', '.join(missing)} (see `kernforge tasks list`)"
             )
-        suite = None
+        suite = suite if folder else None
     else:
         try:
             ids = [t.id for t in suite_tasks(suite or "lite", known)]
@@ -200,7 +207,28 @@ def make_plan(
         settings=_typed_settings(settings or {}),
         device=device,
         benchmark=benchmark,
+        task_files={t: str(known[t].path) for t in ids} if folder else {},
+        excluded=folder[1] if folder else {},
     )
+
+
+def _folder_suite(suite: str) -> tuple[dict[str, Any], dict[str, str], str]:
+    """A folder suite's tasks that can be benched (id -> task), what is left out and why (files
+    that do not load, tasks no kernel can pass), and that as one line."""
+    from benchmarks import TaskError, load_folder
+
+    try:
+        loaded = load_folder(suite)
+    except TaskError as exc:
+        raise BenchError(str(exc)) from None
+    excluded = {str(n.path): f"not loaded: {n.reason}" for n in loaded.not_loaded}
+    tasks = {}
+    for task in loaded.tasks:
+        if task.cannot_pass():
+            excluded[task.id] = f"no kernel can pass it: {'; '.join(task.cannot_pass())}"
+        else:
+            tasks[task.id] = task
+    return tasks, excluded, "; ".join(f"{k}: {v}" for k, v in excluded.items()) or "none loads"
 
 
 def stored_plan(out: str | Path) -> BenchPlan | None:
@@ -250,6 +278,8 @@ def merge_with_stored(plan: BenchPlan) -> BenchPlan:
         settings=plan.settings,
         device=plan.device,
         benchmark=plan.benchmark,
+        task_files={**stored.task_files, **plan.task_files},
+        excluded=plan.excluded,
     )
 
 

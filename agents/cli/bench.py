@@ -159,6 +159,8 @@ def bench(
     )
     for reason in skipped_methods(plan).values():
         console.print(f"[yellow]skipped[/] {escape(reason)}")
+    for what, why in plan.excluded.items():
+        console.print(f"[yellow]not benched[/] {escape(what)}: {escape(why)}")
 
     def show(number: int, total: int, outcome: CellOutcome) -> None:
         cell = outcome.cell

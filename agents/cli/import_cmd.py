@@ -50,8 +50,11 @@ def import_cmd(
 ) -> None:
     """Judge kernels made by another system and store one result row per kernel.
 
-    Unknown task names and unusable lines are reported with their file and line, and skipped.
-    Exits 0 when the import ran (whatever the kernels' verdicts), 2 on a usage error."""
+    Each kernel is judged on the problem its source published beside it (a GEAK record's label and
+    test code, a KernelAgent session's problem.txt), written under <out>/tasks/, else on the
+    kernforge task its name gives. Unknown task names, unusable lines and kernels that cannot be
+    judged here are reported with their file and line and why. Exits 0 when something was judged
+    (whatever the verdicts), 1 when nothing could be, 2 on a usage error."""
     from benchmarks import ResultStore, import_kernels, read_source, resolve_device
 
     try:
@@ -88,6 +91,10 @@ def import_cmd(
         console.print(f"[yellow]unknown task[/] {escape(str(item))}")
     for item in report.skipped:
         console.print(f"[yellow]skipped[/] {escape(str(item))}")
+    for item in report.not_judged:
+        console.print(f"[yellow]not judged[/] {escape(str(item))}")
+    for task_id, path in report.tasks.items():
+        console.print(f"task {escape(task_id)}: {escape(path)}")
     speed = (
         "speed not measured (no GPU)"
         if not any(r.perf_measured for r in report.added)
@@ -95,7 +102,11 @@ def import_cmd(
     )
     console.print(
         f"\n{len(report.added)} judged ({report.passed} correct; {speed}), {len(report.already)} already stored, "
-        f"{len(report.unknown)} unknown task name(s), {len(report.skipped)} unusable item(s). "
+        f"{len(report.unknown)} unknown task name(s), {len(report.skipped)} unusable item(s), "
+        f"{len(report.not_judged)} not judged here. "
         f"Rows: {escape(str(store.jsonl))}"
         + (f", {escape(str(store.parquet))}" if store.parquet.is_file() else "")
     )
+    if report.judged_nothing:
+        err_console.print("[bold red]error:[/] nothing could be judged; the reasons are above")
+        raise typer.Exit(1)

@@ -62,28 +62,51 @@ def tasks_list(
         help="full, lite, quant, serving, or a folder of task files (KernelBench / TritonBench / native)",
     ),
 ) -> None:
-    """One line per task: id, category, shapes."""
-    from benchmarks import TaskError, load_all, suite_tasks
+    """One line per task: id, category, shapes, and what the judge says about it up front; for a
+    folder, also each file that did not load and why."""
+    from benchmarks import TaskError, is_folder_suite, load_all, load_folder, suite_tasks
 
+    not_loaded = []
     try:
-        tasks = {t.id: t for t in suite_tasks(suite)} if suite else load_all()
+        if suite and is_folder_suite(suite):
+            folder = load_folder(suite)
+            tasks, not_loaded = {t.id: t for t in folder.tasks}, folder.not_loaded
+        else:
+            tasks = {t.id: t for t in suite_tasks(suite)} if suite else load_all()
     except TaskError as exc:
         _die(str(exc))
     except KeyError as exc:
         _die(str(exc.args[0]))
     table = Table(show_header=True, header_style="bold")
-    for col in ("id", "category", "dtype", "GPU shapes", "CPU shapes"):
+    for col in ("id", "category", "dtype", "GPU shapes", "CPU shapes", "flagged"):
         table.add_column(col)
-    shown = 0
+    shown = flagged = 0
     for task in tasks.values():
         if category and task.category != category:
             continue
         shown += 1
+        why = [f"cannot pass: {w}" for w in task.cannot_pass()]
+        if task.refusal("cpu"):
+            why.append("GPU only: too large for the CPU interpreter")
+        flagged += bool(why)
         table.add_row(
-            task.id, task.category, task.dtype, str(len(task.shapes)), str(len(task.cpu_shapes))
+            task.id,
+            task.category,
+            task.dtype,
+            str(len(task.shapes)),
+            str(len(task.cpu_shapes)),
+            "; ".join(why) or "—",
         )
     console.print(table)
-    console.print(f"{shown} tasks")
+    console.print(
+        f"{shown} tasks"
+        + (f" ({flagged} flagged)" if flagged else "")
+        + (f", {len(not_loaded)} file(s) not loaded" if not_loaded else "")
+    )
+    for item in not_loaded:
+        console.print(f"[yellow]not loaded[/] {escape(str(item))}")
+    if not_loaded and not tasks:
+        raise typer.Exit(2)
 
 
 @tasks_app.command("show")
@@ -103,6 +126,12 @@ def tasks_show(task_id: str) -> None:
         console.print(f"tolerance: atol {tol.atol}, rtol {tol.rtol}")
     console.print(f"modes: {', '.join(task.modes)}")
     console.print(f"forbidden (besides the global list): {', '.join(task.forbidden) or '—'}")
+    for why in task.cannot_pass():
+        console.print(f"[yellow]flagged[/]: no kernel can pass this task: {escape(why)}")
+    if task.refusal("cpu"):
+        console.print(f"[yellow]GPU only[/]: {escape(task.refusal('cpu') or '')}")
+    for note in task.notes_for("cpu"):
+        console.print(f"note: {escape(note)}")
     table = Table(show_header=True, header_style="bold")
     for col in ("shape", "dims", "phase", "weight", "GFLOP", "MB moved", "source"):
         table.add_column(col)
@@ -131,7 +160,7 @@ def tasks_show(task_id: str) -> None:
 
 @tasks_app.command("check")
 def tasks_check(
-    suite: str = typer.Option(None, help="full, lite, quant or serving"),
+    suite: str = typer.Option(None, help="full, lite, quant, serving, or a folder of task files"),
     device: str = typer.Option("cpu", help="cpu (interpreter, CPU shapes) or cuda (GPU shapes)"),
     tasks: str = typer.Option("", help="comma-separated task ids"),
     as_json: bool = typer.Option(False, "--json"),

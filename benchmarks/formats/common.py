@@ -16,7 +16,7 @@ from typing import Any, ClassVar
 import torch
 
 from benchmarks import pyparse
-from benchmarks.inputs import maybe_outliers
+from benchmarks.inputs import amplify_outliers, in_range_outliers, signed
 from benchmarks.task import Task, Tolerance
 
 # KernelBench's own correctness criterion (torch.allclose with atol = rtol = 1e-2), used for
@@ -27,8 +27,8 @@ EXTERNAL_TOLERANCE: dict[str, Tolerance] = {
     "fp16": Tolerance(atol=1e-2, rtol=1e-2),
     "bf16": Tolerance(atol=2e-2, rtol=2e-2),
 }
-# Inputs the CPU interpreter gets per call, in elements (all input tensors together).
-CPU_ELEMENT_BUDGET = 1 << 16
+SIGNED_MODE = "signed"  # one-sided published inputs with half their signs flipped
+OUTLIER_KINDS = ("amplify", "in_range")
 COST_NOTE = (
     "FLOPs and bytes are estimated: FLOPs counted by torch.utils.flop_counter.FlopCounterMode on "
     "the reference (it counts matmul, convolution and attention only), bytes = every input and "
@@ -39,11 +39,17 @@ _DTYPE_NAMES = {torch.float32: "fp32", torch.float16: "fp16", torch.bfloat16: "b
 
 def dtype_name(values: Any) -> str:
     """The task dtype: that of the first floating-point tensor among `values` ("fp32" if none,
-    or if it is a dtype the judge has no tolerance for, such as float64)."""
+    or if it is a dtype the judge has no tolerance for, such as float64: compared at fp32's)."""
     for t in tensors(values):
         if t.is_floating_point():
             return _DTYPE_NAMES.get(t.dtype, "fp32")
     return "fp32"
+
+
+def dtype_notes(values: Any) -> list[str]:
+    """What the dtype of the inputs means for judging them (float64 compared at fp32's tolerance)."""
+    wide = sorted({str(t.dtype) for t in tensors(values) if t.dtype == torch.float64})
+    return [f"{', '.join(wide)} inputs: compared with the fp32 tolerance"] if wide else []
 
 
 def tensors(value: Any) -> Iterator[torch.Tensor]:
@@ -75,12 +81,21 @@ def nbytes(value: Any) -> int:
     return sum(t.numel() * t.element_size() for t in tensors(value))
 
 
-def with_outliers(args: tuple, mode: str, gen: torch.Generator) -> tuple:
-    """Native tasks' outlier mode on imported inputs: in "outlier" mode a sparse random subset
-    of every floating-point tensor is amplified 10-1000x (`benchmarks.inputs`)."""
+def with_mode(args: tuple, mode: str, gen: torch.Generator, outlier_kind: str = "amplify") -> tuple:
+    """Imported inputs in an input mode (`benchmarks.inputs`): "standard" as published;
+    "outlier" with a sparse random subset of every floating-point or complex tensor amplified
+    10-1000x ("amplify") or, for a reference defined on its inputs' range only, moved to the ends
+    of that range ("in_range"); "signed" with one-sided tensors' signs half flipped."""
     if mode == "standard":
         return args
-    return map_tensors(args, lambda t: maybe_outliers(t, mode, gen) if t.is_floating_point() else t)
+    if mode == "outlier":
+        outlier = amplify_outliers if outlier_kind == "amplify" else in_range_outliers
+        return map_tensors(
+            args, lambda t: outlier(t, gen) if t.is_floating_point() or t.is_complex() else t
+        )
+    if mode == SIGNED_MODE:
+        return map_tensors(args, lambda t: signed(t, gen))
+    raise ValueError(f"unknown input mode {mode!r} for an imported task")
 
 
 @contextmanager
@@ -131,6 +146,11 @@ class ExternalTask(Task):
     fmt: str = ""
     load_notes: tuple[str, ...] = ()  # what loading left out or changed, on every device
     cpu_notes: tuple[str, ...] = ()  # what the CPU interpreter runs differently (shrunk sizes)
+    flagged: tuple[str, ...] = ()  # why no kernel can pass it (Task.cannot_pass)
+    cpu_refusal: str | None = None  # why the CPU interpreter does not judge it (GPU only)
+    outlier_kind: str = "amplify"  # how "outlier" mode draws (OUTLIER_KINDS)
+    suite_root: Path | None = None  # the folder its suite-relative imports resolve under
+    helpers: tuple[Path, ...] = ()  # the helper files it imports from its suite (absolute)
     cache: dict[Any, Any] = field(default_factory=dict, compare=False, repr=False)
 
     estimated_costs: ClassVar[bool] = True
@@ -156,4 +176,12 @@ class ExternalTask(Task):
         return "matmul" if self.flops(self.shapes[0].dims) > 0 else "vector"
 
     def notes_for(self, device: str) -> list[str]:
-        return [COST_NOTE, *self.load_notes, *(self.cpu_notes if device == "cpu" else ())]
+        flagged = [f"no kernel can pass this task: {why}" for why in self.flagged]
+        cpu = self.cpu_notes if device == "cpu" else ()
+        return [COST_NOTE, *flagged, *self.load_notes, *cpu]
+
+    def cannot_pass(self) -> tuple[str, ...]:
+        return self.flagged
+
+    def refusal(self, device: str) -> str | None:
+        return self.cpu_refusal if device == "cpu" else None

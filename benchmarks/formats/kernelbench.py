@@ -11,14 +11,16 @@ with the same constructor and forward arguments, computing forward with Triton k
 
 How the judge runs one (see docs/formats.md):
 - inputs: `torch.manual_seed(trial seed)` then `get_inputs()`, moved to the device; in "outlier"
-  mode a sparse subset of every floating-point input is amplified 10-1000x;
+  mode a sparse subset of every floating-point input is amplified 10-1000x (or kept in range,
+  and "signed" mode added: `benchmarks.formats.checks`);
 - reference: `Model(*get_init_inputs())` built after `torch.manual_seed(MODEL_SEED)`, moved to
   the device, called under `torch.no_grad()` (train mode, as KernelBench runs it);
 - candidate (in its own process): `ModelNew(*get_init_inputs())` built after the same seed,
   then Model's state_dict loaded into it (strict: parameter and buffer names and shapes must be
   Model's, or the verdict is `parameter_mismatch`), moved to the device, called likewise;
-- dims: the module-level integer constants that get_inputs / get_init_inputs read; on the CPU
-  they are shrunk (`benchmarks.formats.shrink`) and the verdict says from what to what;
+- dims: the integers that size what get_inputs / get_init_inputs build (`benchmarks.formats.
+  shrink`); on the CPU they are shrunk, probed and repaired (`benchmarks.formats.cpu_sizes`) and
+  the verdict says from what to what, or the task is refused on the CPU up front;
 - costs: FlopCounterMode on the reference (on the meta device); bytes = inputs, outputs and the
   Model's parameters and buffers, each once.
 """
@@ -26,6 +28,7 @@ How the judge runs one (see docs/formats.md):
 from __future__ import annotations
 
 import ast
+import dataclasses
 import hashlib
 import inspect
 from collections.abc import Callable
@@ -37,28 +40,23 @@ from typing import Any, ClassVar
 import torch
 
 from benchmarks import pyparse
+from benchmarks.formats import checks, cpu_sizes
 from benchmarks.formats.common import (
-    CPU_ELEMENT_BUDGET,
     EXTERNAL_TOLERANCE,
     ExternalTask,
     device_of,
     dtype_name,
+    dtype_notes,
     error_text,
     exec_module,
     map_tensors,
     measure_costs,
     numel,
     seeded,
-    with_outliers,
+    tensors,
+    with_mode,
 )
-from benchmarks.formats.shrink import (
-    MIN_CAP,
-    SIZE_CAP,
-    describe,
-    shrink,
-    size_constants,
-    with_constants,
-)
+from benchmarks.formats.shrink import names_read, size_constants, with_sizes
 from benchmarks.task import BASE_MODES, CandidateSetupError, Shape, TaskError
 
 MODEL_SEED = 0  # torch.manual_seed before Model(...) and ModelNew(...) are built
@@ -75,13 +73,11 @@ def _key(dims: dict[str, int]) -> tuple:
 
 
 def _variant(path: Path, tree: ast.Module, dims: dict[str, int], cache: dict) -> ModuleType:
-    """The file run with its size constants set to `dims` (cached)."""
+    """The file run with its sizes set to `dims` (cached)."""
     key = ("module", _key(dims))
     if key not in cache:
         digest = hashlib.sha256(f"{path}|{_key(dims)}".encode()).hexdigest()[:12]
-        cache[key] = exec_module(
-            with_constants(tree, dims), path, f"kernforge_kernelbench_{digest}"
-        )
+        cache[key] = exec_module(with_sizes(tree, dims), path, f"kernforge_kernelbench_{digest}")
     return cache[key]
 
 
@@ -146,9 +142,12 @@ class KernelBenchTask(ExternalTask):
         return self.model(dims, "cuda" if torch.cuda.is_available() else "cpu")
 
     def make_inputs(self, dims: dict[str, int], mode: str, gen: Any) -> tuple[Any, ...]:
+        return self.inputs_in(dims, mode, gen, self.outlier_kind)
+
+    def inputs_in(self, dims: dict[str, int], mode: str, gen: Any, outlier_kind: str) -> tuple:
         args = _inputs(self.variant(dims), self.path, "get_inputs", gen.initial_seed())
         args = map_tensors(args, lambda t: t.to(gen.device))
-        return with_outliers(args, mode, gen)
+        return with_mode(args, mode, gen, outlier_kind)
 
     def bind_candidate(self, entry: Any, dims: dict[str, int], device: str) -> Callable[..., Any]:
         """ModelNew built like Model, holding Model's weights: runs in the candidate's process."""
@@ -209,16 +208,19 @@ def load(path: Path) -> list[KernelBenchTask]:
         raise TaskError(path, "<file>", f"import failed: {error_text(exc)}") from exc
     if not (isinstance(module.Model, type) and issubclass(module.Model, torch.nn.Module)):
         raise TaskError(path, "Model", "must be a subclass of torch.nn.Module")
-    cpu_dims, note, args = _cpu_dims(path, tree, dims, cache)
+    init_names = names_read(tree, ("get_init_inputs",))
+    init_dims = {d for d in dims if d.split("[", 1)[0] in init_names}
+    try:
+        sizes = cpu_sizes.search(dims, lambda d: _probe(path, tree, d, cache), init_dims)
+    except cpu_sizes.Unrunnable as exc:
+        raise TaskError(path, exc.field or "Model", str(exc)) from None
+    cpu_dims = sizes.dims
+    args = _inputs(_variant(path, tree, cpu_dims, cache), path, "get_inputs", MODEL_SEED)
     if not any(isinstance(a, torch.Tensor) for a in args):
         raise TaskError(path, "get_inputs", "returns no tensor")
     doc = inspect.getdoc(module.Model) or (module.__doc__ or "").strip()
-    notes = [f"sizes shrunk for the CPU interpreter: {note}"] if note else []
-    if not dims:
-        notes.append(
-            "no module-level size constants to shrink: the CPU interpreter runs the file's own sizes"
-        )
     dtype = dtype_name(args)
+    shrunk = cpu_dims != dims
     task = KernelBenchTask(
         id=path.stem,
         name=path.stem,
@@ -226,10 +228,10 @@ def load(path: Path) -> list[KernelBenchTask]:
         description=doc or f"KernelBench problem {path.stem}: Model.forward",
         entry_point="ModelNew",
         dtype=dtype,
-        shapes=(Shape("file", dict(dims), source=f"{path.name}: its module-level size constants"),),
+        shapes=(Shape("file", dict(dims), source=f"{path.name}: the sizes the file writes"),),
         cpu_shapes=(
             Shape(
-                "cpu" if note else "file", dict(cpu_dims), source="sizes for the CPU interpreter"
+                "cpu" if shrunk else "file", dict(cpu_dims), source="sizes for the CPU interpreter"
             ),
         ),
         tolerance=EXTERNAL_TOLERANCE[dtype],
@@ -239,52 +241,83 @@ def load(path: Path) -> list[KernelBenchTask]:
         dtypes=(dtype,),
         module=module,
         fmt="kernelbench",
-        cpu_notes=tuple(notes),
+        load_notes=tuple(dtype_notes(args)),
+        cpu_notes=tuple(sizes.notes),
+        cpu_refusal=sizes.refusal,
         cache=cache,
         tree=tree,
     )
-    _check_reference(task, cpu_dims, args, note)
-    return [task]
+    if sizes.refusal is not None:
+        return [task]
+    facts = checks.examine([cpu_dims], task.inputs_in, task.reference_for, modes=task.modes)
+    return [
+        dataclasses.replace(
+            task,
+            modes=facts.modes,
+            outlier_kind=facts.outlier_kind,
+            flagged=tuple(facts.flagged),
+            load_notes=(*task.load_notes, *facts.notes),
+        )
+    ]
 
 
-def _cpu_dims(
-    path: Path, tree: ast.Module, dims: dict[str, int], cache: dict
-) -> tuple[dict[str, int], str, tuple]:
-    """The sizes the CPU interpreter runs: each constant capped, the cap halved until all the
-    inputs together fit CPU_ELEMENT_BUDGET. Returns (dims, what changed, the inputs there)."""
-    cap = SIZE_CAP
-    while True:
-        small = shrink(dims, cap)
-        note = describe(dims, small)
+def _probe(path: Path, tree: ast.Module, dims: dict[str, int], cache: dict) -> cpu_sizes.Probe:
+    """The problem run at `dims`: built, its forward run once (never where its inputs are over
+    cpu_sizes.TRY_LIMIT elements: those are only counted, on the meta device)."""
+    try:
+        module = _variant(path, tree, dims, cache)
+    except Exception as exc:  # noqa: BLE001 - the file failing at these sizes is the answer
+        return cpu_sizes.Probe(f"the file fails: {error_text(exc)[:300]}")
+    elements, flops = _meta_cost(module)
+    if elements is not None and elements > cpu_sizes.TRY_LIMIT:
+        return cpu_sizes.Probe(None, elements, flops or 0.0)
+    steps: list[tuple[str, Callable[[], Any]]] = [
+        ("get_inputs", lambda: tuple(_inputs(module, path, "get_inputs", MODEL_SEED))),
+        ("get_init_inputs", lambda: _inputs(module, path, "get_init_inputs", MODEL_SEED)),
+    ]
+    values: dict[str, Any] = {}
+    for name, step in steps:
         try:
-            module = _variant(path, tree, small, cache)
-        except Exception as exc:
-            raise TaskError(
-                path,
-                "<file>",
-                f"fails with sizes shrunk for the CPU interpreter ({note}): {error_text(exc)}",
-            ) from exc
-        args = _inputs(module, path, "get_inputs", MODEL_SEED, note)
-        if numel(args) <= CPU_ELEMENT_BUDGET or cap <= MIN_CAP or not dims:
-            return small, note, args
-        cap //= 2
+            values[name] = step()
+        except TaskError as exc:
+            return cpu_sizes.Probe(exc.problem[:300], field=name)
+    args = values["get_inputs"]
+    try:
+        with seeded(MODEL_SEED):
+            model = module.Model(*values["get_init_inputs"])
+    except Exception as exc:  # noqa: BLE001 - the problem refusing these sizes is the answer
+        return cpu_sizes.Probe(
+            f"Model(*get_init_inputs()) raised {error_text(exc)[:300]}", field="Model"
+        )
+    from torch.utils.flop_counter import FlopCounterMode
+
+    try:
+        with FlopCounterMode(display=False) as counter, torch.no_grad(), seeded(MODEL_SEED):
+            out = model(*args)
+    except Exception as exc:  # noqa: BLE001 - the problem refusing these sizes is the answer
+        return cpu_sizes.Probe(
+            f"raised on get_inputs() {error_text(exc)[:300]}", field="Model.forward"
+        )
+    if any(t.numel() == 0 for t in tensors(out)):
+        return cpu_sizes.Probe("the output has no elements", field="Model.forward")
+    return cpu_sizes.Probe(None, numel(args) + numel(out), float(counter.get_total_flops()))
 
 
-def _check_reference(task: KernelBenchTask, dims: dict[str, int], args: tuple, note: str) -> None:
-    """Build Model and run its forward once at the CPU sizes: a file that cannot is malformed."""
-    where = f" (with sizes shrunk for the CPU interpreter: {note})" if note else ""
+def _meta_cost(module: ModuleType) -> tuple[int | None, float | None]:
+    """(elements of the inputs and outputs, counted FLOPs) at the module's sizes, on the meta
+    device; None for what cannot be had there (an op with no meta kernel: then the inputs only)."""
+    from torch.utils.flop_counter import FlopCounterMode
+
     try:
-        model = task.model(dims, "cpu")
-    except TaskError:
-        raise
-    except Exception as exc:
-        raise TaskError(
-            task.path, "Model", f"Model(*get_init_inputs()) raised {error_text(exc)}{where}"
-        ) from exc
+        with torch.device("meta"), seeded(MODEL_SEED):
+            args = tuple(module.get_inputs())
+    except Exception:  # noqa: BLE001 - get_inputs does more than draw tensors: count it for real
+        return None, None
     try:
-        with torch.no_grad():
-            model(*args)
-    except Exception as exc:
-        raise TaskError(
-            task.path, "Model.forward", f"raised on get_inputs() {error_text(exc)}{where}"
-        ) from exc
+        with torch.device("meta"), seeded(MODEL_SEED):
+            model = module.Model(*module.get_init_inputs())
+            with FlopCounterMode(display=False) as counter, torch.no_grad():
+                out = model(*args)
+    except Exception:  # noqa: BLE001 - no meta kernel for some op
+        return numel(args), None
+    return numel(args) + numel(out), float(counter.get_total_flops())

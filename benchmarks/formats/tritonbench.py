@@ -1,10 +1,10 @@
-"""TritonBench-T / KernelBench-X style files as tasks.
+"""TritonBench-T / TritonBench-G / KernelBench-X style files as tasks.
 
 Such a file is reference code, a separator line, and test code:
 
     import torch
-    def my_op(x, y, alpha=1.0):            the reference function (helpers may sit beside it)
-        ...
+    def my_op(x, y, alpha=1.0):            the reference function (helpers may sit beside it; it
+        ...                                may itself launch Triton kernels, as TritonBench-G's do)
     ##############################         a line of '#' characters only (at least 10)
     def test_my_op():                      one or more test functions (named test*) that call
         results = {}                       the reference with concrete tensors and return a
@@ -17,22 +17,30 @@ The candidate defines a function of the same name (and the same leading paramete
 
 How the judge runs one (see docs/formats.md): the test functions are run once, under
 torch.manual_seed(RECORD_SEED), with the reference replaced by a recorder that keeps each call's
-arguments (bound to the reference's parameters, passed positionally) and returns the real
-result so the test goes on. Each recorded call is one case ("shape" call0, call1, ...): the
-candidate and the reference are called on a fresh copy of its arguments and their outputs
-compared. Standard inputs are the recorded ones for every trial; "outlier" inputs amplify a
-sparse random subset of every floating-point argument (drawn per trial). Without CUDA,
-"cuda" device strings and `.cuda()` calls in the file run on the CPU; on the CPU interpreter,
-calls whose inputs exceed CPU_ELEMENT_BUDGET elements are left out, and the verdict says which.
+arguments (bound to the reference's parameters: positional ones passed positionally, keyword-only
+ones by keyword) and returns the real result so the test goes on. Each recorded call is one case
+("shape" call0, call1, ...): the candidate and the reference are called on a fresh copy of its
+arguments and their outputs compared. An argument the reference writes into (an `out=` buffer,
+GEAK's convention) is an output of the case: the candidate writes it in place, the judge
+compares it as an output and does not count the write as a mutation (`Task.output_args`). A call on which the reference raises (a test of its error path) is left out, and the
+notes say so. Standard inputs are the recorded ones for every trial; "outlier" inputs amplify a
+sparse random subset of every floating-point argument (drawn per trial; see
+`benchmarks.formats.checks` for the other modes). Without CUDA, "cuda" devices in the file and in
+the suite's helper modules (`benchmarks.formats.suite_imports`) run on the CPU, and Triton kernels
+of the reference run in the interpreter; on the CPU interpreter, calls whose inputs exceed
+CPU_ELEMENT_BUDGET elements are left out, and the verdict says which.
 """
 
 from __future__ import annotations
 
 import ast
+import dataclasses
 import hashlib
 import inspect
+import os
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
@@ -41,19 +49,21 @@ from typing import Any, ClassVar
 import torch
 
 from benchmarks import pyparse
+from benchmarks.formats import checks, suite_imports
 from benchmarks.formats.common import (
-    CPU_ELEMENT_BUDGET,
     EXTERNAL_TOLERANCE,
     ExternalTask,
     dtype_name,
+    dtype_notes,
     error_text,
     exec_module,
     map_tensors,
     measure_costs,
     numel,
     seeded,
-    with_outliers,
+    with_mode,
 )
+from benchmarks.formats.cpu_sizes import CPU_ELEMENT_BUDGET
 from benchmarks.task import BASE_MODES, Shape, TaskError
 
 SEPARATOR = re.compile(r"^#{10,}[ \t]*$", re.M)
@@ -61,23 +71,81 @@ RECORD_SEED = 0
 
 
 @dataclass(frozen=True)
+class CallSpec:
+    """How one recorded call is made from its flat argument tuple: the first `positional` go
+    by position, the rest by the keyword names; the reference writes into the arguments at
+    `writes` (they are outputs), and returns a value of its own unless `returns` is False."""
+
+    positional: int
+    keywords: tuple[str, ...] = ()
+    writes: tuple[int, ...] = ()
+    returns: bool = True
+
+    def call(self, fn: Callable[..., Any], flat: tuple, *, copy_buffers: bool = True) -> Any:
+        """`fn` called on `flat` as the recorded call was; with written buffers, its outputs are
+        (its result, *the buffers) or the buffers alone when it returns nothing of its own. The
+        buffers are copied first (`copy_buffers`) or written where they are (the candidate's: the
+        judge reads them back as outputs, `Task.output_args`)."""
+        args = list(flat)
+        if copy_buffers:
+            for i in self.writes:
+                args[i] = args[i].clone()
+        kwargs = dict(zip(self.keywords, args[self.positional :], strict=True))
+        result = fn(*args[: self.positional], **kwargs)
+        if not self.writes:
+            return result
+        outs = [args[i] for i in self.writes]
+        if self.returns:
+            return (result, *outs)
+        return outs[0] if len(outs) == 1 else tuple(outs)
+
+
+@dataclass(frozen=True)
 class TritonBenchTask(ExternalTask):
     shape_dims_vary: ClassVar[bool] = False  # "call" indexes the recorded calls: not a size
     calls: tuple[tuple[Any, ...], ...] = field(default=(), compare=False, repr=False)
+    specs: tuple[CallSpec, ...] = field(default=(), compare=False, repr=False)
 
     def signature(self) -> inspect.Signature:
-        """The reference's leading parameters that the recorded calls fill."""
-        sig = inspect.signature(self.reference)
-        used = max(len(c) for c in self.calls)
+        """The reference's leading positional parameters that the recorded calls fill."""
+        sig = inspect.signature(self.module_reference())
+        used = max(s.positional for s in self.specs)
         return sig.replace(parameters=list(sig.parameters.values())[:used])
 
+    def module_reference(self) -> Callable[..., Any]:
+        return getattr(self._mod(), self.entry_point)
+
+    @property
+    def reference(self) -> Callable[..., Any]:
+        """The reference as the first recorded call makes it (see `reference_for`)."""
+        return self.reference_for({"call": 0})
+
+    def reference_for(self, dims: dict[str, int]) -> Callable[..., Any]:
+        spec, fn = self.specs[dims["call"]], self.module_reference()
+        return lambda *flat: spec.call(fn, flat)
+
+    def bind_candidate(self, entry: Any, dims: dict[str, int], device: str) -> Callable[..., Any]:
+        """The candidate called as the reference is: keywords by name, the buffers it writes
+        returned as outputs (runs in the candidate's process)."""
+        spec = self.specs[dims["call"]]
+        return lambda *flat: spec.call(entry, flat, copy_buffers=False)
+
+    def output_args(self, dims: dict[str, int]) -> tuple[int, ...]:
+        return self.specs[dims["call"]].writes
+
+    def baseline_for(self, dims: dict[str, int]) -> Callable[..., Any]:
+        return self.reference_for(dims)
+
     def make_inputs(self, dims: dict[str, int], mode: str, gen: Any) -> tuple[Any, ...]:
+        return self.inputs_in(dims, mode, gen, self.outlier_kind)
+
+    def inputs_in(self, dims: dict[str, int], mode: str, gen: Any, outlier_kind: str) -> tuple:
         args = map_tensors(self.calls[dims["call"]], lambda t: t.detach().to(gen.device, copy=True))
-        return with_outliers(args, mode, gen)
+        return with_mode(args, mode, gen, outlier_kind)
 
     def measure_costs(self, dims: dict[str, int]) -> tuple[float, float]:
         args = map_tensors(self.calls[dims["call"]], lambda t: t.detach().clone())
-        return measure_costs(lambda: self.reference(*args), args)
+        return measure_costs(lambda: self.reference_for(dims)(*args), args)
 
 
 def split(path: Path, text: str) -> tuple[str, str]:
@@ -92,6 +160,20 @@ def split(path: Path, text: str) -> tuple[str, str]:
         )
     reference = text[: match.start()]
     return reference, "\n" * reference.count("\n") + text[match.end() :]
+
+
+@contextmanager
+def _interpreted(on_cpu: bool) -> Iterator[None]:
+    """Triton kernels defined meanwhile run in the interpreter (on the CPU): `triton.jit` reads
+    TRITON_INTERPRET when it decorates a function."""
+    if not on_cpu or os.environ.get("TRITON_INTERPRET") == "1":
+        yield
+        return
+    os.environ["TRITON_INTERPRET"] = "1"
+    try:
+        yield
+    finally:
+        os.environ.pop("TRITON_INTERPRET", None)
 
 
 def load(path: Path) -> list[TritonBenchTask]:
@@ -114,60 +196,73 @@ def load(path: Path) -> list[TritonBenchTask]:
         raise TaskError(path, "reference function", "no function defined above the separator line")
     entry = _entry_point(path, functions, test_tree, tests)
     on_cpu = not torch.cuda.is_available()
-    digest = hashlib.sha256(str(path).encode()).hexdigest()[:12]
+    rewrite = _to_cpu if on_cpu else ast.fix_missing_locations
     try:
-        module = exec_module(
-            _to_cpu(ref_tree) if on_cpu else ref_tree, path, f"kernforge_tritonbench_{digest}"
+        helpers = suite_imports.helpers_of(
+            path, ast.Module(body=[*ref_tree.body, *test_tree.body], type_ignores=[])
         )
-    except Exception as exc:
-        raise TaskError(path, "<file>", f"import failed: {error_text(exc)}") from exc
-    calls, tests_of, dropped = _record(
-        path, module, _test_code(test_tree, tests, on_cpu), entry, tests
-    )
-    if not calls:
-        why = (
-            f"; its {dropped} call(s) pass keyword-only arguments, which the judge cannot pass positionally"
-            if dropped
-            else ""
-        )
-        raise TaskError(path, "test function", f"the tests never call {entry}{why}")
-    notes = (
-        [f"{dropped} call(s) of {entry} with keyword-only arguments were left out"]
-        if dropped
-        else []
-    )
+    except ValueError as exc:
+        raise TaskError(path, "<imports>", str(exc)) from None
+    digest = hashlib.sha256(str(path).encode()).hexdigest()[:12]
+    with suite_imports.helper_finder(helpers, rewrite), _interpreted(on_cpu):
+        try:
+            module = exec_module(rewrite(ref_tree), path, f"kernforge_tritonbench_{digest}")
+        except Exception as exc:
+            raise TaskError(path, "<file>", f"import failed: {error_text(exc)}") from exc
+        rec = _record(path, module, _test_code(test_tree, tests, rewrite), entry, tests)
+    if not rec.calls:
+        raise TaskError(path, "test function", rec.why_none(entry))
     shapes = tuple(
         Shape(
             f"call{i}",
             {"call": i},
-            source=f"{tests_of[i]}: {entry}({', '.join(_describe(a) for a in args)})",
+            source=f"{rec.made_by[i]}: {entry}({_describe_call(args, spec)})",
         )
-        for i, args in enumerate(calls)
+        for i, (args, spec) in enumerate(zip(rec.calls, rec.specs, strict=True))
     )
-    cpu_shapes, cpu_notes = _cpu_shapes(shapes, calls)
+    cpu_shapes, cpu_notes = _cpu_shapes(shapes, rec.calls)
     reference = getattr(module, entry)
     doc = inspect.getdoc(reference) or (module.__doc__ or "").strip()
-    dtype = dtype_name(calls)
+    dtype = dtype_name(rec.calls)
+    task = TritonBenchTask(
+        id=path.stem,
+        name=path.stem,
+        category="tritonbench",
+        description=doc or f"TritonBench problem {path.stem}: {entry}",
+        entry_point=entry,
+        dtype=dtype,
+        shapes=shapes,
+        cpu_shapes=cpu_shapes,
+        tolerance=EXTERNAL_TOLERANCE[dtype],
+        forbidden=(),
+        modes=BASE_MODES,
+        path=path,
+        dtypes=(dtype,),
+        module=module,
+        fmt="tritonbench",
+        load_notes=(*rec.notes(entry), *dtype_notes(rec.calls)),
+        cpu_notes=tuple(cpu_notes),
+        suite_root=suite_imports.suite_root(path, helpers) if helpers else None,
+        helpers=tuple(suite_imports.helper_files(helpers)),
+        calls=tuple(rec.calls),
+        specs=tuple(rec.specs),
+    )
+    cases = [dict(s.dims) for s in (cpu_shapes if on_cpu else shapes)]
+    with _interpreted(on_cpu):
+        facts = checks.examine(
+            cases,
+            task.inputs_in,
+            task.reference_for,
+            modes=task.modes,
+            device="cpu" if on_cpu else "cuda",  # where the recorded calls run
+        )
     return [
-        TritonBenchTask(
-            id=path.stem,
-            name=path.stem,
-            category="tritonbench",
-            description=doc or f"TritonBench problem {path.stem}: {entry}",
-            entry_point=entry,
-            dtype=dtype,
-            shapes=shapes,
-            cpu_shapes=cpu_shapes,
-            tolerance=EXTERNAL_TOLERANCE[dtype],
-            forbidden=(),
-            modes=BASE_MODES,
-            path=path,
-            dtypes=(dtype,),
-            module=module,
-            fmt="tritonbench",
-            load_notes=tuple(notes),
-            cpu_notes=tuple(cpu_notes),
-            calls=tuple(calls),
+        dataclasses.replace(
+            task,
+            modes=facts.modes,
+            outlier_kind=facts.outlier_kind,
+            flagged=tuple(facts.flagged),
+            load_notes=(*task.load_notes, *facts.notes),
         )
     ]
 
@@ -209,8 +304,25 @@ def _entry_point(path: Path, functions: list[str], test_tree: ast.Module, tests:
     )
 
 
+_CUDA_NO_OPS = {"synchronize", "empty_cache", "manual_seed", "manual_seed_all", "set_device"}
+
+
+def _dotted(node: ast.AST) -> str:
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        parts.append(node.id)
+        return ".".join(reversed(parts))
+    return ""
+
+
 class _ToCPU(ast.NodeTransformer):
-    """Device strings "cuda" / "cuda:N" -> "cpu", and `x.cuda()` -> `x.to("cpu")`."""
+    """For a machine without CUDA: device strings "cuda" / "cuda:N" -> "cpu", `x.cuda()` ->
+    `x.to("cpu")`, `torch.cuda.synchronize()` and the like -> nothing, `torch.cuda.current_device()`
+    -> 0, Triton's `driver.active.get_active_torch_device()` -> the CPU, and an autotuner told not
+    to time its configs (the interpreter cannot: it runs the first)."""
 
     def visit_Constant(self, node: ast.Constant) -> ast.AST:
         if isinstance(node.value, str) and (node.value == "cuda" or node.value.startswith("cuda:")):
@@ -219,6 +331,17 @@ class _ToCPU(ast.NodeTransformer):
 
     def visit_Call(self, node: ast.Call) -> ast.AST:
         self.generic_visit(node)
+        name = _dotted(node.func)
+        if name.startswith("torch.cuda.") and name.rsplit(".", 1)[1] in _CUDA_NO_OPS:
+            return ast.copy_location(ast.Constant(None), node)
+        if name == "torch.cuda.current_device":
+            return ast.copy_location(ast.Constant(0), node)
+        if name.endswith("driver.active.get_active_torch_device"):
+            return ast.copy_location(_cpu_device(), node)
+        if name in ("triton.autotune", "autotune") and not any(
+            k.arg == "do_bench" for k in node.keywords
+        ):
+            node.keywords.append(ast.keyword("do_bench", _no_timing()))
         if isinstance(node.func, ast.Attribute) and node.func.attr == "cuda" and not node.args:
             node.func.attr = "to"
             node.args = [ast.Constant("cpu")]
@@ -226,11 +349,38 @@ class _ToCPU(ast.NodeTransformer):
         return node
 
 
+def _cpu_device() -> ast.expr:
+    return ast.Call(
+        func=ast.Attribute(value=ast.Name("torch", ast.Load()), attr="device", ctx=ast.Load()),
+        args=[ast.Constant("cpu")],
+        keywords=[],
+    )
+
+
+def _no_timing() -> ast.expr:
+    """`lambda kernel_call, quantiles: [0.0, 0.0, 0.0]`: every config "takes" no time."""
+    args = ast.arguments(
+        posonlyargs=[],
+        args=[ast.arg("kernel_call"), ast.arg("quantiles")],
+        kwonlyargs=[],
+        kw_defaults=[],
+        defaults=[],
+    )
+    return ast.Lambda(args=args, body=ast.List([ast.Constant(0.0)] * 3, ast.Load()))
+
+
 def _to_cpu(tree: ast.Module) -> ast.Module:
     return ast.fix_missing_locations(_ToCPU().visit(tree))
 
 
-def _test_code(tree: ast.Module, tests: list[str], on_cpu: bool) -> ast.Module:
+def to_cpu_source(source: str) -> str:
+    """Python source with the CPU rewrite above applied (for imported candidates)."""
+    return ast.unparse(_to_cpu(pyparse.parse(source)))
+
+
+def _test_code(
+    tree: ast.Module, tests: list[str], rewrite: Callable[[ast.Module], ast.Module]
+) -> ast.Module:
     """The test code without its module-level calls of the tests and prints (the judge calls the
     tests itself)."""
     keep = []
@@ -240,31 +390,75 @@ def _test_code(tree: ast.Module, tests: list[str], on_cpu: bool) -> ast.Module:
             keep.append(stmt)
         elif not any(name in tests or name == "print" for name in calls):
             keep.append(stmt)
-    module = ast.Module(body=keep, type_ignores=[])
-    return _to_cpu(module) if on_cpu else ast.fix_missing_locations(module)
+    return rewrite(ast.Module(body=keep, type_ignores=[]))
+
+
+@dataclass
+class _Recording:
+    calls: list[tuple] = field(default_factory=list)
+    specs: list[CallSpec] = field(default_factory=list)
+    made_by: list[str] = field(default_factory=list)
+    unbound: int = 0  # calls that do not bind to the reference's signature
+    raised: list[str] = field(default_factory=list)  # calls on which the reference raised
+    broken: list[str] = field(default_factory=list)  # tests that raised themselves
+
+    def notes(self, entry: str) -> list[str]:
+        out = []
+        if self.raised:
+            out.append(
+                f"{len(self.raised)} call(s) of {entry} left out: the reference raises on them "
+                f"(tests of its error path; the judge compares outputs only): {'; '.join(self.raised[:3])}"
+            )
+        if self.broken:
+            out.append(f"calls after a failing test are not recorded: {'; '.join(self.broken[:3])}")
+        writes = sorted({i for s in self.specs for i in s.writes})
+        if writes:
+            out.append(
+                f"the reference writes into argument(s) {', '.join(map(str, writes))} (out= "
+                "buffers): each is an output, compared after the call, not an input mutation"
+            )
+        return out
+
+    def why_none(self, entry: str) -> str:
+        if self.broken:
+            return f"no call of {entry} recorded: {self.broken[0]}"
+        if self.raised:
+            return f"the reference raises on every call the tests make: {self.raised[0]}"
+        return f"the tests never call {entry}"
 
 
 def _record(
     path: Path, module: ModuleType, test_code: ast.Module, entry: str, tests: list[str]
-) -> tuple[list[tuple], list[str], int]:
-    """Run the tests with the reference replaced by a recorder: (each call's positional
-    arguments, the test that made it, how many calls were left out for keyword-only arguments)."""
+) -> _Recording:
+    """Run the tests with the reference replaced by a recorder (see the module docstring)."""
     reference: Callable[..., Any] = getattr(module, entry)
     sig = inspect.signature(reference)
-    calls: list[tuple] = []
-    made_by: list[str] = []
-    dropped = 0
+    rec = _Recording()
     current = [""]
 
     def recorder(*args: Any, **kwargs: Any) -> Any:
-        nonlocal dropped
-        positional = _positional(sig, args, kwargs)
-        if positional is not None:
-            calls.append(map_tensors(positional, lambda t: t.detach().clone()))
-            made_by.append(current[0])
-        else:
-            dropped += 1
-        return reference(*args, **kwargs)
+        bound = _bind(sig, args, kwargs)
+        if bound is None:
+            rec.unbound += 1
+            return reference(*args, **kwargs)
+        flat, n_pos, names = bound
+        before = map_tensors(flat, lambda t: t.detach().clone())
+        try:
+            result = reference(*args, **kwargs)
+        except Exception as exc:
+            rec.raised.append(f"{current[0]}: {error_text(exc)[:160]}")
+            raise
+        writes = tuple(
+            i
+            for i, (a, b) in enumerate(zip(before, flat, strict=True))
+            if isinstance(a, torch.Tensor) and not checks.same(a, b.detach())
+        )
+        returns = result is not None and not any(result is flat[i] for i in writes)
+        spec = CallSpec(n_pos, names, writes, returns)
+        rec.calls.append(_poisoned_buffers(reference, spec, before))
+        rec.specs.append(spec)
+        rec.made_by.append(current[0])
+        return result
 
     namespace = dict(vars(module))
     namespace[entry] = recorder
@@ -277,27 +471,69 @@ def _record(
             current[0] = name
             try:
                 namespace[name]()
-            except Exception as exc:
-                raise TaskError(path, name, f"raised {error_text(exc)}") from exc
-    return calls, made_by, dropped
+            except Exception as exc:  # noqa: BLE001 - recorded calls before it still count
+                if not rec.calls:
+                    raise TaskError(path, name, f"raised {error_text(exc)}") from exc
+                rec.broken.append(f"{name} raised {error_text(exc)[:160]}")
+    return rec
 
 
-def _positional(sig: inspect.Signature, args: tuple, kwargs: dict) -> tuple | None:
-    """The call's arguments as positional ones: parameters up to the last one given, defaults
-    filling the gaps (`f(x, keepdim=True)` -> `(x, -1, True)`). None when a keyword-only or
-    **kwargs argument is given, or the call does not bind (the reference then raises itself)."""
+def _poison(t: torch.Tensor) -> torch.Tensor:
+    if t.is_floating_point() or t.is_complex():
+        return torch.full_like(t, float("nan"))
+    if t.dtype == torch.bool:
+        return torch.ones_like(t)
+    return torch.full_like(t, torch.iinfo(t.dtype).max)
+
+
+def _poisoned_buffers(reference: Callable[..., Any], spec: CallSpec, before: tuple) -> tuple:
+    """The recorded arguments with each buffer the reference writes and never reads (an `out=`
+    from `torch.empty`, whose bytes differ from process to process) filled with NaN (integers:
+    their maximum), so every process regenerates the same inputs and a kernel that leaves part
+    of the buffer unwritten shows. A buffer whose content the reference reads keeps it."""
+    flat = list(before)
+    for i in spec.writes:
+        trials = []
+        for fill in (_poison, torch.zeros_like):
+            args = map_tensors(tuple(flat), lambda t: t.clone())
+            args = (*args[:i], fill(args[i]), *args[i + 1 :])
+            try:
+                trials.append(spec.call(reference, args))
+            except Exception:  # noqa: BLE001 - a reference that needs the content: keep it
+                break
+        if len(trials) == 2 and checks.same(trials[0], trials[1]):
+            flat[i] = _poison(flat[i])
+    return tuple(flat)
+
+
+def _bind(
+    sig: inspect.Signature, args: tuple, kwargs: dict
+) -> tuple[tuple, int, tuple[str, ...]] | None:
+    """A call's arguments as (flat values, how many go by position, the keyword names of the
+    rest): positional parameters up to the last one given, defaults filling the gaps
+    (`f(x, keepdim=True)` -> `(x, -1, True)`), then keyword-only and **kwargs ones by name.
+    None when the call does not bind (the reference then raises itself)."""
     try:
         given = sig.bind(*args, **kwargs).arguments
     except TypeError:
         return None
     params = list(sig.parameters.values())
-    if any(p.kind in (p.KEYWORD_ONLY, p.VAR_KEYWORD) and p.name in given for p in params):
-        return None
     ordered = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
     last = max((i for i, p in enumerate(ordered) if p.name in given), default=-1)
     values = tuple(given[p.name] if p.name in given else p.default for p in ordered[: last + 1])
     varargs = next((p.name for p in params if p.kind == p.VAR_POSITIONAL), None)
-    return values + tuple(given.get(varargs, ())) if varargs else values
+    if varargs:
+        values += tuple(given.get(varargs, ()))
+    names: list[str] = []
+    extra: list[Any] = []
+    for p in params:
+        if p.kind == p.KEYWORD_ONLY and p.name in given:
+            names.append(p.name)
+            extra.append(given[p.name])
+        elif p.kind == p.VAR_KEYWORD and p.name in given:
+            names += list(given[p.name])
+            extra += list(given[p.name].values())
+    return values + tuple(extra), len(values), tuple(names)
 
 
 def _describe(value: Any) -> str:
@@ -308,6 +544,14 @@ def _describe(value: Any) -> str:
         return f"[{inner}{', ...' if len(value) > 4 else ''}]"
     text = repr(value)
     return text if len(text) <= 24 else text[:21] + "..."
+
+
+def _describe_call(flat: tuple, spec: CallSpec) -> str:
+    parts = [_describe(a) for a in flat[: spec.positional]]
+    parts += [
+        f"{k}={_describe(v)}" for k, v in zip(spec.keywords, flat[spec.positional :], strict=True)
+    ]
+    return ", ".join(parts)
 
 
 def _cpu_shapes(

@@ -18,8 +18,6 @@ candidates) would change what the *next* load of that task judges. So:
 from __future__ import annotations
 
 import hashlib
-import shutil
-import stat
 import sys
 from pathlib import Path
 from types import ModuleType
@@ -38,9 +36,10 @@ def _sha256(path: Path) -> str:
 
 
 def task_files(task: Task) -> list[Path]:
-    """The task's file and the files its module imports from the task's folder."""
+    """The task's file, the files its module imports from the task's folder, and the suite's
+    helper modules it imports (`benchmarks.formats.suite_imports`)."""
     path = Path(task.path).resolve()
-    files = [path]
+    files = [path, *(Path(h) for h in getattr(task, "helpers", ()))]
     module = task.module
     if module is None:
         return files
@@ -85,15 +84,11 @@ def verify(task: Task, when: str) -> str | None:
 
 
 def stage(task: Task, folder: Path) -> Path:
-    """A private, read-only copy of the task file in `folder/inputs/`, for the worker."""
-    inputs = folder / "inputs"
-    inputs.mkdir(exist_ok=True)
-    dest = inputs / Path(task.path).name
-    if dest.exists():
-        dest.chmod(stat.S_IWUSR | stat.S_IRUSR)
-    shutil.copyfile(task.path, dest)
-    dest.chmod(stat.S_IRUSR | stat.S_IRGRP | stat.S_IROTH)
-    return dest
+    """A private, read-only copy of the task file in `folder/inputs/`, for the worker, with the
+    suite helper modules it imports at the same places relative to it."""
+    from benchmarks.formats.suite_imports import stage as stage_with_helpers
+
+    return stage_with_helpers(Path(task.path), folder / "inputs")
 
 
 def verify_copy(task: Task, copy: Path) -> str | None:

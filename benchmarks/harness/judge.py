@@ -164,6 +164,13 @@ def _evaluate_once(
         isolation=sandbox.level(),
     )
     verdict.fingerprint = perf_stage.fingerprint(device)
+    if task.cannot_pass():  # the notes say why; pass rates leave such tasks out
+        verdict.flags.append("task_cannot_pass")
+    refused = task.refusal(device)  # the task's own limit (too large for the CPU): no candidate's
+    if refused:
+        verdict.flags.append("task_refused")
+        verdict.skipped.append(refused)
+        return _fail(verdict, ErrorClass.HARNESS_ERROR, f"not judged: {refused}", Stage.STATIC)
 
     # -- static ---------------------------------------------------------------------------
     t0 = time.perf_counter()
@@ -644,6 +651,8 @@ def _check_trial(
         if key == "repeat_inputs" and not item.first:
             continue
         changed = changed_inputs(payload.get(key), args)  # decided here, on regenerated inputs
+        if changed:  # buffers the task says are outputs (out= arguments) are meant to be written
+            changed = [i for i in changed if i not in task.output_args(item.dims)]
         if changed is None:
             return _Failure(
                 ErrorClass.HARNESS_ERROR,

@@ -437,6 +437,6 @@ def stage_file(path: Path, folder: Path) -> Path:
     there, else a copy in `folder/inputs` (read-only inside the sandbox)."""
     if visible(path, folder):
         return path
-    dest = folder / "inputs" / path.name
-    shutil.copyfile(path, dest)
-    return dest
+    from benchmarks.formats.suite_imports import stage  # the file with the helpers it imports
+
+    return stage(path, folder / "inputs")

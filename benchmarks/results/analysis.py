@@ -120,9 +120,17 @@ class Rate:
         return self.hits / self.total if self.total else 0.0
 
 
-def stage_pass_rates(rows: Iterable[ResultRow]) -> dict[str, dict[Stage, Rate]]:
+CANNOT_PASS_FLAG = "task_cannot_pass"  # the judge's flag on a task no kernel can pass
+
+
+def stage_pass_rates(
+    rows: Iterable[ResultRow], include_flagged: bool = False
+) -> dict[str, dict[Stage, Rate]]:
     """Per method: the share of run outcomes that passed each stage (compile, call, correct on
-    standard inputs, correct on outliers, no fallback)."""
+    standard inputs, correct on outliers, no fallback). Rows of tasks no kernel can pass (the
+    judge flags them, `Task.cannot_pass`) are left out unless `include_flagged`."""
+    if not include_flagged:
+        rows = [r for r in rows if CANNOT_PASS_FLAG not in r.flags]
     finals = final_rows(rows)
     out: dict[str, dict[Stage, Rate]] = {}
     for label in labels(finals):

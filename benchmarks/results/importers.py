@@ -10,7 +10,7 @@ geak          GEAK-agent output: JSONL (or a JSON list) with one object per prob
               {"instruction", "label", "filename", "test_code", "predict"} per line into
               `<name>_<iter>.jsonl` after each iteration: the problem is "filename" (e.g.
               "softmax.py"), the generated code is "predict" ("label" is the dataset's reference,
-              never the candidate). Other spellings are accepted (task / task_id / problem /
+              never the candidate: with "test_code" it is the task). Other spellings are accepted (task / task_id / problem /
               name / op, code / solution / generated_code / kernel_code / completion / output /
               response). The iteration n comes from an "iteration"/"iter"/"round" field or the
               `_<n>` suffix of the file name, counted from 0 as GEAK does; the row's attempt is n
@@ -28,8 +28,18 @@ kernelagent   KernelAgent (meta-pytorch/KernelAgent) sessions: each `session_<ti
               is appended and the row says so. A session with no final kernel is a failure of the
               method and is recorded as a row with error class "no_kernel".
 
+Which task a kernel is judged on: the problem its source published beside it, when that loads
+(`benchmarks.results.import_tasks`): a GEAK record's `label` + `test_code` (TritonBench-G: the
+label is itself Triton code, and GEAK's kernels write into an `out` argument, which the task then
+counts as an output), a KernelAgent session's `problem.txt` (a KernelBench problem; sessions of
+one problem named only by time are seeds of one task). Otherwise the kernforge task its name
+gives, as below.
+
 Anything unusable -- a line that is not JSON, an object with no name or no code field, a task
-name that is not ours -- is reported with its file and line, skipped and counted.
+name that is not ours, a problem that does not load -- is reported with its file and line,
+skipped and counted. A usable kernel that cannot be judged here -- its task flagged as passable
+by no kernel, refused on the CPU, or a kernel asserting a CUDA device on the CPU -- is reported as
+not judged: that is no failure of the method, and no row is stored.
 """
 
 from __future__ import annotations
@@ -43,6 +53,13 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.pyparse import parse as parse_python
+from benchmarks.results.import_tasks import (
+    TaskFiles,
+    geak_task_source,
+    model_new_from,
+    needs_cuda,
+    on_cpu,
+)
 from benchmarks.results.rows import (
     ResultRow,
     ResultStore,
@@ -51,7 +68,7 @@ from benchmarks.results.rows import (
     no_kernel_row,
     row_from_verdict,
 )
-from benchmarks.task import DTYPE_NAMES, Task
+from benchmarks.task import DTYPE_NAMES, Task, TaskError
 
 FORMATS = ("folder", "geak", "kernelagent")
 DEFAULT_METHOD = {"folder": "external", "geak": "geak", "kernelagent": "kernelagent"}
@@ -89,6 +106,10 @@ class ImportedKernel:
     iteration: int | None = None
     seed: int = 0
     note: str = ""  # e.g. why there is no code, or an adaptation made to the code
+    # the problem the source published beside the kernel, as a task file's text (a GEAK record's
+    # label + test_code, a KernelAgent session's problem.txt): the kernel is judged on it
+    task_source: str | None = None
+    task_from: str = ""  # where task_source came from, for messages
 
 
 @dataclass
@@ -231,6 +252,8 @@ def read_geak(source: str | Path) -> ImportPlan:
             else:
                 attempt = counters.get(task_name, 0)
                 counters[task_name] = attempt + 1
+            own = geak_task_source(obj.get("label"), obj.get("test_code"))
+            problem = {"task_source": own, "task_from": "label + test_code"} if own else {}
             if code is None:
                 present = [f for f in CODE_FIELDS if f in obj]
                 why = (
@@ -246,6 +269,7 @@ def read_geak(source: str | Path) -> ImportPlan:
                         attempt,
                         None if iteration is None else iteration + 1,
                         note=f"GEAK produced no kernel: {why}",
+                        **problem,
                     )
                 )
                 continue
@@ -256,6 +280,7 @@ def read_geak(source: str | Path) -> ImportPlan:
                     where,
                     attempt,
                     None if iteration is None else iteration + 1,
+                    **problem,
                 )
             )
     if not files:
@@ -285,9 +310,15 @@ def _named_task(folder: Path) -> str | None:
 
 
 def _session_kernel(session: Path, name: str, seed: int) -> ImportedKernel:
+    problem = session / "problem.txt"
+    own = (
+        {"task_source": problem.read_text(encoding="utf-8"), "task_from": str(problem)}
+        if problem.is_file()
+        else {}
+    )
     final = session / "final_kernel.py"
     if final.is_file():
-        return ImportedKernel(name, final.read_text(encoding="utf-8"), str(final), seed=seed)
+        return ImportedKernel(name, final.read_text(encoding="utf-8"), str(final), seed=seed, **own)
     result = session / "result.json"
     if result.is_file():
         try:
@@ -299,13 +330,16 @@ def _session_kernel(session: Path, name: str, seed: int) -> ImportedKernel:
             and isinstance(data.get("kernel_code"), str)
             and data["kernel_code"].strip()
         ):
-            return ImportedKernel(name, data["kernel_code"], f"{result} (kernel_code)", seed=seed)
+            return ImportedKernel(
+                name, data["kernel_code"], f"{result} (kernel_code)", seed=seed, **own
+            )
     return ImportedKernel(
         name,
         None,
         str(session),
         seed=seed,
         note="KernelAgent session has no final_kernel.py: no worker passed KernelAgent's own test",
+        **own,
     )
 
 
@@ -317,20 +351,32 @@ def read_kernelagent(root: str | Path, task: str | None = None) -> ImportPlan:
         name = task or _named_task(root) or root.name
         plan.kernels.append(_session_kernel(root, name, 0))
         return plan
+    problems: dict[str, list[ImportedKernel]] = {}
     for folder in sorted(p for p in root.iterdir() if p.is_dir()):
         sessions = sorted(p for p in folder.iterdir() if p.is_dir() and _is_session(p))
         if _is_session(folder):
             name = task or _named_task(folder) or folder.name
-            if name.startswith("session_") and task is None:
+            if (
+                name.startswith("session_")
+                and task is None
+                and not (folder / "problem.txt").is_file()
+            ):
                 plan.skipped.append(
                     Skipped(
                         str(folder),
-                        "a session folder that does not say its task: put it under a folder "
-                        'named by task id, or add result.json/meta.json with "task"',
+                        "a session folder with no problem.txt that does not say its task: put it "
+                        'under a folder named by task id, or add result.json/meta.json with "task"',
                     )
                 )
                 continue
-            plan.kernels.append(_session_kernel(folder, name, 0))
+            kernel = _session_kernel(folder, name, 0)
+            if name == folder.name and kernel.task_source is not None:
+                # sessions named only by time: those of one problem are seeds 0, 1, ... of one
+                # task, named by its first session
+                first = problems.setdefault(kernel.task_source, [])
+                kernel.seed, kernel.name = len(first), first[0].name if first else name
+                first.append(kernel)
+            plan.kernels.append(kernel)
         elif sessions:
             for seed, session in enumerate(sessions):
                 plan.kernels.append(
@@ -449,10 +495,57 @@ class ImportReport:
     )  # kernels whose row was stored by an earlier import
     unknown: list[Skipped] = field(default_factory=list)  # task names that are not ours
     skipped: list[Skipped] = field(default_factory=list)  # unusable lines, files, folders
+    # kernels that could not be judged here, for a reason that is not the method's: their task
+    # can be passed by no kernel, is too large for the CPU, or the kernel needs a CUDA device
+    not_judged: list[Skipped] = field(default_factory=list)
+    tasks: dict[str, str] = field(default_factory=dict)  # task id -> the file it was built as
 
     @property
     def passed(self) -> int:
         return sum(r.passed for r in self.added)
+
+    @property
+    def judged_nothing(self) -> bool:
+        """Nothing was judged now and nothing had been before: the import achieved nothing."""
+        return not self.added and not self.already
+
+
+def _task_for(
+    kernel: ImportedKernel,
+    files: TaskFiles,
+    tasks: Callable[[], dict[str, Task]],
+    dtype: str | None,
+) -> tuple[Task | None, str, str]:
+    """(the task a kernel is judged on, a note on the choice, why there is none). The problem
+    published beside it when it loads; else the kernforge task its name gives."""
+    own_error = ""
+    if kernel.task_source is not None:
+        try:
+            return files.task(kernel.name, kernel.task_source), "", ""
+        except TaskError as exc:
+            own_error = (
+                f"its problem ({kernel.task_from}) does not load: field {exc.field}: {exc.problem}"
+            )
+    try:
+        task = resolve_task(kernel.name, tasks(), dtype)
+    except KeyError as exc:
+        return None, "", (f"{own_error}; and " if own_error else "") + str(exc.args[0])
+    return task, (f"judged on kernforge's {task.id}: {own_error}" if own_error else ""), ""
+
+
+def _adapted(code: str, task: Task, fmt: str, device: str) -> tuple[str, list[str]]:
+    """The kernel fitted to the task's entry point and the judged device, with notes."""
+    notes = []
+    if fmt == "kernelagent":
+        if task.entry_kind == "class":
+            code, note = model_new_from(code, task)
+        else:
+            code, note = adapt_entry_point(code, task)
+        notes.append(note)
+    if device == "cpu":
+        code, note = on_cpu(code)
+        notes.append(note)
+    return code, [n for n in notes if n]
 
 
 def import_kernels(
@@ -468,24 +561,38 @@ def import_kernels(
     on_row: Callable[[ResultRow], None] | None = None,
 ) -> ImportReport:
     """Judge every kernel of `plan` and append a row per kernel to `store` (resumable: a kernel
-    whose (task, method, seed, attempt) is stored already is not judged again)."""
-    from benchmarks.harness.judge import JudgeConfig, evaluate
+    whose (task, method, seed, attempt) is stored already is not judged again). A kernel is
+    judged on the problem its source published beside it (`benchmarks.results.import_tasks`,
+    written under `<store>/tasks/<format>/`), else on the kernforge task its name gives."""
+    from benchmarks.harness.judge import JudgeConfig, evaluate, resolve_device
 
-    tasks = tasks if tasks is not None else all_tasks()
+    known: dict[str, dict[str, Task]] = {} if tasks is None else {"": tasks}
+
+    def ours() -> dict[str, Task]:
+        if "" not in known:
+            known[""] = all_tasks()
+        return known[""]
+
     config = judge_config or JudgeConfig(device="auto")
+    device = resolve_device(config.device)
     method = method or DEFAULT_METHOD[plan.format]
     source: Source = f"import:{plan.format}"  # type: ignore[assignment]
     report = ImportReport(plan.format, skipped=list(plan.skipped))
-    resolved: list[tuple[ImportedKernel, Task]] = []
+    files = TaskFiles(store.dir / "tasks" / plan.format)
+    resolved: list[tuple[ImportedKernel, Task, str]] = []
     for kernel in plan.kernels:
-        try:
-            resolved.append((kernel, resolve_task(kernel.name, tasks, dtype)))
-        except KeyError as exc:
-            report.unknown.append(Skipped(kernel.origin, str(exc.args[0])))
+        task, choice, why = _task_for(kernel, files, ours, dtype)
+        if task is None:
+            bucket = report.skipped if kernel.task_source is not None else report.unknown
+            bucket.append(Skipped(kernel.origin, why))
+            continue
+        if task.estimated_costs:
+            report.tasks[task.id] = str(task.path)
+        resolved.append((kernel, task, choice))
     # a kernel named by task id wins over one named by task name that maps to the same row
     resolved.sort(key=lambda kt: kt[0].name != kt[1].id)
     given: dict[tuple[str, int, int], str] = {}
-    for kernel, task in resolved:
+    for kernel, task, choice in resolved:
         key = (task.id, kernel.seed, kernel.attempt)
         if key in given:
             report.skipped.append(
@@ -502,6 +609,10 @@ def import_kernels(
                 f"{task.id} (seed {kernel.seed}, attempt {kernel.attempt}) from {kernel.origin}"
             )
             continue
+        why_not = _why_not_judged(task, kernel, device)
+        if why_not:
+            report.not_judged.append(Skipped(kernel.origin, f"{task.id}: {why_not}"))
+            continue
         common = dict(
             category=task.category,
             method=method,
@@ -517,14 +628,13 @@ def import_kernels(
                 task.id, reason=kernel.note or "no kernel", origin=kernel.origin, **common
             )
         else:
-            code, note = (
-                adapt_entry_point(kernel.code, task)
-                if plan.format == "kernelagent"
-                else (kernel.code, "")
-            )
+            code, notes = _adapted(kernel.code, task, plan.format, device)
+            notes = [n for n in (choice, *notes) if n]
             verdict = evaluate(task, kernel.origin, config, source=code, label=kernel.origin)
             row = row_from_verdict(
-                verdict, origin=kernel.origin + (f" [{note}]" if note else ""), **common
+                verdict,
+                origin=kernel.origin + (f" [{'; '.join(notes)}]" if notes else ""),
+                **common,
             )
         store.append(row)
         report.added.append(row)
@@ -532,3 +642,20 @@ def import_kernels(
             on_row(row)
     store.write_parquet()
     return report
+
+
+def _why_not_judged(task: Task, kernel: ImportedKernel, device: str) -> str:
+    """Why this kernel is not judged on `device` although it is usable ("" when it is judged):
+    its task can be passed by no kernel, the device cannot run the task, or the kernel asserts
+    it runs on CUDA and the device is the CPU. None of these is the method's failure."""
+    flagged = task.cannot_pass()
+    if flagged:
+        return f"no kernel can pass this task ({'; '.join(flagged)}); kept out of the results"
+    refused = task.refusal(device)
+    if refused:
+        return f"not judged on the {device}: {refused}"
+    if device == "cpu" and kernel.code is not None:
+        cuda = needs_cuda(kernel.code)
+        if cuda:
+            return f"the kernel requires a CUDA device ({cuda}); judge it on a GPU"
+    return ""

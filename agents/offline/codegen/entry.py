@@ -31,7 +31,7 @@ import torch
 
 from agents.offline.codegen.emit import launcher_safe
 from agents.offline.codegen.ops import NotSupported
-from benchmarks import Task
+from benchmarks import Task, parse_python
 
 EMPTY = inspect.Parameter.empty
 
@@ -249,7 +249,7 @@ def init_source(task: Task) -> tuple[str, list[str]]:
     assignments it reads, in file order. NotSupported when Model has no __init__ of its own or
     reads module-level functions or classes (they would have to be copied with their compute)."""
     text = task.path.read_text()
-    tree = ast.parse(text)
+    tree = parse_python(text)
     model = next((s for s in tree.body if isinstance(s, ast.ClassDef) and s.name == "Model"), None)
     if model is None:
         raise NotSupported("the task file defines no class Model")
@@ -258,7 +258,7 @@ def init_source(task: Task) -> tuple[str, list[str]]:
     )
     if init is None:
         return "    def __init__(self):\n        super().__init__()\n", ["import torch.nn as nn"]
-    init = _SuperCall().visit(ast.parse(ast.unparse(init)).body[0])
+    init = _SuperCall().visit(parse_python(ast.unparse(init)).body[0])
     init = _RegisterByName(_attribute_kinds(task)).visit(init)
     ast.fix_missing_locations(init)
     clashing = sorted(

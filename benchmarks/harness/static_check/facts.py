@@ -42,6 +42,7 @@ class ModuleFacts:
         self.kernel_nodes: set[int] = set()  # ids of @triton.jit FunctionDefs
         self._collect()
         self.non_tensor_names = self._collect_non_tensor_names()
+        self.self_attrs = self._collect_self_attrs()
 
     # -- collection -------------------------------------------------------------------------
     def _collect(self) -> None:
@@ -127,6 +128,32 @@ class ModuleFacts:
                 name = node.targets[0].id
                 non_tensor[name] = non_tensor.get(name, 0) + 1
         return {n for n, count in non_tensor.items() if bindings.get(n) == count}
+
+    def _collect_self_attrs(self) -> set[str]:
+        """Attributes the module's classes assign on their instances (`self.matmul =
+        nn.Linear(...)` in a method whose first parameter is `self`): `self.matmul(x)` calls the
+        class's own attribute, not the tensor method of that name. What is assigned is checked
+        where it is assigned."""
+        found: set[str] = set()
+        for cls in self.classes.values():
+            for method in cls.body:
+                if not isinstance(method, ast.FunctionDef | ast.AsyncFunctionDef):
+                    continue
+                params = method.args.posonlyargs + method.args.args
+                if not params or params[0].arg != "self":
+                    continue
+                for node in ast.walk(method):
+                    if isinstance(node, ast.Assign | ast.AnnAssign | ast.AugAssign):
+                        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                        for target in targets:
+                            for t in ast.walk(target):
+                                if (
+                                    isinstance(t, ast.Attribute)
+                                    and isinstance(t.value, ast.Name)
+                                    and t.value.id == "self"
+                                ):
+                                    found.add(t.attr)
+        return found
 
     def is_non_tensor_call(self, node: ast.AST) -> bool:
         return isinstance(node, ast.Call) and bool(self.resolve(node.func) & NON_TENSOR_RESULTS)

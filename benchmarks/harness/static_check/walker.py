@@ -341,6 +341,12 @@ class ForbiddenApiWalker(ast.NodeVisitor):
         tensor = not (
             self.facts.is_non_tensor_call(base)
             or (isinstance(base, ast.Name) and base.id in self.facts.non_tensor_names)
+            # self.matmul where the class assigns self.matmul (a layer): its own attribute
+            or (
+                isinstance(base, ast.Name)
+                and base.id == "self"
+                and node.attr in self.facts.self_attrs
+            )
         )
         self._check_attr_name(node, node.attr, f".{node.attr}", tensor, private_ok)
         self.visit(base)
