@@ -199,7 +199,15 @@ def test_one_sided_published_inputs_get_a_signed_mode():
     (std,) = relu.make_inputs(dims, "standard", torch.Generator().manual_seed(0))
     (sgn,) = relu.make_inputs(dims, "signed", torch.Generator().manual_seed(0))
     assert float(std.min()) >= 0 and float(sgn.min()) < 0
-    assert "signed" in task("kernelbench_x/ops/relu_positive.py").modes
+    from benchmarks.harness.worker import load_module
+
+    tb = task("kernelbench_x/ops/relu_positive.py")
+    assert "signed" in tb.modes
+    identity = load_module(CANDIDATES / "kbx_relu_identity.py", "kf_relu_identity").relu
+    for mode, passes in (("standard", True), ("outlier", True), ("signed", False)):
+        (x,) = tb.make_inputs({"call": 0}, mode, torch.Generator().manual_seed(4))
+        want = tb.reference_for({"call": 0})(x)
+        assert torch.allclose(tb.bind_candidate(identity, {"call": 0}, "cpu")(x), want) == passes
     assert "signed" not in task("kernelbench/level1/1_Square_matmul_expr.py").modes  # randn
 
 

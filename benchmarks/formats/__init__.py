@@ -8,6 +8,11 @@
 `benchmarks.loading.load_task_file` (and so `get_task`, the worker and every CLI command that takes
 a task file) detects the format here and hands such files to `load_external`; each becomes one
 Task subclass (`benchmarks.formats.common.ExternalTask`) that the judge runs unchanged.
+
+The other modules, one job each: `shrink` (the integers that size a problem, rewritten),
+`cpu_sizes` (the sizes the CPU interpreter runs, probed, or a refusal), `checks` (flags and input
+modes learnt by running the reference), `suite_imports` (a suite's own helper modules, found and
+staged with the file), `devices` (files written for CUDA, rewritten for the CPU), `common`.
 """
 
 from __future__ import annotations

@@ -56,6 +56,7 @@ from benchmarks.formats.common import (
     tensors,
     with_mode,
 )
+from benchmarks.formats.devices import to_cpu
 from benchmarks.formats.shrink import names_read, size_constants, with_sizes
 from benchmarks.task import BASE_MODES, CandidateSetupError, Shape, TaskError
 
@@ -77,7 +78,10 @@ def _variant(path: Path, tree: ast.Module, dims: dict[str, int], cache: dict) ->
     key = ("module", _key(dims))
     if key not in cache:
         digest = hashlib.sha256(f"{path}|{_key(dims)}".encode()).hexdigest()[:12]
-        cache[key] = exec_module(with_sizes(tree, dims), path, f"kernforge_kernelbench_{digest}")
+        sized = with_sizes(tree, dims)
+        if not torch.cuda.is_available():
+            sized = to_cpu(sized)  # a `.cuda()` or device="cuda" in the file: the CPU's
+        cache[key] = exec_module(sized, path, f"kernforge_kernelbench_{digest}")
     return cache[key]
 
 

@@ -64,6 +64,7 @@ from benchmarks.formats.common import (
     with_mode,
 )
 from benchmarks.formats.cpu_sizes import CPU_ELEMENT_BUDGET
+from benchmarks.formats.devices import to_cpu
 from benchmarks.task import BASE_MODES, Shape, TaskError
 
 SEPARATOR = re.compile(r"^#{10,}[ \t]*$", re.M)
@@ -196,7 +197,7 @@ def load(path: Path) -> list[TritonBenchTask]:
         raise TaskError(path, "reference function", "no function defined above the separator line")
     entry = _entry_point(path, functions, test_tree, tests)
     on_cpu = not torch.cuda.is_available()
-    rewrite = _to_cpu if on_cpu else ast.fix_missing_locations
+    rewrite = to_cpu if on_cpu else ast.fix_missing_locations
     try:
         helpers = suite_imports.helpers_of(
             path, ast.Module(body=[*ref_tree.body, *test_tree.body], type_ignores=[])
@@ -302,80 +303,6 @@ def _entry_point(path: Path, functions: list[str], test_tree: ast.Module, tests:
         "reference function",
         f"the tests call several functions defined above the separator ({', '.join(called)}); name the test test_<reference>",
     )
-
-
-_CUDA_NO_OPS = {"synchronize", "empty_cache", "manual_seed", "manual_seed_all", "set_device"}
-
-
-def _dotted(node: ast.AST) -> str:
-    parts = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if isinstance(node, ast.Name):
-        parts.append(node.id)
-        return ".".join(reversed(parts))
-    return ""
-
-
-class _ToCPU(ast.NodeTransformer):
-    """For a machine without CUDA: device strings "cuda" / "cuda:N" -> "cpu", `x.cuda()` ->
-    `x.to("cpu")`, `torch.cuda.synchronize()` and the like -> nothing, `torch.cuda.current_device()`
-    -> 0, Triton's `driver.active.get_active_torch_device()` -> the CPU, and an autotuner told not
-    to time its configs (the interpreter cannot: it runs the first)."""
-
-    def visit_Constant(self, node: ast.Constant) -> ast.AST:
-        if isinstance(node.value, str) and (node.value == "cuda" or node.value.startswith("cuda:")):
-            return ast.copy_location(ast.Constant("cpu"), node)
-        return node
-
-    def visit_Call(self, node: ast.Call) -> ast.AST:
-        self.generic_visit(node)
-        name = _dotted(node.func)
-        if name.startswith("torch.cuda.") and name.rsplit(".", 1)[1] in _CUDA_NO_OPS:
-            return ast.copy_location(ast.Constant(None), node)
-        if name == "torch.cuda.current_device":
-            return ast.copy_location(ast.Constant(0), node)
-        if name.endswith("driver.active.get_active_torch_device"):
-            return ast.copy_location(_cpu_device(), node)
-        if name in ("triton.autotune", "autotune") and not any(
-            k.arg == "do_bench" for k in node.keywords
-        ):
-            node.keywords.append(ast.keyword("do_bench", _no_timing()))
-        if isinstance(node.func, ast.Attribute) and node.func.attr == "cuda" and not node.args:
-            node.func.attr = "to"
-            node.args = [ast.Constant("cpu")]
-            node.keywords = []
-        return node
-
-
-def _cpu_device() -> ast.expr:
-    return ast.Call(
-        func=ast.Attribute(value=ast.Name("torch", ast.Load()), attr="device", ctx=ast.Load()),
-        args=[ast.Constant("cpu")],
-        keywords=[],
-    )
-
-
-def _no_timing() -> ast.expr:
-    """`lambda kernel_call, quantiles: [0.0, 0.0, 0.0]`: every config "takes" no time."""
-    args = ast.arguments(
-        posonlyargs=[],
-        args=[ast.arg("kernel_call"), ast.arg("quantiles")],
-        kwonlyargs=[],
-        kw_defaults=[],
-        defaults=[],
-    )
-    return ast.Lambda(args=args, body=ast.List([ast.Constant(0.0)] * 3, ast.Load()))
-
-
-def _to_cpu(tree: ast.Module) -> ast.Module:
-    return ast.fix_missing_locations(_ToCPU().visit(tree))
-
-
-def to_cpu_source(source: str) -> str:
-    """Python source with the CPU rewrite above applied (for imported candidates)."""
-    return ast.unparse(_to_cpu(pyparse.parse(source)))
 
 
 def _test_code(

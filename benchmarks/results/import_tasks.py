@@ -92,7 +92,7 @@ def needs_cuda(code: str) -> str | None:
 def on_cpu(code: str) -> tuple[str, str]:
     """`code` with "cuda" device strings and `.cuda()` made the CPU's, and a note; unchanged
     (note "") when it names no CUDA device."""
-    from benchmarks.formats.tritonbench import to_cpu_source
+    from benchmarks.formats.devices import to_cpu_source
 
     if "cuda" not in code:
         return code, ""

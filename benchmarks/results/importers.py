@@ -10,9 +10,9 @@ geak          GEAK-agent output: JSONL (or a JSON list) with one object per prob
               {"instruction", "label", "filename", "test_code", "predict"} per line into
               `<name>_<iter>.jsonl` after each iteration: the problem is "filename" (e.g.
               "softmax.py"), the generated code is "predict" ("label" is the dataset's reference,
-              never the candidate: with "test_code" it is the task). Other spellings are accepted (task / task_id / problem /
-              name / op, code / solution / generated_code / kernel_code / completion / output /
-              response). The iteration n comes from an "iteration"/"iter"/"round" field or the
+              never the candidate: with "test_code" it is the task). Other spellings are
+              accepted (task / task_id / problem / name / op, code / solution / generated_code /
+              kernel_code / completion / output / response). The iteration n comes from an "iteration"/"iter"/"round" field or the
               `_<n>` suffix of the file name, counted from 0 as GEAK does; the row's attempt is n
               and its iteration n + 1 (kernforge counts rounds from 1). Without one, repeated
               lines of a task are attempts 0, 1, ... in file order. GEAK's memory files
