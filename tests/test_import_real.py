@@ -137,7 +137,7 @@ def test_imported_rows_and_kernforge_rows_compare_in_one_report(geak, tmp_path):
     ours.append(
         row_from_verdict(verdict, method="kernforge", category=task.category, origin="ours")
     )
-    rows, sources = collect_rows([out, tmp_path / "ours"])
+    rows, sources, _ = collect_rows([out, tmp_path / "ours"])
     assert {r.method for r in rows if r.task_id == "add_kernel"} == {"geak", "kernforge"}
     files = write_report(rows, tmp_path / "report", sources, "GEAK vs kernforge")
     markdown = files.markdown.read_text()
