@@ -34,7 +34,7 @@ WATCH = WatchLimits(
 # case -> words its verdict's message must contain
 CASES = {
     "res_memory_hog": ("memory",),
-    "res_disk_filler": ("sandbox's",),
+    "res_disk_filler": ("(disk limit)",),  # a full sandbox tmpfs or too many files: either
     "res_fork_bomb": ("processes numbered",),
     "os_fork_many": ("processes numbered",),
     "res_kill_parent": (),
