@@ -260,6 +260,10 @@ def main(argv: list[str] | None = None) -> int:
     solutions = solutions_dir(parser, args.solutions)
     if args.device == "cpu" and os.environ.get("TRITON_INTERPRET") != "1":
         os.environ["TRITON_INTERPRET"] = "1"  # must be set before triton is imported
+    if os.environ.get("TRITON_INTERPRET") == "1":
+        from benchmarks.harness.interp_rounding import patch
+
+        patch()  # fp32 -> bf16 rounds to nearest even, as on the GPU
     # the interpreter runs kernels in numpy, which warns on the overflows outlier inputs provoke
     warnings.filterwarnings("ignore", category=RuntimeWarning)
     from benchmarks.loading import load_all, load_folder

@@ -235,3 +235,26 @@ def test_a_bench_cell_whose_run_is_in_use_is_busy_and_exits_2(tmp_path: Path) ->
         ("softmax_fp32.offline.s0", "busy")
     ]
     assert json.loads((run_dir / "manifest.json").read_text()) == {}  # left as it was
+
+
+def test_a_refused_process_does_not_name_a_dead_owner_left_in_the_file(tmp_path: Path) -> None:
+    """A `kill -9`'d owner leaves its name in the file; the next owner locks and then writes its
+    own. A process refused in between must wait for the new name, not report the dead one."""
+    import socket
+
+    from agents.core.lock import _read_holder
+
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait(30)
+    path = tmp_path / LOCK_FILE
+    path.write_text(json.dumps({"pid": dead.pid, "host": socket.gethostname(), "started": "x"}))
+    alive = {"pid": os.getpid(), "host": socket.gethostname(), "started": "y"}
+    writer = threading.Timer(0.3, lambda: path.write_text(json.dumps(alive)))
+    writer.start()
+    try:
+        assert _read_holder(path)["pid"] == os.getpid()
+    finally:
+        writer.join()
+    other_host = {"pid": dead.pid, "host": "elsewhere", "started": "z"}
+    path.write_text(json.dumps(other_host))  # a pid of another host cannot be checked: named
+    assert _read_holder(path) == other_host

@@ -61,13 +61,28 @@ def _holder() -> dict[str, Any]:
     }
 
 
+def _gone(holder: dict[str, Any]) -> bool:
+    """True when the named owner is a process of this host that no longer exists: a name left
+    by a killed owner, read in the moment after the new owner locked and before it wrote its own."""
+    pid = holder.get("pid")
+    if holder.get("host") != socket.gethostname() or not isinstance(pid, int) or pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except OSError:
+        return False  # alive, owned by another user
+    return False
+
+
 def _read_holder(path: Path) -> dict[str, Any]:
     """The owner named in the lock file; {} when it is not written (yet) or not readable."""
     deadline = time.monotonic() + _READ_GRACE_S
     while True:
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
-            if isinstance(data, dict) and data:
+            if isinstance(data, dict) and data and not _gone(data):
                 return data
         except (OSError, ValueError):
             pass
