@@ -31,7 +31,7 @@ from agents.core.context import RunContext
 from agents.core.crashlog import one_line
 from agents.core.llm.base import LLMError, Provider
 from agents.core.llm.budget import BudgetTracker
-from agents.core.llm.concurrency import RateLimiter
+from agents.core.llm.concurrency import shared_limiter
 from agents.core.llm.retry import RetryPolicy
 from agents.core.lock import FolderLocked, hold
 from agents.core.progress import Progress
@@ -41,7 +41,6 @@ from agents.core.settings import BY_KEY, Settings, SettingsError, parse_budget, 
 from benchmarks import JudgeConfig, RunFileError, TaskError, read_json
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
-MAX_CONCURRENT_CALLS = 4
 
 
 class RunError(RuntimeError):
@@ -584,8 +583,9 @@ def _provider(config: AgentConfig, *, served: list[int]) -> Provider | None:
         return make_provider(spec, already_served=served)
     return make_provider(
         spec,
-        # parallel generator calls share one limiter: at most MAX_CONCURRENT_CALLS in flight
-        limiter=RateLimiter(max_concurrent=MAX_CONCURRENT_CALLS),
+        # every call of this process to the same provider shares one limiter (llm.concurrency,
+        # llm.rpm, llm.tpm): the generator's parallel candidates and a bench's runs alike
+        limiter=shared_limiter(spec, config.llm_concurrency, config.llm_rpm, config.llm_tpm),
         timeout_s=config.llm_timeout_s,
         max_body_bytes=config.body_bytes,
         retry=RetryPolicy(attempts=config.llm_attempts),

@@ -72,6 +72,8 @@ class FakeLLMServer:
         self._fallback: Callable[[ReceivedRequest], Answer] | None = None
         self._stopping = threading.Event()
         self.held = 0  # requests that have waited under hold_while
+        self.in_flight = 0  # requests being answered now
+        self.peak_in_flight = 0  # the most answered at once
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
         self._httpd.daemon_threads = True
         self.port = self._httpd.server_address[1]
@@ -157,7 +159,16 @@ class FakeLLMServer:
                     headers={k.lower(): v for k, v in self.headers.items()},
                     json=json.loads(raw) if raw else None,
                 )
-                answer = server._next_answer(request)
+                with server._lock:
+                    server.in_flight += 1
+                    server.peak_in_flight = max(server.peak_in_flight, server.in_flight)
+                try:
+                    self._answer(server._next_answer(request))
+                finally:
+                    with server._lock:
+                        server.in_flight -= 1
+
+            def _answer(self, answer: Answer) -> None:
                 if answer.delay_s:
                     time.sleep(answer.delay_s)
                 if answer.freeze:

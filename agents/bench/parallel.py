@@ -68,9 +68,14 @@ def _worker(
     deadline_wall: float | None,
     seams: Seams | None,
     spec: Any = None,
+    share: int = 1,
 ) -> None:
-    """One worker: take a task's cells at a time until the queue is empty. With `spec` (an
-    ExecutorSpec) its runs share one executor of that kind, built here."""
+    """One worker of `share`: take a task's cells at a time until the queue is empty. With
+    `spec` (an ExecutorSpec) its runs share one executor of that kind, built here. The workers
+    split each model provider's limits (llm.concurrency, llm.rpm, llm.tpm) evenly."""
+    from agents.core.llm.concurrency import split_between
+
+    split_between(share)
     if slot is not None:
         os.environ["CUDA_VISIBLE_DEVICES"] = slot
     plan = BenchPlan.from_json(plan_json)
@@ -154,7 +159,7 @@ def run_parallel(
     procs = [
         ctx.Process(
             target=_worker,
-            args=(slot, plan.to_json(), jobs, results, deadline_wall, seams, spec),
+            args=(slot, plan.to_json(), jobs, results, deadline_wall, seams, spec, len(slots)),
             name=f"bench-worker-{slot if slot is not None else i}",
         )
         for i, slot in enumerate(slots)

@@ -397,6 +397,38 @@ SETTINGS: tuple[Setting, ...] = (
         on_resume=True,
         minimum=1,
     ),
+    # Per-provider limits: every run of one process calling the same provider shares them
+    # (agents/core/llm/concurrency.py); a bench with --workers N gives each worker 1/N.
+    Setting(
+        "llm.concurrency",
+        "int",
+        4,
+        "model requests in flight at once per provider (the generator's parallel candidates, "
+        "and every run of a bench process, share them)",
+        attr="llm_concurrency",
+        on_resume=True,
+        minimum=1,
+    ),
+    Setting(
+        "llm.rpm",
+        "int?",
+        None,
+        "model requests started per minute per provider (none: no limit); set it to the "
+        "account's limit so that 429s are avoided rather than retried",
+        attr="llm_rpm",
+        on_resume=True,
+        minimum=1,
+    ),
+    Setting(
+        "llm.tpm",
+        "int?",
+        None,
+        "model tokens per minute per provider, counting each request's worst case (prompt "
+        "estimate plus max_tokens) until the server's count replaces it (none: no limit)",
+        attr="llm_tpm",
+        on_resume=True,
+        minimum=1,
+    ),
     Setting(
         "llm.min_reply_tokens",
         "int",

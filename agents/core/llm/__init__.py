@@ -25,6 +25,7 @@ _EXPORTS: dict[str, str] = {
     "NoCodeError": "agents.core.llm.extract",
     "Provider": "agents.core.llm.base",
     "RateLimiter": "agents.core.llm.concurrency",
+    "shared_limiter": "agents.core.llm.concurrency",
     "Reservation": "agents.core.llm.budget",
     "RetryPolicy": "agents.core.llm.retry",
     "Usage": "agents.core.llm.base",

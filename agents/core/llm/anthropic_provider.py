@@ -21,7 +21,6 @@ Request details:
 
 from __future__ import annotations
 
-import contextlib
 import os
 import time
 from collections.abc import Mapping
@@ -41,7 +40,7 @@ from agents.core.llm.base import (
     Usage,
     check_messages,
 )
-from agents.core.llm.concurrency import RateLimiter
+from agents.core.llm.concurrency import RateLimiter, limited, request_tokens
 from agents.core.llm.pricing import Price, cost_usd, price_for
 from agents.core.llm.retry import RetryPolicy, call_with_retries, error_for_status, server_message
 from agents.core.llm.transport import deadline, deadline_passed
@@ -150,8 +149,9 @@ class AnthropicProvider(Provider):
 
     def _send(self, request: dict[str, Any]) -> dict[str, Any]:
         """One request under the deadline; the checked reply (see `_reply`)."""
-        guard = self.limiter if self.limiter is not None else contextlib.nullcontext()
-        with guard, deadline(self.timeout_s):
+        texts = [request.get("system", ""), *(m["content"] for m in request["messages"])]
+        cap = request["max_tokens"]
+        with limited(self.limiter, request_tokens(texts, cap)) as ticket, deadline(self.timeout_s):
             try:
                 raw = self._client.messages.with_raw_response.create(**request)
             except anthropic.APIStatusError as exc:
@@ -166,7 +166,10 @@ class AnthropicProvider(Provider):
                 raise transport_error(
                     exc, self._who, self.timeout_s, timed_out=deadline_passed()
                 ) from exc
-            return self._reply(raw.http_response)
+            reply = self._reply(raw.http_response)
+            if ticket is not None:
+                ticket.settle((reply["input_tokens"] or 0) + (reply["output_tokens"] or 0))
+            return reply
 
     def _reply(self, response: httpx.Response) -> dict[str, Any]:
         """The fields of a message, checked: text, stop reason, model, token counts."""

@@ -27,7 +27,6 @@ Request details:
 
 from __future__ import annotations
 
-import contextlib
 import os
 import re
 import time
@@ -49,7 +48,7 @@ from agents.core.llm.base import (
     check_messages,
     estimate_tokens,
 )
-from agents.core.llm.concurrency import RateLimiter
+from agents.core.llm.concurrency import RateLimiter, limited, request_tokens
 from agents.core.llm.pricing import Price, cost_usd, price_for
 from agents.core.llm.retry import RetryPolicy, call_with_retries, error_for_status, server_message
 from agents.core.llm.transport import deadline, deadline_passed
@@ -182,8 +181,9 @@ class OpenAIProvider(Provider):
 
     def _send(self, request: dict[str, Any]) -> dict[str, Any]:
         """One request under the deadline; the checked reply (see `_reply`)."""
-        guard = self.limiter if self.limiter is not None else contextlib.nullcontext()
-        with guard, deadline(self.timeout_s):
+        texts = [m["content"] for m in request["messages"]]
+        cap = request.get("max_tokens", request.get("max_completion_tokens", 0))
+        with limited(self.limiter, request_tokens(texts, cap)) as ticket, deadline(self.timeout_s):
             try:
                 raw = self._client.chat.completions.with_raw_response.create(**request)
             except openai.APIStatusError as exc:
@@ -192,7 +192,10 @@ class OpenAIProvider(Provider):
                 raise transport_error(
                     exc, self._who, self.timeout_s, timed_out=deadline_passed()
                 ) from exc
-            return self._reply(raw.http_response)
+            reply = self._reply(raw.http_response)
+            if ticket is not None and reply["usage"] is not None:
+                ticket.settle(sum(n or 0 for n in reply["usage"]))
+            return reply
 
     def _reply(self, response: httpx.Response) -> dict[str, Any]:
         """The fields of a chat completion, checked: text, finish reason, model, usage."""
