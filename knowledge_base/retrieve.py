@@ -19,12 +19,16 @@ it, both in the chroma query and again on the results. Templates derive from no 
 
 from __future__ import annotations
 
+import fcntl
 import functools
 import json
+import os
 import re
 import statistics
 import time
 from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -202,15 +206,37 @@ class KnowledgeBase:
         kwargs = {"collection": collection} if collection else {}
         self.store = Store(url=url, path=path, request_timeout_s=request_timeout_s, **kwargs)
         self._query_cache: dict[str, list[float]] = {}
+        self._ready = False  # ensure_built has seen a filled store
 
     @property
     def embedding(self) -> Any:
         return self.store.embedding
 
     def build(self, force: bool = False) -> BuildReport:
-        """Index the corpus; only changed sources are embedded (all of them with `force`)."""
+        """Index the corpus; only changed sources are embedded (all of them with `force`).
+        One process at a time builds an embedded store (`_building`); another waits for it."""
+        with self._building():
+            return self._build(force)
+
+    def _build(self, force: bool) -> BuildReport:
         sources = collect(self.content_root, include_hardware=self.include_hardware)
         return self.store.sync(sources, force=force)
+
+    @contextmanager
+    def _building(self) -> Iterator[None]:
+        """An exclusive flock on `<store>/build.lock` for an embedded store (a chroma server
+        orders its own writers): two runs, bench workers or `kb build`s that find the store empty
+        at once build it once, and neither searches a half-built one."""
+        if self.store.path is None:
+            yield
+            return
+        self.store.path.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.store.path / "build.lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)  # waits while another process builds
+            yield
+        finally:
+            os.close(fd)
 
     def _embed_query(self, text: str) -> list[float]:
         """Query vectors, memoised: the agent repeats its task query across nodes and attempts."""
@@ -226,12 +252,19 @@ class KnowledgeBase:
         self._query_cache.clear()
 
     def ensure_built(self) -> None:
-        if self.store.count() == 0:
-            if not self.auto_build:
-                raise RuntimeError(
-                    f"the knowledge base at {self.store.location} is empty: run `kernforge kb build`"
-                )
-            self.build()
+        """Build the store when it is empty (auto_build), once per KnowledgeBase: under the
+        build lock, so a store another process is filling is waited for, not read half-built."""
+        if self._ready:
+            return
+        with self._building():
+            if self.store.count() == 0:
+                if not self.auto_build:
+                    raise RuntimeError(
+                        f"the knowledge base at {self.store.location} is empty: run "
+                        "`kernforge kb build`"
+                    )
+                self._build(False)
+        self._ready = True
 
     def search(
         self,

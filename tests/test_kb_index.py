@@ -291,3 +291,38 @@ def test_cli_search_and_stats(real_kb: KnowledgeBase, monkeypatch: pytest.Monkey
     assert res.exit_code == 2
     res = runner.invoke(kb_app, ["stats"])
     assert res.exit_code == 0 and "sources" in res.output
+
+
+def test_a_store_another_builder_is_filling_is_waited_for_not_read_half_built(tmp_path: Path):
+    """Two runs (or bench workers) that find an embedded store empty at once: the second waits
+    on the build lock while the first fills it, then finds it built and embeds nothing."""
+    import threading
+    import time
+
+    root = tmp_path / "content"
+    _copy_docs(
+        root,
+        ["anti_patterns/" + p.name for p in sorted((REAL_DOCS / "anti_patterns").glob("*.md"))[:2]],
+    )
+    store = tmp_path / "store"
+    first = KnowledgeBase(path=store, content_root=root, include_hardware=False)
+    second = KnowledgeBase(path=store, content_root=root, include_hardware=False)
+    inside = threading.Event()
+    built_at: list[float] = []
+
+    def slow_builder() -> None:
+        with first._building():
+            inside.set()
+            time.sleep(1.0)  # a first build takes minutes; the other must not search meanwhile
+            first._build(False)
+            built_at.append(time.monotonic())
+
+    builder = threading.Thread(target=slow_builder)
+    builder.start()
+    inside.wait(30)
+    second.ensure_built()  # blocks on the lock, then sees the filled store
+    waited_until = time.monotonic()
+    builder.join(60)
+    assert built_at and waited_until >= built_at[0]
+    assert second.store.count() == first.store.count() > 0
+    assert second.build().embedded == 0  # nothing was built twice or left half-built
