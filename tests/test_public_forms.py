@@ -57,22 +57,12 @@ def _files() -> list[Path]:
     return sorted(KB.glob("*.py")) + sorted(TB.glob("*.py"))
 
 
-# A known break between two changes merged together: the TritonBench loader now gives the
-# reference a `*flat` signature (keyword-only calls kept), and the generator needs named
-# parameters. strict: these turn into failures the moment the generator takes the new form.
-FLAT_SIGNATURE = pytest.mark.xfail(
-    strict=True,
-    reason="TritonBench references now take *flat; the generator needs named parameters",
-)
-
-
 def _params() -> list:
     return [
         pytest.param(
             p,
             id=f"{p.parent.name}/{p.stem}",
-            marks=[pytest.mark.slow] * (p.stem in SLOW)
-            + [FLAT_SIGNATURE] * (p.parent.name == "tritonbench_forms"),
+            marks=[pytest.mark.slow] * (p.stem in SLOW),
         )
         for p in _files()
     ]
@@ -128,7 +118,6 @@ def test_an_attribute_named_like_a_tensor_method_is_registered_by_name():
     assert "self.get_parameter('matmul.weight')" in code
 
 
-@FLAT_SIGNATURE
 def test_defaults_are_kept_and_floats_are_kernel_arguments():
     """leaky_relu(input, negative_slope=0.01, inplace=False), called with four slopes at three
     ranks: one kernel per rank, the slope passed at run time (not baked per call)."""
@@ -139,7 +128,6 @@ def test_defaults_are_kept_and_floats_are_kernel_arguments():
     assert "negative_slope = float(negative_slope)" in gen.source
 
 
-@FLAT_SIGNATURE
 def test_a_call_of_an_untraced_class_raises_instead_of_computing_wrongly():
     task = _task(TB / "softmax.py")
     gen = generate(task)
@@ -151,7 +139,6 @@ def test_a_call_of_an_untraced_class_raises_instead_of_computing_wrongly():
         namespace["softmax"](torch.randn(4, 8), 1, torch.float16)  # another dtype argument
 
 
-@FLAT_SIGNATURE
 def test_a_reference_that_branches_on_an_argument_gets_a_kernel_per_branch():
     """sum_dim(input, dim=None): the whole-tensor sum when dim is None, a row sum otherwise."""
     gen = generate(_task(TB / "sum_dim.py"))
