@@ -192,7 +192,20 @@ class Task:
         return float(self._mod().min_bytes(dict(dims), torch_dtype(self.dtype)))
 
     def signature(self) -> inspect.Signature:
+        """The parameters of the candidate's entry point (the reference's own, for native tasks)."""
         return inspect.signature(self.reference)
+
+    def entry_reference(self) -> Callable[..., Any]:
+        """The reference as a function of `signature()`'s parameters, called as the candidate's
+        entry point is (`entry_call`); `reference` may instead take the inputs as one flat tuple."""
+        return self.reference
+
+    def entry_call(
+        self, dims: dict[str, int], args: tuple[Any, ...]
+    ) -> tuple[tuple[Any, ...], dict[str, Any]]:
+        """Inputs made for `dims` as the judge passes them to the candidate's entry point: (by
+        position, by keyword). Native tasks pass every input by position."""
+        return tuple(args), {}
 
     def reference_for(self, dims: dict[str, int]) -> Callable[..., Any]:
         """The reference to call on inputs made for `dims` (one function for native tasks)."""

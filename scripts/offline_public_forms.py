@@ -16,7 +16,7 @@ own checkout, so an older commit's tree measures "before" on the same files.
 
 from __future__ import annotations
 
-import sys
+import argparse
 import tempfile
 import time
 from pathlib import Path
@@ -31,7 +31,17 @@ KERNEL_HITS = 4  # as agents/core/nodes/retrieve.py asks for
 
 
 def main() -> None:
-    attempts = int(sys.argv[1]) if len(sys.argv) > 1 else 6
+    parser = argparse.ArgumentParser(
+        description="The offline policy's references on the form files, judged in order (CPU)."
+    )
+    parser.add_argument(
+        "attempts",
+        nargs="?",
+        type=int,
+        default=6,
+        help="references judged per file at most (default 6: a run's 3 rounds of 2 candidates)",
+    )
+    attempts = parser.parse_args().attempts
     judge = JudgeConfig(device="cpu", trials=1, timeout_s=300)
     kb = default_kb()
     solved: dict[str, int] = {}

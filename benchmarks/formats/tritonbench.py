@@ -91,14 +91,20 @@ class CallSpec:
         if copy_buffers:
             for i in self.writes:
                 args[i] = args[i].clone()
-        kwargs = dict(zip(self.keywords, args[self.positional :], strict=True))
-        result = fn(*args[: self.positional], **kwargs)
+        positional, kwargs = self.split(tuple(args))
+        result = fn(*positional, **kwargs)
         if not self.writes:
             return result
         outs = [args[i] for i in self.writes]
         if self.returns:
             return (result, *outs)
         return outs[0] if len(outs) == 1 else tuple(outs)
+
+    def split(self, flat: tuple) -> tuple[tuple, dict[str, Any]]:
+        """`flat` as the recorded call passed it: (by position, by keyword)."""
+        return flat[: self.positional], dict(
+            zip(self.keywords, flat[self.positional :], strict=True)
+        )
 
 
 @dataclass(frozen=True)
@@ -109,12 +115,17 @@ class TritonBenchTask(ExternalTask):
 
     def signature(self) -> inspect.Signature:
         """The reference's leading positional parameters that the recorded calls fill."""
-        sig = inspect.signature(self.module_reference())
+        sig = inspect.signature(self.entry_reference())
         used = max(s.positional for s in self.specs)
         return sig.replace(parameters=list(sig.parameters.values())[:used])
 
-    def module_reference(self) -> Callable[..., Any]:
+    def entry_reference(self) -> Callable[..., Any]:
+        """The file's reference function itself, with its own parameters and defaults."""
         return getattr(self._mod(), self.entry_point)
+
+    def entry_call(self, dims: dict[str, int], args: tuple[Any, ...]) -> tuple[tuple, dict]:
+        """The recorded call's inputs split as it passed them (keyword-only ones by keyword)."""
+        return self.specs[dims["call"]].split(tuple(args))
 
     @property
     def reference(self) -> Callable[..., Any]:
@@ -122,7 +133,7 @@ class TritonBenchTask(ExternalTask):
         return self.reference_for({"call": 0})
 
     def reference_for(self, dims: dict[str, int]) -> Callable[..., Any]:
-        spec, fn = self.specs[dims["call"]], self.module_reference()
+        spec, fn = self.specs[dims["call"]], self.entry_reference()
         return lambda *flat: spec.call(fn, flat)
 
     def bind_candidate(self, entry: Any, dims: dict[str, int], device: str) -> Callable[..., Any]:

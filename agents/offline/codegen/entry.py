@@ -107,13 +107,12 @@ def default_source(p: inspect.Parameter) -> str:
 
 
 def entry_of(task: Task) -> Entry:
-    """The entry point of `task`'s candidate: the positional parameters (keyword-only ones keep
-    their defaults: the judge passes arguments by position). Raises NotSupported for *args and
-    for defaults that cannot be written as literals."""
-    if task.entry_kind == "class":
-        sig = task.signature()  # Model.forward's, without self
-    else:
-        sig = inspect.signature(task.reference)
+    """The entry point of `task`'s candidate: the positional parameters of `task.signature()`
+    (Model.forward's without self for a class task; for a TritonBench task, the reference
+    function's own names and defaults, as far as the recorded calls fill them). A call that
+    passes keyword-only arguments is refused when traced (`call_values`). Raises NotSupported
+    for *args and for defaults that cannot be written as literals."""
+    sig = task.signature()
     params = []
     for p in sig.parameters.values():
         if p.kind == p.VAR_POSITIONAL:
@@ -129,6 +128,29 @@ def entry_of(task: Task) -> Entry:
     if entry.kind == "class":
         entry.init_source, entry.init_needs = init_source(task)
     return entry
+
+
+def call_values(
+    task: Task, entry: Entry, dims: dict[str, int], inputs: tuple[Any, ...]
+) -> list[Any]:
+    """The inputs made for `dims` bound to the entry point's parameters, as the judge passes
+    them (`Task.entry_call`). NotSupported for a call that passes keyword-only arguments or an
+    output buffer the reference writes: the generated entry point takes positional parameters
+    and its kernels write new tensors."""
+    positional, keywords = task.entry_call(dims, inputs)
+    if keywords:
+        raise NotSupported(
+            f"a call passes {', '.join(keywords)} by keyword (keyword-only parameters of the "
+            "reference); the generated entry point takes positional parameters only"
+        )
+    writes = task.output_args(dims)
+    if writes:
+        names = [entry.params[i].name if i < len(entry.params) else str(i) for i in writes]
+        raise NotSupported(
+            f"a call passes an output buffer the reference writes into ({', '.join(names)}); "
+            "the generated kernels write new tensors only"
+        )
+    return bind(entry, positional)
 
 
 def bind(entry: Entry, args: tuple[Any, ...]) -> list[Any]:

@@ -24,7 +24,7 @@ from torch.fx import GraphModule, Node
 from agents.offline.codegen.classes import value_key
 from agents.offline.codegen.entry import (
     Entry,
-    bind,
+    call_values,
     class_reference,
     model_at,
     weights_of,
@@ -113,7 +113,7 @@ def _trace_one(
     gen = torch.Generator().manual_seed(seed)
     mode = FakeTensorMode(allow_non_fake_inputs=True) if fake else contextlib.nullcontext()
     with mode:
-        values = bind(entry, tuple(task.make_inputs(dims, "standard", gen)))
+        values = call_values(task, entry, dims, tuple(task.make_inputs(dims, "standard", gen)))
     if perturbed:
         values = [perturb(v) if type(v) is float else v for v in values]
     key = tuple(value_key(p.name, v) for p, v in zip(entry.params, values, strict=True))
@@ -139,7 +139,7 @@ def _trace_one(
         elif [w.state for w in entry.weights] != [w.state for w, _ in pairs]:
             raise NotSupported("Model holds different parameters at different shapes")
     else:
-        ref = task.reference_for(dims)
+        ref = task.entry_reference()  # the reference's own parameters, as `values` binds them
 
         def fn(*ts: Any) -> Any:
             return ref(*merged(ts))
