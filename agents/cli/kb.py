@@ -46,7 +46,8 @@ def _kb(kb_url: str | None, auto_build: bool = True, quiet: bool = False) -> Any
         )
     except Exception as exc:  # noqa: BLE001 - connection refused, bad URL, unreadable store: say which
         where = url or "the embedded store"
-        _die(f"cannot open the knowledge base at {where}: {type(exc).__name__}: {exc}")
+        said = " ".join(str(exc).split())  # chromadb's messages span lines: one line here
+        _die(f"cannot open the knowledge base at {where}: {type(exc).__name__}: {said}")
 
 
 @kb_app.command("build")

@@ -72,7 +72,6 @@ app = typer.Typer(
     add_completion=False,
     no_args_is_help=True,
     context_settings={"help_option_names": ["-h", "--help"]},
-    help="kernforge: agentic Triton kernel optimizer and honest benchmark.",
 )
 tasks_app = typer.Typer(no_args_is_help=True, help="List, show and self-check benchmark tasks.")
 app.add_typer(tasks_app, name="tasks")
@@ -143,7 +142,7 @@ def tasks_list(
     except KeyError as exc:
         _die(str(exc.args[0]))
     categories = sorted({t.category for t in tasks.values()})
-    if category and category not in categories:
+    if category and categories and category not in categories:
         _die(unknown_name("category", category, categories))
     shown = [t for t in tasks.values() if not category or t.category == category]
     rows = [
