@@ -16,6 +16,7 @@ never the modules behind them; a test (tests/test_layering.py) pins that. The ro
   importers of kernels made elsewhere
 - `benchmarks/studies/`: the scripts that write docs/results/
 - `benchmarks/selfcheck.py`: every task's reference solution through its own checks
+- `benchmarks/suggest.py`: the one "did you mean" rule for a misspelt name (`unknown_name`)
 """
 
 from __future__ import annotations
@@ -100,6 +101,9 @@ _EXPORTS: dict[str, str] = {
     "rows_from_run_dir": "benchmarks.results.rows",
     # benchmarks.studies.solutions_table
     "load_verdicts": "benchmarks.studies.solutions_table",
+    # benchmarks.suggest
+    "close_names": "benchmarks.suggest",
+    "unknown_name": "benchmarks.suggest",
     # benchmarks.suites
     "is_folder_suite": "benchmarks.suites",
     "suite_tasks": "benchmarks.suites",

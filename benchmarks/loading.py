@@ -17,6 +17,7 @@ from types import ModuleType
 from typing import Any
 
 from benchmarks.formats import detect_format, load_external
+from benchmarks.suggest import unknown_name
 from benchmarks.task import (
     BASE_MODES,
     CATEGORIES,
@@ -271,13 +272,7 @@ def get_task(ref: str, root: Path = TASKS_DIR) -> Task:
     tasks = load_all(root)
     if ref in tasks:
         return tasks[ref]
-    close = [t for t in tasks if t.startswith(ref)]
-    hint = (
-        f" Did you mean: {', '.join(close[:8])}?"
-        if close
-        else " `kernforge tasks list` shows them."
-    )
-    raise KeyError(f"no task {ref!r}.{hint}")
+    raise KeyError(unknown_name("task", ref, tasks, "`kernforge tasks list` shows them"))
 
 
 @dataclass

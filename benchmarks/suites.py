@@ -16,6 +16,7 @@ from collections import defaultdict
 from pathlib import Path
 
 from benchmarks.loading import load_all
+from benchmarks.suggest import unknown_name
 from benchmarks.task import Task
 
 SUITES = ("full", "lite", "quant", "serving")
@@ -75,5 +76,10 @@ def suite_tasks(name: str, tasks: dict[str, Task] | None = None) -> list[Task]:
         weights = task_weights(list(tasks.values()))
         return [t for t in tasks.values() if t.id in weights]
     raise KeyError(
-        f"unknown suite {name!r}; choose one of {', '.join(SUITES)}, or give a folder of task files"
+        unknown_name(
+            "suite",
+            name,
+            SUITES,
+            f"choose one of {', '.join(SUITES)}, or give a folder of task files",
+        )
     )

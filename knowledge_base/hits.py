@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from benchmarks import parse_python
+from benchmarks import parse_python, unknown_name
 
 _DTYPE_SUFFIX = re.compile(r"_(fp32|fp16|bf16|int8|fp8_e4m3)$")
 
@@ -69,9 +69,8 @@ def resolve_task(task: Any) -> Any:
     for t in tasks.values():
         if t.name == task:
             return t
-    close = sorted(t for t in tasks if t.startswith(task[:4]))[:6]
-    hint = f" Did you mean {', '.join(close)}?" if close else ""
-    raise KeyError(f"no task {task!r} (ids look like softmax_fp16).{hint}")
+    names = [*tasks, *sorted({t.name for t in tasks.values()})]
+    raise KeyError(unknown_name("task", task, names, "`kernforge tasks list` shows them"))
 
 
 def task_name(ref: Any) -> str:

@@ -27,11 +27,12 @@ import re
 import statistics
 import time
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from benchmarks import unknown_name
 from knowledge_base.corpus import (
     JSON_FIELDS,
     KB_ROOT,
@@ -197,9 +198,12 @@ class KnowledgeBase:
         collection: str | None = None,
         auto_build: bool = True,
         request_timeout_s: float = KB_REQUEST_TIMEOUT_S,
+        on_progress: Callable[[str], None] | None = None,
     ) -> None:
         """`request_timeout_s`: the deadline of each request to a chroma server (`url`); one
-        that does not answer in time raises `KBTimeout`."""
+        that does not answer in time raises `KBTimeout`. `on_progress` gets a line per step of
+        a build (the one a first search starts included): it takes minutes the first time."""
+        self.on_progress = on_progress
         self.content_root = Path(content_root)
         self.include_hardware = include_hardware
         self.auto_build = auto_build
@@ -219,8 +223,10 @@ class KnowledgeBase:
             return self._build(force)
 
     def _build(self, force: bool) -> BuildReport:
+        if self.on_progress is not None:
+            self.on_progress(f"knowledge base {self.store.location}: reading the corpus")
         sources = collect(self.content_root, include_hardware=self.include_hardware)
-        return self.store.sync(sources, force=force)
+        return self.store.sync(sources, force=force, on_progress=self.on_progress)
 
     @contextmanager
     def _building(self) -> Iterator[None]:
@@ -263,6 +269,8 @@ class KnowledgeBase:
                         f"the knowledge base at {self.store.location} is empty: run "
                         "`kernforge kb build`"
                     )
+                if self.on_progress is not None:
+                    self.on_progress("knowledge base empty: building it (first use; reused after)")
                 self._build(False)
         self._ready = True
 
@@ -280,7 +288,9 @@ class KnowledgeBase:
         """The k best documents/kernels for a text query and/or a task (see the module doc)."""
         kinds = tuple(kinds)
         bad = [kd for kd in kinds if kd not in KINDS]
-        if bad or not kinds:
+        if bad:
+            raise ValueError("; ".join(unknown_name("kind", kd, KINDS) for kd in bad))
+        if not kinds:
             raise ValueError(f"kinds must be a non-empty subset of {KINDS}, got {kinds}")
         filters = dict(filters or {})
         unknown = sorted(set(filters) - set(FILTER_KEYS))
@@ -357,6 +367,27 @@ class KnowledgeBase:
             h.text = docs.get(best_chunk[h.id], "")
             h.snippet = _snippet(h.kind, h.text)
         return top
+
+    def sources(self) -> list[dict[str, Any]]:
+        """One row per indexed source, by id: id, kind, tier, title, path, chunks, topic."""
+        by_id: dict[str, dict[str, Any]] = {}
+        for m in self.store.all_metadata():
+            sid = str(m.get("source_id"))
+            row = by_id.setdefault(
+                sid,
+                {
+                    "id": sid,
+                    "kind": m.get("kind"),
+                    "tier": m.get("tier"),
+                    "title": m.get("title"),
+                    "path": m.get("path"),
+                    "topic": m.get("topic"),
+                    "template": bool(m.get("template")),
+                    "chunks": 0,
+                },
+            )
+            row["chunks"] += 1
+        return [by_id[k] for k in sorted(by_id)]
 
     def stats(self) -> dict[str, Any]:
         """Counts by kind, tier and topic; which kernels are templates and which solve tasks."""

@@ -187,8 +187,14 @@ class Store:
             offset += len(got["ids"]) or total
         return rows
 
-    def sync(self, sources: list[Source], force: bool = False) -> BuildReport:
-        """Make the collection hold exactly `sources`, embedding only what changed."""
+    def sync(
+        self,
+        sources: list[Source],
+        force: bool = False,
+        on_progress: Callable[[str], None] | None = None,
+    ) -> BuildReport:
+        """Make the collection hold exactly `sources`, embedding only what changed.
+        `on_progress` gets one line as embedding starts and one per batch embedded."""
         start = time.perf_counter()
         report = BuildReport(location=self.location)
         for s in sources:
@@ -223,6 +229,11 @@ class Store:
             for acc, part in zip(rows, _chunk_rows(source), strict=True):
                 acc.extend(part)
         ids, embed_texts, docs, metas = rows
+        if ids and on_progress is not None:
+            on_progress(
+                f"knowledge base {self.location}: embedding {len(ids)} chunks of {len(todo)} "
+                f"source(s) ({len(wanted) - len(todo)} unchanged)"
+            )
         for i in range(0, len(ids), _BATCH):
             vectors = self.embedding(embed_texts[i : i + _BATCH])
             self._remote(
@@ -233,6 +244,12 @@ class Store:
                 documents=docs[i : i + _BATCH],
                 metadatas=metas[i : i + _BATCH],
             )
+            if on_progress is not None:
+                done = min(i + _BATCH, len(ids))
+                on_progress(
+                    f"knowledge base: {done}/{len(ids)} chunks embedded "
+                    f"({time.perf_counter() - start:.0f} s)"
+                )
         report.embedded = len(ids)
         report.chunks_total = self.count()
         report.sources_total = len(wanted)

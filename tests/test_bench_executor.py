@@ -20,7 +20,10 @@ def test_executor_flags_that_cannot_work_are_one_line_usage_errors(tmp_path: Pat
     base = ["--tasks", "softmax_fp32", "--methods", "single-shot", "--llm", llm]
     base += ["--out", str(tmp_path / "b"), *FAST]
     unknown = bench_cli(*base, "--executor", "threads")
-    assert unknown.exit_code == 2 and "--executor 'threads': expected one of" in unknown.output
+    assert (
+        unknown.exit_code == 2
+        and "--executor: unknown executor 'threads'; expected one of" in unknown.output
+    )
     mixed = bench_cli(*base, "--executor", "local", "--ray-address", "head:6379")
     assert mixed.exit_code == 2 and "--ray-address goes with --executor ray" in mixed.output
     assert "Traceback" not in unknown.output + mixed.output

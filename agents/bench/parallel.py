@@ -127,13 +127,14 @@ def run_parallel(
     deadline: float | None = None,
     seams: Seams | None = None,
     spec: Any = None,
+    on_start: Callable[[Cell], None] | None = None,
 ) -> list[CellOutcome]:
     """Run `cells` on `workers` processes (one per GPU on CUDA) and store each finished run's
     rows as it ends. `deadline` is a `time.monotonic()` value, as in `run_bench`. The `seams`
     (tests only) must be picklable (module-level functions or objects): each worker gets a copy.
     `spec` (an ExecutorSpec) gives each worker an executor of that kind; with "ray" the workers
     are not pinned to GPUs (Ray hands the GPUs out), and without an address this process starts
-    the local Ray they all join."""
+    the local Ray they all join. `on_start` is called as a worker starts a cell's run."""
     from benchmarks import resolve_device
 
     on_ray = spec is not None and spec.kind == "ray"
@@ -182,6 +183,8 @@ def run_parallel(
             if kind == "start":
                 cell = Cell(*data)
                 bench_event(plan.out, "cell_start", run_id=cell.run_id, worker=slot)
+                if on_start is not None and not run_finished(plan.out / RUNS / cell.run_id):
+                    on_start(cell)
                 continue
             cell = Cell(*data["cell"])
             outcome = CellOutcome(cell, data["status"], data["message"], seconds=data["seconds"])

@@ -149,14 +149,14 @@ def make_plan(
 
     folder = _folder_suite(suite) if suite and is_folder_suite(suite) else None
     from agents.core.llm.factory import default_spec
-    from benchmarks import all_tasks
+    from benchmarks import all_tasks, unknown_name
 
     spec = _absolute_replay((llm or default_spec()).strip())
     _check_llm(spec)
     names = _split(methods) or (["offline"] if spec == "offline" else list(DEFAULT_MODEL_METHODS))
     unknown = [m for m in names if m not in PRESETS]
     if unknown:
-        raise BenchError(f"unknown method(s) {', '.join(unknown)}; available: {', '.join(PRESETS)}")
+        raise BenchError("; ".join(unknown_name("method", m, PRESETS) for m in unknown))
     known = folder[0] if folder else all_tasks()
     ids = _split(tasks)
     if folder and not ids:
@@ -167,7 +167,10 @@ def make_plan(
         missing = [t for t in ids if t not in known]
         if missing:
             raise BenchError(
-                f"unknown task id(s) {', '.join(missing)} (see `kernforge tasks list`)"
+                "; ".join(
+                    unknown_name("task", t, known, "`kernforge tasks list` shows them")
+                    for t in missing
+                )
             )
         suite = suite if folder else None
     else:

@@ -17,6 +17,7 @@ from agents.bench.plan import (
     RUNS,
     BenchError,
     BenchPlan,
+    Cell,
     merge_with_stored,
     skipped_methods,
 )
@@ -73,6 +74,7 @@ def run_bench(
     deadline: float | None = None,
     workers: int = 1,
     executor: Any = None,
+    on_start: Callable[[Cell], None] | None = None,
 ) -> BenchResult:
     """Run every cell of `plan` not yet complete, store the rows, and summarise by method.
     `workers` > 1 runs cells in that many processes, one per GPU on CUDA
@@ -84,13 +86,15 @@ def run_bench(
     `executor` (a `benchmarks.ExecutorSpec`): every run judges its candidates on one shared
     executor of that kind (one per worker with `workers` > 1) instead of each building its own
     from its settings; where candidates are judged never changes a verdict, so it is not part
-    of the plan."""
+    of the plan. `on_start` is called as each cell's run starts (`on_cell` when it ends)."""
     if workers < 1:
         raise BenchError(f"--workers must be >= 1, got {workers}")
     again = f"`kernforge bench --resume --out {plan.out}`"
     try:
         with hold(plan.out, "bench folder", again=again):
-            return _run_bench(plan, console, verbose, on_cell, seams, deadline, workers, executor)
+            return _run_bench(
+                plan, console, verbose, on_cell, seams, deadline, workers, executor, on_start
+            )
     except FolderLocked as exc:
         if exc.folder != plan.out:
             raise  # not the bench folder: a cell's own, which `execute_cell` reports
@@ -106,6 +110,7 @@ def _run_bench(
     deadline: float | None,
     workers: int,
     executor: Any,
+    on_start: Callable[[Cell], None] | None,
 ) -> BenchResult:
     from benchmarks import ResultStore
 
@@ -132,7 +137,17 @@ def _run_bench(
     )
     try:
         outcomes = _run_cells(
-            plan, cells, store, workers, console, verbose, on_cell, seams, deadline, spec, shared
+            plan,
+            cells,
+            store,
+            workers,
+            console,
+            verbose,
+            (on_start, on_cell),
+            seams,
+            deadline,
+            spec,
+            shared,
         )
     finally:
         if shared is not None:
@@ -159,14 +174,16 @@ def _run_cells(
     workers: int,
     console: Any,
     verbose: bool,
-    on_cell: Callable[[int, int, CellOutcome], None] | None,
+    hooks: tuple[Callable[[Cell], None] | None, Callable[[int, int, CellOutcome], None] | None],
     seams: Seams | None,
     deadline: float | None,
     spec: Any,
     shared: Any,
 ) -> list[CellOutcome]:
     """Every cell run, in this process one after the other (judged on `shared`, or each run's
-    own executor), or on `workers` processes (each with an executor of `spec`)."""
+    own executor), or on `workers` processes (each with an executor of `spec`). `hooks`:
+    (on_start, on_cell) of `run_bench`."""
+    on_start, on_cell = hooks
     outcomes: list[CellOutcome] = []
     if workers > 1:
 
@@ -184,6 +201,7 @@ def _run_cells(
             deadline=deadline,
             seams=seams,
             spec=spec,
+            on_start=on_start,
         )
     else:
         for number, cell in enumerate(cells, start=1):
@@ -200,6 +218,8 @@ def _run_cells(
                     on_cell(number, len(cells), outcome)
                 continue
             bench_event(plan.out, "cell_start", run_id=cell.run_id)
+            if on_start is not None and not run_finished(plan.out / RUNS / cell.run_id):
+                on_start(cell)
             outcome = run_cell(
                 plan, cell, store, console=console, verbose=verbose, seams=seams, executor=shared
             )

@@ -5,8 +5,9 @@ Mount with `app.command("bench")(bench)`.
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import typer
 from rich import box
@@ -14,6 +15,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from agents.cli.console import console, err_console, print_json, step
 from agents.core.settings import BY_KEY
 
 if TYPE_CHECKING:
@@ -21,8 +23,6 @@ if TYPE_CHECKING:
     from benchmarks import ExecutorSpec
 
 EXECUTOR, RAY_ADDRESS = BY_KEY["judge.executor"], BY_KEY["judge.ray_address"]
-console = Console()
-err_console = Console(stderr=True)
 
 STATUS_STYLE = {
     "ran": "green",
@@ -103,6 +103,15 @@ def bench(
         None, "--executor", help="one executor shared by every run: " + EXECUTOR.help
     ),
     ray_address: str = typer.Option(None, "--ray-address", help=RAY_ADDRESS.help),
+    as_json: bool = typer.Option(
+        False,
+        "--json",
+        help="print the plan, each cell's outcome and the per-method summary as one JSON "
+        "object on stdout (the progress lines go to stderr)",
+    ),
+    quiet: bool = typer.Option(
+        False, "--quiet", help="no progress lines on stderr as each run starts"
+    ),
 ) -> None:
     """Run every method on every task (and seed) as agent runs; one result row per attempt.
 
@@ -149,18 +158,29 @@ def bench(
         )
     except BenchError as exc:
         _die(str(exc))
+    out = err_console if as_json else console  # --json keeps stdout for the JSON document
     what = f"suite {plan.suite}" if plan.suite else ", ".join(plan.tasks[:3])
     what += f" ({len(plan.tasks)} tasks)" if plan.suite or len(plan.tasks) > 3 else ""
     limits = ", ".join(f"{k.removeprefix('budget.')}={v}" for k, v in plan.budget.items())
-    console.print(
+    out.print(
         f"[bold]kernforge bench[/]: {escape(what)} x {', '.join(plan.methods)} x "
         f"{len(plan.seeds)} seed(s); model {escape(plan.llm)}; budget per run "
         f"{limits or 'the defaults'}; results in {escape(str(plan.out))}"
     )
-    for reason in skipped_methods(plan).values():
-        console.print(f"[yellow]skipped[/] {escape(reason)}")
+    skipped = skipped_methods(plan)
+    for reason in skipped.values():
+        out.print(f"[yellow]skipped[/] {escape(reason)}")
     for what, why in plan.excluded.items():
-        console.print(f"[yellow]not benched[/] {escape(what)}: {escape(why)}")
+        out.print(f"[yellow]not benched[/] {escape(what)}: {escape(why)}")
+    total = sum(c.method not in skipped for c in plan.cells())
+    started: list[Any] = []
+
+    def starting(cell: Any) -> None:  # agents.bench.Cell: one line as its run starts
+        started.append(cell)
+        step(
+            f"bench: start {len(started)}/{total}: {cell.task} · {cell.method} · seed {cell.seed}",
+            quiet,
+        )
 
     def show(number: int, total: int, outcome: CellOutcome) -> None:
         cell = outcome.cell
@@ -170,7 +190,7 @@ def bench(
             if outcome.correct
             else ("no correct kernel" if outcome.status != "stopped" else "")
         )
-        console.print(
+        out.print(
             f"{escape(f'[{number}/{total}]')} {cell.task} · {cell.method} · seed {cell.seed}: "
             f"[{style}]{outcome.status}[/] {outcome.attempts} attempt(s) {verdict} "
             f"({outcome.seconds:.0f} s) [dim]{escape(outcome.message[:120])}[/]"
@@ -179,19 +199,28 @@ def bench(
     spec = _executor_spec(executor, ray_address)
     try:
         result = run_bench(
-            plan, console=console, verbose=verbose, on_cell=show, workers=workers, executor=spec
+            plan,
+            console=out,
+            verbose=verbose,
+            on_cell=show,
+            workers=workers,
+            executor=spec,
+            on_start=starting,
         )
     except BenchError as exc:
         _die(str(exc))
     except KeyboardInterrupt:
-        console.print(
+        out.print(
             f"[yellow]interrupted[/]: finished runs and their rows are kept; continue with "
             f"`kernforge bench --resume --out {escape(str(plan.out))}` (or the same command)"
         )
         raise typer.Exit(130) from None
     for warning in result.warnings:
-        console.print(f"[yellow]warning[/] {escape(warning)}")
-    _print_summary(result)
+        out.print(f"[yellow]warning[/] {escape(warning)}")
+    if as_json:
+        print_json(_result_record(result))
+    else:
+        _print_summary(result, console)
     for outcome in result.busy:
         err_console.print(f"[bold red]busy:[/] {escape(outcome.message)}", soft_wrap=True)
     if result.busy:
@@ -200,7 +229,7 @@ def bench(
             f"when it has ended, run `kernforge bench --resume --out {plan.out}`"
         )
     if result.stopped:
-        console.print(
+        out.print(
             f"[bold red]{len(result.stopped)} run(s) stopped on an error[/]; fix the cause and run "
             "the same command again to continue them"
         )
@@ -217,7 +246,9 @@ def _executor_spec(kind: str | None, ray_address: str | None) -> ExecutorSpec | 
         return None
     kind = kind or "ray"
     if kind not in EXECUTOR.choices:
-        _die(f"--executor {kind!r}: expected one of {', '.join(EXECUTOR.choices)}")
+        from benchmarks import unknown_name
+
+        _die(f"--executor: {unknown_name('executor', kind, EXECUTOR.choices)}")
     if ray_address is not None and kind != "ray":
         _die(f"--ray-address goes with --executor ray, not --executor {kind}")
     values = resolve({}).values
@@ -229,7 +260,24 @@ def _executor_spec(kind: str | None, ray_address: str | None) -> ExecutorSpec | 
     )
 
 
-def _print_summary(result: BenchResult) -> None:
+def _result_record(result: BenchResult) -> dict[str, Any]:
+    """What `bench --json` prints: the plan, one entry per cell of this call, the summary."""
+    cells = [
+        {"task": o.cell.task, "method": o.cell.method, "seed": o.cell.seed, "run_id": o.cell.run_id}
+        | {k: v for k, v in asdict(o).items() if k != "cell"}
+        for o in result.outcomes
+    ]
+    return {
+        "plan": result.plan.to_json(),
+        "cells": cells,
+        "summary": [asdict(m) for m in result.summary],
+        "skipped_methods": result.skipped_methods,
+        "warnings": result.warnings,
+        "results": str(result.plan.out / "results.jsonl"),
+    }
+
+
+def _print_summary(result: BenchResult, console: Console) -> None:
     if not result.summary:
         console.print("no result rows for this plan")
         return

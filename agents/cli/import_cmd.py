@@ -8,13 +8,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import typer
-from rich.console import Console
 from rich.markup import escape
 
+from agents.cli.console import console, err_console, print_json
 from benchmarks import JudgeConfig
-
-console = Console()
-err_console = Console(stderr=True)
 
 
 def import_cmd(
@@ -47,6 +44,12 @@ def import_cmd(
     timeout: float = typer.Option(
         JudgeConfig.timeout_s, "--timeout", help="seconds before a candidate process is killed"
     ),
+    as_json: bool = typer.Option(
+        False,
+        "--json",
+        help="print what was judged, skipped and why as one JSON object on stdout (the lines "
+        "per kernel go to stderr)",
+    ),
 ) -> None:
     """Judge kernels made by another system and store one result row per kernel.
 
@@ -64,14 +67,15 @@ def import_cmd(
         err_console.print(f"[bold red]error:[/] {escape(str(exc))}")
         raise typer.Exit(2) from None
     store = ResultStore(out)
-    console.print(
+    say = err_console if as_json else console  # --json keeps stdout for the JSON document
+    say.print(
         f"[bold]kernforge import[/] {escape(str(source))} ({plan.format}): {len(plan.kernels)} kernel(s) found; "
         f"results in {escape(str(out))}"
     )
 
     def show(row) -> None:  # noqa: ANN001 - benchmarks.results.rows.ResultRow
         status = "[green]PASS[/]" if row.passed else f"[red]FAIL[/] ({row.error_class})"
-        console.print(
+        say.print(
             f"  {row.task_id} seed {row.seed} attempt {row.attempt}: {status}  {escape(row.origin)}"
         )
 
@@ -81,10 +85,37 @@ def import_cmd(
             plan, store, method=method, model=model, dtype=dtype, judge_config=config, on_row=show
         )
     except KeyboardInterrupt:
-        console.print(
+        say.print(
             "[yellow]interrupted[/]: rows judged so far are stored; run the same command again to continue"
         )
         raise typer.Exit(130) from None
+    if as_json:
+        print_json(
+            {
+                "format": plan.format,
+                "found": len(plan.kernels),
+                "judged": [
+                    {
+                        "task_id": r.task_id,
+                        "seed": r.seed,
+                        "attempt": r.attempt,
+                        "passed": r.passed,
+                        "error_class": r.error_class,
+                        "origin": r.origin,
+                    }
+                    for r in report.added
+                ],
+                "correct": report.passed,
+                "already_stored": len(report.already),
+                "unknown": [str(x) for x in report.unknown],
+                "skipped": [str(x) for x in report.skipped],
+                "not_judged": [str(x) for x in report.not_judged],
+                "tasks": dict(report.tasks),
+                "warnings": list(store.warnings),
+                "rows": str(store.jsonl),
+            }
+        )
+        raise typer.Exit(1 if report.judged_nothing else 0)
     for warning in store.warnings:
         console.print(f"[yellow]warning[/] {escape(warning)}")
     for item in report.unknown:

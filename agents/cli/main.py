@@ -17,25 +17,79 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import click
 import typer
-from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
+from typer.core import TyperGroup
 
+from agents.cli.console import console, err_console, print_json, step
 from agents.core.settings import SETTINGS, Setting
 from benchmarks import JudgeConfig
 
+DEFAULT_DEMO_TASK = "softmax_fp32"
+
+
+class KernforgeGroup(TyperGroup):
+    """The root command. Where stderr is not a terminal (a log, a pipe, a test), usage errors
+    and help are click's plain text: no boxes drawn at 80 columns around a long message."""
+
+    def main(self, *args: Any, **kwargs: Any) -> Any:
+        if not sys.stderr.isatty():
+            _plain(self)
+        return super().main(*args, **kwargs)
+
+
+def _plain(command: click.Command) -> None:
+    """Switch `command` and every sub-command to plain (non-rich) help and errors."""
+    if hasattr(command, "rich_markup_mode"):
+        command.rich_markup_mode = None  # type: ignore[attr-defined]
+    for sub in getattr(command, "commands", {}).values():
+        _plain(sub)
+
+
+def package_version() -> str:
+    """kernforge's version: the installed package's, else pyproject.toml's (a plain checkout)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("kernforge")
+    except PackageNotFoundError:
+        import tomllib
+
+        pyproject = Path(__file__).resolve().parents[2] / "pyproject.toml"
+        return str(tomllib.loads(pyproject.read_text())["project"]["version"])
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        print(f"kernforge {package_version()}")
+        raise typer.Exit()
+
+
 app = typer.Typer(
+    cls=KernforgeGroup,
     add_completion=False,
     no_args_is_help=True,
-    help="kernforge: agentic Triton kernel optimizer and honest benchmark.",
+    context_settings={"help_option_names": ["-h", "--help"]},
 )
 tasks_app = typer.Typer(no_args_is_help=True, help="List, show and self-check benchmark tasks.")
 app.add_typer(tasks_app, name="tasks")
-console = Console()
-err_console = Console(stderr=True)
 
-DEFAULT_DEMO_TASK = "softmax_fp32"
+
+@app.callback()
+def _root(
+    version: bool = typer.Option(
+        False,
+        "--version",
+        callback=_print_version,
+        is_eager=True,
+        help="print kernforge's version and exit",
+    ),
+) -> None:
+    """kernforge: agentic Triton kernel optimizer and honest benchmark.
+
+    Every command takes -h / --help; listings take --json (one JSON document on stdout)."""
 
 
 def _die(message: str, code: int = 2) -> None:
@@ -61,10 +115,20 @@ def tasks_list(
         None,
         help="full, lite, quant, serving, or a folder of task files (KernelBench / TritonBench / native)",
     ),
+    as_json: bool = typer.Option(
+        False, "--json", help="print the tasks (and files not loaded) as one JSON object"
+    ),
 ) -> None:
     """One line per task: id, category, shapes, and what the judge says about it up front; for a
     folder, also each file that did not load and why."""
-    from benchmarks import TaskError, is_folder_suite, load_all, load_folder, suite_tasks
+    from benchmarks import (
+        TaskError,
+        is_folder_suite,
+        load_all,
+        load_folder,
+        suite_tasks,
+        unknown_name,
+    )
 
     not_loaded = []
     try:
@@ -77,55 +141,96 @@ def tasks_list(
         _die(str(exc))
     except KeyError as exc:
         _die(str(exc.args[0]))
+    categories = sorted({t.category for t in tasks.values()})
+    if category and categories and category not in categories:
+        _die(unknown_name("category", category, categories))
+    shown = [t for t in tasks.values() if not category or t.category == category]
+    rows = [
+        {
+            "id": task.id,
+            "category": task.category,
+            "dtype": task.dtype,
+            "gpu_shapes": len(task.shapes),
+            "cpu_shapes": len(task.cpu_shapes),
+            "flagged": _flags(task),
+            "path": str(task.path),
+        }
+        for task in shown
+    ]
+    if as_json:
+        print_json(
+            {
+                "tasks": rows,
+                "not_loaded": [{"path": str(n.path), "reason": n.reason} for n in not_loaded],
+            }
+        )
+    else:
+        _print_task_rows(rows, not_loaded)
+    if not_loaded and not tasks:
+        raise typer.Exit(2)
+
+
+def _flags(task: Any) -> list[str]:
+    """What the judge says about a task up front: no kernel can pass it, or GPU only."""
+    why = [f"cannot pass: {w}" for w in task.cannot_pass()]
+    if task.refusal("cpu"):
+        why.append("GPU only: too large for the CPU interpreter")
+    return why
+
+
+def _print_task_rows(rows: list[dict[str, Any]], not_loaded: list[Any]) -> None:
     table = Table(show_header=True, header_style="bold")
-    for col in ("id", "category", "dtype", "GPU shapes", "CPU shapes", "flagged"):
+    # an id is never cut: its column is as wide as the longest id, even on a narrow terminal
+    table.add_column("id", no_wrap=True, min_width=max((len(r["id"]) for r in rows), default=2))
+    for col in ("category", "dtype", "GPU shapes", "CPU shapes", "flagged"):
         table.add_column(col)
-    shown = flagged = 0
-    for task in tasks.values():
-        if category and task.category != category:
-            continue
-        shown += 1
-        why = [f"cannot pass: {w}" for w in task.cannot_pass()]
-        if task.refusal("cpu"):
-            why.append("GPU only: too large for the CPU interpreter")
-        flagged += bool(why)
+    for r in rows:
         table.add_row(
-            task.id,
-            task.category,
-            task.dtype,
-            str(len(task.shapes)),
-            str(len(task.cpu_shapes)),
-            "; ".join(why) or "—",
+            escape(r["id"]),
+            r["category"],
+            r["dtype"],
+            str(r["gpu_shapes"]),
+            str(r["cpu_shapes"]),
+            escape("; ".join(r["flagged"])) or "—",
         )
     console.print(table)
+    flagged = sum(bool(r["flagged"]) for r in rows)
     console.print(
-        f"{shown} tasks"
+        f"{len(rows)} tasks"
         + (f" ({flagged} flagged)" if flagged else "")
         + (f", {len(not_loaded)} file(s) not loaded" if not_loaded else "")
     )
     for item in not_loaded:
         console.print(f"[yellow]not loaded[/] {escape(str(item))}")
-    if not_loaded and not tasks:
-        raise typer.Exit(2)
 
 
 @tasks_app.command("show")
-def tasks_show(task_id: str) -> None:
+def tasks_show(
+    task_id: str,
+    as_json: bool = typer.Option(False, "--json", help="print the task as one JSON object"),
+) -> None:
     """Everything a task declares."""
     task = _load_task(task_id)
-    console.print(f"[bold]{task.id}[/]  ({task.category}, {task.dtype})  {task.path}")
-    console.print(task.description)
+    if as_json:
+        print_json(_task_record(task))
+        return
+    console.print(
+        f"[bold]{escape(task.id)}[/]  ({task.category}, {task.dtype})  {escape(str(task.path))}"
+    )
+    console.print(escape(task.description))
     params = ", ".join(task.signature().parameters)
-    console.print(f"\nentry point: [bold]{task.entry_point}({params})[/]")
+    console.print(f"\nentry point: [bold]{escape(f'{task.entry_point}({params})')}[/]")
     tol = task.tolerance
     if tol.is_quant:
         console.print(
-            f"tolerance: cosine ≥ {tol.cosine}, relative L1 ≤ {tol.rel_l1}, RMSE ≤ {tol.rmse}  ({tol.why})"
+            f"tolerance: cosine ≥ {tol.cosine}, relative L1 ≤ {tol.rel_l1}, RMSE ≤ {tol.rmse}  ({escape(tol.why)})"
         )
     else:
         console.print(f"tolerance: atol {tol.atol}, rtol {tol.rtol}")
     console.print(f"modes: {', '.join(task.modes)}")
-    console.print(f"forbidden (besides the global list): {', '.join(task.forbidden) or '—'}")
+    console.print(
+        f"forbidden (besides the global list): {escape(', '.join(task.forbidden)) or '—'}"
+    )
     for why in task.cannot_pass():
         console.print(f"[yellow]flagged[/]: no kernel can pass this task: {escape(why)}")
     if task.refusal("cpu"):
@@ -135,27 +240,66 @@ def tasks_show(task_id: str) -> None:
     table = Table(show_header=True, header_style="bold")
     for col in ("shape", "dims", "phase", "weight", "GFLOP", "MB moved", "source"):
         table.add_column(col)
-    for s in task.shapes:
+    for s in _shape_rows(task):
         table.add_row(
-            s.name,
-            str(s.dims),
-            s.phase,
-            f"{s.weight:g}",
-            f"{task.flops(s.dims) / 1e9:.3g}",
-            f"{task.min_bytes(s.dims) / 1e6:.3g}",
-            s.source,
-        )
-    for s in task.cpu_shapes:
-        table.add_row(
-            s.name,
-            str(s.dims),
-            "cpu",
-            "—",
-            f"{task.flops(s.dims) / 1e9:.3g}",
-            f"{task.min_bytes(s.dims) / 1e6:.3g}",
-            "CPU interpreter shape",
+            escape(s["name"]),
+            escape(str(s["dims"])),
+            s["phase"],
+            "—" if s["weight"] is None else f"{s['weight']:g}",
+            f"{s['gflop']:.3g}",
+            f"{s['mb_moved']:.3g}",
+            escape(s["source"]),
         )
     console.print(table)
+
+
+def _shape_rows(task: Any) -> list[dict[str, Any]]:
+    """A task's GPU shapes, then its CPU interpreter shapes (phase "cpu", no weight)."""
+    rows = [
+        {"name": s.name, "dims": s.dims, "phase": s.phase, "weight": s.weight, "source": s.source}
+        for s in task.shapes
+    ]
+    rows += [
+        {
+            "name": s.name,
+            "dims": s.dims,
+            "phase": "cpu",
+            "weight": None,
+            "source": "CPU interpreter shape",
+        }
+        for s in task.cpu_shapes
+    ]
+    for row in rows:
+        row["gflop"] = task.flops(row["dims"]) / 1e9
+        row["mb_moved"] = task.min_bytes(row["dims"]) / 1e6
+    return rows
+
+
+def _task_record(task: Any) -> dict[str, Any]:
+    """What `tasks show --json` prints: the task's declarations as plain data."""
+    tol = task.tolerance
+    tolerance = (
+        {"cosine": tol.cosine, "rel_l1": tol.rel_l1, "rmse": tol.rmse, "why": tol.why}
+        if tol.is_quant
+        else {"atol": tol.atol, "rtol": tol.rtol}
+    )
+    return {
+        "id": task.id,
+        "name": task.name,
+        "category": task.category,
+        "dtype": task.dtype,
+        "path": str(task.path),
+        "description": task.description,
+        "entry_point": task.entry_point,
+        "parameters": list(task.signature().parameters),
+        "tolerance": tolerance,
+        "modes": list(task.modes),
+        "forbidden": list(task.forbidden),
+        "flagged": _flags(task),
+        "cpu_refusal": task.refusal("cpu"),
+        "notes": list(task.notes_for("cpu")),
+        "shapes": _shape_rows(task),
+    }
 
 
 @tasks_app.command("check")
@@ -168,9 +312,17 @@ def tasks_check(
     """Self-check tasks: the reference runs, inputs are seeded, formulas are sane, outlier mode
     changes inputs, the reference solution passes and a perturbed copy fails."""
     import subprocess
-    import sys
 
+    from benchmarks import is_folder_suite, suite_tasks
     from knowledge_base import KERNELS_DIR
+
+    if suite and not is_folder_suite(suite):
+        try:
+            suite_tasks(suite)
+        except KeyError as exc:
+            _die(str(exc.args[0]))
+    for task_id in filter(None, (t.strip() for t in tasks.split(","))):
+        _load_task(task_id)
 
     args = [sys.executable, "-m", "benchmarks.selfcheck", "--device", device]
     args += ["--solutions", str(KERNELS_DIR)]  # the knowledge base owns the reference solutions
@@ -223,6 +375,7 @@ def eval_cmd(
     t = _load_task(task)
     if not candidate.is_file():
         _die(f"candidate file {candidate} does not exist")
+    step(f"judge: {candidate} on task {t.id} (device {device}, {trials} trial(s) per input mode)")
     try:
         verdict = evaluate(
             t,
@@ -328,8 +481,8 @@ def run_cmd(
     """Run the agent on a task: write, judge, repair and optimise Triton kernels.
 
     Exits 0 when a correct kernel was found, 1 when none was, 2 on a usage error, 130 on Ctrl-C."""
-    from agents import api
-    from agents.core.settings import SettingsError, parse_budget, resolve, resume_change
+    from agents.core.settings import BY_KEY, SettingsError, parse_budget, resolve, resume_change
+    from benchmarks import unknown_name
 
     flags: dict[str, Any] = {}
     given_as: dict[str, str] = {}  # dotted key -> the flag it was given with, for messages
@@ -346,7 +499,10 @@ def run_cmd(
             key, eq, value = item.partition("=")
             if not eq:
                 raise SettingsError(f"--set {item!r}: expected KEY=VALUE")
-            flags[key.strip()], given_as[key.strip()] = value, f"--set {key.strip()}"
+            key = key.strip()
+            if key not in BY_KEY:
+                raise SettingsError(f"--set {item!r}: {unknown_name('setting', key, BY_KEY)}")
+            flags[key], given_as[key] = value, f"--set {key}"
         merged = resolve(flags)
         changes = (
             {key: resume_change(key, value, given_as[key]) for key, value in flags.items()}
@@ -368,6 +524,7 @@ def run_cmd(
         _die("give --task <id | task file>, or --resume <run-id> (see `kernforge tasks list`)")
     else:
         _load_task(task)
+    from agents import api  # the agent's heavy imports: only once the input is known good
     from agents.core.config import AgentConfig
     from agents.core.llm.base import LLMError
 
@@ -425,7 +582,12 @@ def demo(task: str = typer.Option(DEFAULT_DEMO_TASK, help="task to run the demo 
     try:
         from knowledge_base import default_kb
 
-        default_kb().ensure_built()
+        kb = default_kb()
+        kb.on_progress = step  # the first build takes minutes: say what it is doing
+        try:
+            kb.ensure_built()
+        finally:
+            kb.on_progress = None
         console.print(f"knowledge base ready ({time.monotonic() - started:.0f} s)")
     except Exception as exc:  # noqa: BLE001 - chromadb/embedding failures vary; the run copes without it
         console.print(
@@ -452,9 +614,11 @@ def demo(task: str = typer.Option(DEFAULT_DEMO_TASK, help="task to run the demo 
 
 
 def _mount_results_commands() -> None:
-    """import / report / pairs: thin command modules whose heavy imports happen when they run."""
+    """bench / import / report / pairs / kb: thin command modules whose heavy imports happen
+    when they run."""
     from agents.cli.bench import bench
     from agents.cli.import_cmd import import_cmd
+    from agents.cli.kb import kb_app
     from agents.cli.pairs import pairs_app
     from agents.cli.report import report_cmd
 
@@ -462,18 +626,10 @@ def _mount_results_commands() -> None:
     app.command("import")(import_cmd)
     app.command("report")(report_cmd)
     app.add_typer(pairs_app, name="pairs")
+    app.add_typer(kb_app, name="kb")
 
 
 _mount_results_commands()
-
-
-def _mount_optional() -> None:
-    """Sub-apps from packages that may be absent in a minimal install (e.g. the GPU machine)."""
-    try:
-        from knowledge_base import kb_app
-    except ImportError:
-        return
-    app.add_typer(kb_app, name="kb", help="Build and search the knowledge base.")
 
 
 def _bad_input() -> tuple[type[BaseException], ...]:
@@ -524,7 +680,6 @@ def handle_unexpected(exc: Exception) -> int:
 
 def main() -> None:
     os.environ.setdefault("PYTHONUNBUFFERED", "1")
-    _mount_optional()
     try:
         app()
     except Exception as exc:  # noqa: BLE001 - the last handler: one line and a log, never a traceback

@@ -8,11 +8,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import typer
-from rich.console import Console
 from rich.markup import escape
 
-console = Console()
-err_console = Console(stderr=True)
+from agents.cli.console import console, err_console, print_json
+
 pairs_app = typer.Typer(no_args_is_help=True, help="The error -> fix data set.")
 
 
@@ -34,6 +33,9 @@ def export_cmd(
         "--out",
         help="output file (jsonl, parquet) or folder (hf); a README.md card is written beside it",
     ),
+    as_json: bool = typer.Option(
+        False, "--json", help="print what was written, counted and skipped as one JSON object"
+    ),
 ) -> None:
     """Collect every run's pairs.jsonl, deduplicate, and write the data set with its card."""
     from benchmarks import export_pairs
@@ -45,6 +47,20 @@ def export_cmd(
         raise typer.Exit(2) from None
     pairs = result.pairs
     scripted = sum(r.scripted for r in pairs.records)
+    if as_json:
+        print_json(
+            {
+                "pairs": len(pairs.records),
+                "runs": [str(r) for r in pairs.runs],
+                "duplicates": pairs.duplicates,
+                "scripted": scripted,
+                "skipped": list(pairs.skipped),
+                "filled": dict(pairs.filled),
+                "out": str(result.out),
+                "card": str(result.card),
+            }
+        )
+        return
     for item in pairs.skipped:
         console.print(f"[yellow]skipped[/] {escape(item)}")
     for name, count in sorted(pairs.filled.items()):

@@ -8,11 +8,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import typer
-from rich.console import Console
 from rich.markup import escape
 
-console = Console()
-err_console = Console(stderr=True)
+from agents.cli.console import console, err_console, print_json
 
 
 def report_cmd(
@@ -27,6 +25,9 @@ def report_cmd(
         help="where report.html, report.md and plots/ go (default: <first path>/report)",
     ),
     title: str = typer.Option("kernforge report", "--title", help="the page's title"),
+    as_json: bool = typer.Option(
+        False, "--json", help="print the files written and the rows counted as one JSON object"
+    ),
 ) -> None:
     """Write a self-contained HTML report (plots inline, sortable tables, no network) and a
     Markdown summary; rows of several sources (benches, runs, imports) are compared in one."""
@@ -49,6 +50,19 @@ def report_cmd(
     out = out or ((first.parent if first.is_file() else first) / "report")
     files = write_report(rows, out, [*sources, *skipped], title)
     scripted = sum(r.scripted for r in rows)
+    if as_json:
+        print_json(
+            {
+                "rows": len(rows),
+                "scripted": scripted,
+                "sources": [str(x) for x in sources],
+                "skipped": [str(x) for x in skipped],
+                "html": str(files.html),
+                "markdown": str(files.markdown),
+                "plots": [str(p) for p in files.plots],
+            }
+        )
+        return
     console.print(
         f"[bold]kernforge report[/]: {len(rows)} rows from {len(sources)} source(s)"
         + (f", {scripted} scripted (labelled)" if scripted else "")

@@ -28,6 +28,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from benchmarks import unknown_name
+
 PRESETS: dict[str, dict[str, Any]] = {
     # Ours: parallel generation, reflection, profile-guided measure-revise, dropout, knowledge base.
     "aka": {
@@ -94,5 +96,5 @@ NEEDS_MODEL: frozenset[str] = frozenset(name for name in PRESETS if name != "off
 def preset(method: str) -> dict[str, Any]:
     """The settings of a method preset; a clear error for an unknown name."""
     if method not in PRESETS:
-        raise ValueError(f"unknown method {method!r}; available: {', '.join(PRESETS)}")
+        raise ValueError(unknown_name("method", method, PRESETS))
     return dict(PRESETS[method])

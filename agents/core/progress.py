@@ -44,10 +44,18 @@ def spend_text(tracker: BudgetTracker) -> str:
 
 
 class Progress:
-    """Prints to a rich console; `quiet` prints nothing (events are still written)."""
+    """Prints to a rich console; `quiet` prints nothing (events are still written). Steps
+    that take a while (`step`) are announced on `steps`, stderr by default."""
 
-    def __init__(self, console: Console | None = None, *, quiet: bool = False) -> None:
+    def __init__(
+        self,
+        console: Console | None = None,
+        *,
+        quiet: bool = False,
+        steps: Console | None = None,
+    ) -> None:
         self.console = console or Console()
+        self.steps = steps or Console(stderr=True)
         self.quiet = quiet
 
     def _print(self, text: str) -> None:
@@ -56,6 +64,12 @@ class Progress:
 
     def note(self, text: str, style: str = "dim") -> None:
         self._print(f"[{style}]{escape(text)}[/]")
+
+    def step(self, text: str) -> None:
+        """One line as a step that may take seconds starts (a search, a judge call), so a
+        terminal or a log shows what the run is waiting for; never wrapped."""
+        if not self.quiet:
+            self.steps.print(f"[dim]{escape(text)}[/]", highlight=False, soft_wrap=True)
 
     def start(
         self, run_id: str, task_id: str, device: str, llm: str, method: str, run_path: str

@@ -42,7 +42,7 @@ from pydantic import ValidationError
 from agents.core.crashlog import ERROR_LOG, append_trace
 from agents.core.redact import scrub
 from agents.core.state import Attempt
-from benchmarks import RunFileError, append_line, read_json, read_jsonl
+from benchmarks import RunFileError, append_line, read_json, read_jsonl, unknown_name
 
 MANIFEST = "manifest.json"
 CHECKPOINT = "checkpoint.sqlite"
@@ -104,9 +104,16 @@ class RunDir:
         for candidate in (Path(ref), Path(runs_dir) / str(ref)):
             if (candidate / MANIFEST).is_file():
                 return cls(candidate)
+        root = Path(runs_dir)
+        runs = sorted(p.parent.name for p in root.glob(f"*/{MANIFEST}"))
         raise FileNotFoundError(
-            f"no run {ref!r}: neither {ref} nor {Path(runs_dir) / str(ref)} holds a {MANIFEST} "
-            "(list runs with `ls runs/`, or pass --runs-dir)"
+            unknown_name(
+                "run",
+                str(ref),
+                runs,
+                f"neither {ref} nor {root / str(ref)} holds a {MANIFEST} (list runs with "
+                f"`ls {root}/`, or pass --runs-dir)",
+            )
         )
 
     @property

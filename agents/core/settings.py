@@ -44,11 +44,12 @@ from agents.core.llm.base import MAX_BODY_BYTES, REQUEST_TIMEOUT_S
 from agents.core.llm.budget import MIN_REPLY_TOKENS
 from agents.core.llm.retry import RetryPolicy
 from agents.core.presets import PRESETS, preset
-from benchmarks import EXECUTOR_KINDS, REMEASURE_ROUNDS, JudgeConfig
+from benchmarks import EXECUTOR_KINDS, REMEASURE_ROUNDS, JudgeConfig, unknown_name
 from knowledge_base import KB_REQUEST_TIMEOUT_S
 from profiling import NCU_TIMEOUT_S
 
 ENV_PREFIX = "KERNFORGE_"
+SEE_SETTINGS = "`kernforge run --show-config` lists the settings"
 
 
 class SettingsError(ValueError):
@@ -513,9 +514,7 @@ def convert(setting: Setting, value: Any, where: str) -> Any:
     except ValueError as exc:
         raise SettingsError(f"{where}: {setting.key} = {value!r}: {exc}") from None
     if setting.choices and value not in setting.choices:
-        raise SettingsError(
-            f"{where}: {setting.key} = {value!r}: expected one of {', '.join(setting.choices)}"
-        )
+        raise SettingsError(f"{where}: {unknown_name(setting.key, value, setting.choices)}")
     return value
 
 
@@ -539,7 +538,7 @@ def read_toml(path: Path) -> dict[str, Any]:
     out = {}
     for key, value in _flatten(raw).items():
         if key not in BY_KEY:
-            raise SettingsError(f"{path}: unknown setting {key!r}; known: {', '.join(BY_KEY)}")
+            raise SettingsError(f"{path}: {unknown_name('setting', key, BY_KEY, SEE_SETTINGS)}")
         out[key] = convert(BY_KEY[key], value, str(path))
     return out
 
@@ -595,7 +594,7 @@ def resolve(
     flags = {k: v for k, v in (flags or {}).items() if v is not None}
     for key in flags:
         if key not in BY_KEY:
-            raise SettingsError(f"unknown setting {key!r} given as a flag")
+            raise SettingsError(unknown_name("setting", key, BY_KEY, SEE_SETTINGS))
     user_file = user_file or user_config_path(env)
     project_file = project_file or project_config_path(cwd)
 
@@ -655,7 +654,7 @@ def resume_change(key: str, value: Any, flag: str) -> Any:
     a SettingsError naming `flag` (how the user gave it) and why it cannot change."""
     setting = BY_KEY.get(key)
     if setting is None:
-        raise SettingsError(f"unknown setting {key!r} given as {flag}")
+        raise SettingsError(f"{flag}: {unknown_name('setting', key, BY_KEY, SEE_SETTINGS)}")
     if not setting.on_resume:
         resumable = ", ".join(s.key for s in SETTINGS if s.on_resume)
         raise SettingsError(

@@ -244,6 +244,10 @@ class _Submissions:
         """(attempt id, verdict) of the candidate at `index` of the round."""
         position = next(p for p, (i, _) in enumerate(self.todo) if i == index)
         self._top_up(position)
+        candidate, attempt_id = self.pending[index], self.todo[position][1]
+        self.ctx.progress.step(
+            f"judge: attempt {attempt_id} ({candidate.node}/{candidate.mode}) on {self.ctx.device}"
+        )
         verdict = self.futures.pop(index).result()
         return self.todo[position][1], verdict
 

@@ -43,6 +43,10 @@ def search_kb(ctx: RunContext) -> tuple[list[dict[str, Any]], list[dict[str, Any
     if mode == "off":
         return [], [], "knowledge base off (kb = off)"
     hidden = ctx.task.id if ctx.config.benchmark else None
+    ctx.progress.step(
+        f"retrieve: searching the knowledge base for {ctx.task.id}"
+        + (" (its own solution hidden)" if hidden else "")
+    )
     failure = ""
     for attempt in range(1, KB_ATTEMPTS + 1):
         try:
