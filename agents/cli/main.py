@@ -407,36 +407,49 @@ def _print_settings(merged) -> None:  # noqa: ANN001 - agents.core.settings.Sett
 
 @app.command("demo")
 def demo(task: str = typer.Option(DEFAULT_DEMO_TASK, help="task to run the demo on")) -> None:
-    """The main job on its default: the agent with the offline policy on a task, device auto.
+    """The main job on its default: the agent with the offline policy on a task, device auto,
+    with hidden provenance (benchmark mode), so the kernel is the agent's, not the task's own.
 
     Set-up first: the knowledge base is built once (embedding takes a while the first time) and
-    reused after. Then the run: without a GPU it checks correctness through the Triton CPU
-    interpreter and stops at the first correct kernel (speed cannot be measured there); with one
-    it also searches the kernel's tunables."""
+    reused after (none with kb = off). Then the run: without a GPU it checks correctness through
+    the Triton CPU interpreter and stops at the first correct kernel (speed cannot be measured
+    there); with one it also searches the kernel's tunables."""
     import time
 
     from agents import api
+    from agents.core.settings import resolve
 
     _load_task(task)
     started = time.monotonic()
-    console.print(
-        "[bold]kernforge demo[/], set-up: the knowledge base (built on first use, then reused)"
-    )
-    try:
-        from knowledge_base import default_kb
-
-        default_kb().ensure_built()
-        console.print(f"knowledge base ready ({time.monotonic() - started:.0f} s)")
-    except Exception as exc:  # noqa: BLE001 - chromadb/embedding failures vary; the run copes without it
+    if resolve({}).values["kb"] == "off":
+        console.print("[bold]kernforge demo[/], set-up: none (the knowledge base is off: kb = off)")
+    else:
         console.print(
-            f"[yellow]knowledge base unavailable ({type(exc).__name__}: {exc}); the run goes on without it[/]"
+            "[bold]kernforge demo[/], set-up: the knowledge base (built on first use, then reused)"
         )
+        try:
+            from knowledge_base import default_kb
+
+            default_kb().ensure_built()
+            console.print(f"knowledge base ready ({time.monotonic() - started:.0f} s)")
+        except Exception as exc:  # noqa: BLE001 - chromadb/embedding failures vary; the run copes without it
+            console.print(
+                f"[yellow]knowledge base unavailable ({type(exc).__name__}: {exc}); the run goes on without it[/]"
+            )
     console.print(
-        f"[bold]kernforge demo[/], the run: `kernforge run --task {task} --llm offline --method offline --device auto`"
+        f"[bold]kernforge demo[/], the run: `kernforge run --task {task} --llm offline --method offline "
+        "--device auto --benchmark` (hidden provenance: the agent never sees the task's own solution)"
     )
     run_started = time.monotonic()
     try:
-        result = api.run(task, llm="offline", method="offline", device="auto", console=console)
+        result = api.run(
+            task,
+            llm="offline",
+            method="offline",
+            device="auto",
+            settings={"benchmark": True},
+            console=console,
+        )
     except KeyboardInterrupt:
         raise typer.Exit(130) from None
     except api.RunError as exc:
