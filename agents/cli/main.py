@@ -64,26 +64,19 @@ def tasks_list(
 ) -> None:
     """One line per task: id, category, shapes, and what the judge says about it up front; for a
     folder, also each file that did not load and why."""
-    from benchmarks import TaskError, is_folder_suite, load_all, load_folder, suite_tasks
+    from agents import api_tools
+    from benchmarks import TaskError
 
-    not_loaded = []
     try:
-        if suite and is_folder_suite(suite):
-            folder = load_folder(suite)
-            tasks, not_loaded = {t.id: t for t in folder.tasks}, folder.not_loaded
-        else:
-            tasks = {t.id: t for t in suite_tasks(suite)} if suite else load_all()
-    except TaskError as exc:
+        listed = api_tools.tasks(suite, category=category)
+    except (TaskError, api_tools.InputError) as exc:
         _die(str(exc))
-    except KeyError as exc:
-        _die(str(exc.args[0]))
+    tasks, not_loaded = listed.tasks, listed.not_loaded
     table = Table(show_header=True, header_style="bold")
     for col in ("id", "category", "dtype", "GPU shapes", "CPU shapes", "flagged"):
         table.add_column(col)
     shown = flagged = 0
-    for task in tasks.values():
-        if category and task.category != category:
-            continue
+    for task in tasks:
         shown += 1
         why = [f"cannot pass: {w}" for w in task.cannot_pass()]
         if task.refusal("cpu"):
