@@ -30,7 +30,7 @@ _TOOLS = (
     "kb_build",
     "kb_search",
     "kb_stats",
-    "bench",
+    "bench_methods",
     "import_kernels",
     "report",
     "export_pairs",

@@ -4,13 +4,14 @@
     import agents
     lite = agents.tasks("lite").tasks                     # benchmarks.Task records
     hits = agents.kb_search("online softmax", k=3)        # knowledge_base Hit records
-    result = agents.bench(tasks="softmax_fp32", methods="offline", out="runs/b", device="cpu")
+    result = agents.bench_methods(tasks="softmax_fp32", methods="offline", out="runs/b")
     report = agents.report(["runs/b"])                    # report.files.html, .markdown, plots
     pairs = agents.export_pairs(["runs/b/runs"], out="pairs.jsonl")
     imported = agents.import_kernels("geak_out.jsonl", out="runs/geak", device="cpu")
 
 Each calls the same function its CLI command calls (agents/cli/*, knowledge_base/cli.py), so
-the two cannot drift. The runs themselves (evaluate, run, resume) are in agents/api.py; this
+the two cannot drift (`bench_methods` is `kernforge bench`: `agents.bench` names the bench's
+package). The runs themselves (evaluate, run, resume) are in agents/api.py; this
 module cannot sit there, since the bench runs through that one. Bad input raises `InputError`,
 a knowledge base that fails `KnowledgeBaseError`; errors that already say what and where keep
 their own type (`benchmarks.TaskError`, `benchmarks.RunFileError`, `agents.bench.BenchError`,
@@ -177,7 +178,7 @@ def kb_stats(*, url: str | None = None, kb: KnowledgeBase | None = None) -> dict
 # -- bench, import, report, pairs -----------------------------------------------------------------
 
 
-def bench(
+def bench_methods(
     *,
     suite: str | None = None,
     tasks: str | list[str] | None = None,
