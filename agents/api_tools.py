@@ -46,7 +46,12 @@ if TYPE_CHECKING:
 
 class InputError(ValueError):
     """An API call's input is wrong (a path that does not exist, an unknown format, suite or
-    task): what and where, in one line."""
+    task): what and where, in one line. `skipped` names what was passed over on the way, each
+    with its reason (a report's damaged sources, when none is left to report)."""
+
+    def __init__(self, message: str, skipped: list[str] | None = None) -> None:
+        super().__init__(message)
+        self.skipped = list(skipped or [])
 
 
 class KnowledgeBaseError(RuntimeError):
@@ -306,7 +311,8 @@ def report(
 ) -> Report:
     """`kernforge report`: a self-contained HTML page, a Markdown summary and plots (SVG and
     PNG) of any mix of bench or import folders, run directories, folders of runs and results
-    files, in `out` (default <first path>/report). No result rows at all is an InputError."""
+    files, in `out` (default <first path>/report). No result rows at all is an InputError
+    (its `skipped`: the sources that could not be read, and why)."""
     from benchmarks import collect_rows, write_report
 
     given = [Path(p) for p in paths]
@@ -319,8 +325,7 @@ def report(
     except (FileNotFoundError, ValueError) as exc:
         raise InputError(_line(exc)) from None
     if not rows:
-        why = f"; skipped: {'; '.join(skipped)}" if skipped else ""
-        raise InputError(f"no result rows in {', '.join(str(p) for p in given)}{why}")
+        raise InputError(f"no result rows in {', '.join(str(p) for p in given)}", skipped)
     first = given[0]
     folder = (
         Path(out) if out is not None else (first.parent if first.is_file() else first) / "report"

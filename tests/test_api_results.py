@@ -131,3 +131,9 @@ def test_report_without_rows_is_an_input_error(tmp_path: Path) -> None:
     (tmp_path / "empty" / "results.jsonl").write_text("")
     with pytest.raises(agents.InputError, match="no result rows in"):
         agents.report([tmp_path / "empty"])
+    damaged = tmp_path / "results.parquet"
+    damaged.write_bytes(b"PAR1 not really")
+    with pytest.raises(agents.InputError, match="no result rows in") as nothing:
+        agents.report([damaged])
+    (why,) = nothing.value.skipped  # what could not be read, and why
+    assert why.startswith(f"{damaged} skipped: {damaged}: not a readable Parquet file")

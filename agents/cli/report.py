@@ -33,13 +33,17 @@ def report_cmd(
     from agents import api_tools
     from benchmarks import RunFileError
 
+    def warn(skipped: list[str]) -> None:  # a damaged line, run or file: named
+        for item in skipped:
+            err_console.print(f"[yellow]warning:[/] {escape(item)}", soft_wrap=True)
+
     try:
         made = api_tools.report(paths, out=out, title=title)
     except (api_tools.InputError, RunFileError) as exc:
+        warn(getattr(exc, "skipped", []))
         err_console.print(f"[bold red]error:[/] {escape(str(exc))}", soft_wrap=True)
         raise typer.Exit(2) from None
-    for item in made.skipped:  # a damaged line, run or file: named, and the rest reported
-        err_console.print(f"[yellow]warning:[/] {escape(item)}", soft_wrap=True)
+    warn(made.skipped)  # and the rest reported
     files, skipped = made.files, made.skipped
     console.print(
         f"[bold]kernforge report[/]: {len(made.rows)} rows from {len(made.sources)} source(s)"
