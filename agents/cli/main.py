@@ -75,9 +75,8 @@ def tasks_list(
     table = Table(show_header=True, header_style="bold")
     for col in ("id", "category", "dtype", "GPU shapes", "CPU shapes", "flagged"):
         table.add_column(col)
-    shown = flagged = 0
+    flagged = 0
     for task in tasks:
-        shown += 1
         why = [f"cannot pass: {w}" for w in task.cannot_pass()]
         if task.refusal("cpu"):
             why.append("GPU only: too large for the CPU interpreter")
@@ -92,7 +91,7 @@ def tasks_list(
         )
     console.print(table)
     console.print(
-        f"{shown} tasks"
+        f"{len(tasks)} tasks"
         + (f" ({flagged} flagged)" if flagged else "")
         + (f", {len(not_loaded)} file(s) not loaded" if not_loaded else "")
     )
