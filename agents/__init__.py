@@ -1,8 +1,11 @@
-"""kernforge's agent: the front door is the Python API (`agents.api`), mirroring the CLI.
+"""kernforge's agent: the front door is the Python API, mirroring the CLI: runs in `agents.api`,
+every other command in `agents.api_tools`, all of them here.
 
     import agents
     verdict = agents.evaluate("softmax_fp32", "my_kernel.py", device="cpu")
     result = agents.run("softmax_fp32", llm="offline", device="cpu", budget="iterations=4")
+    lite = agents.tasks("lite").tasks
+    report = agents.report([result.run_dir])
 
 The rooms (each a package with a README line in agents/README.md):
 
@@ -12,6 +15,7 @@ The rooms (each a package with a README line in agents/README.md):
 - `agents/offline/`: the offline policy (no model) and its rule-based code generator (codegen/)
 - `agents/bench/`: methods side by side: the plan, its cells, parallel dispatch, the worked example
 - `agents/cli/`: the `kernforge` command, one module per command group
+- `agents/api.py`, `agents/api_tools.py`: the Python API (runs; every other command)
 """
 
 from __future__ import annotations
@@ -19,13 +23,26 @@ from __future__ import annotations
 from importlib import import_module
 from typing import Any
 
+_RUNS = ("evaluate", "run", "resume", "start", "RunResult", "RunError")
+_TOOLS = (
+    "tasks",
+    "task",
+    "kb_build",
+    "kb_search",
+    "kb_stats",
+    "bench_methods",
+    "import_kernels",
+    "report",
+    "export_pairs",
+    "TaskList",
+    "Imported",
+    "Report",
+    "InputError",
+    "KnowledgeBaseError",
+)
 _EXPORTS: dict[str, str] = {
-    "evaluate": "agents.api",
-    "run": "agents.api",
-    "resume": "agents.api",
-    "start": "agents.api",
-    "RunResult": "agents.api",
-    "RunError": "agents.api",
+    **{name: "agents.api" for name in _RUNS},
+    **{name: "agents.api_tools" for name in _TOOLS},
 }
 __all__ = sorted(_EXPORTS)
 

@@ -8,6 +8,10 @@
 
 `run` merges settings exactly as `kernforge run` does (kernforge.toml < environment < the
 arguments given here); `settings={"dropout.after": 2}` sets any key of agents/core/settings.py.
+`result.summary["came_from"]` says where the best kernel came from (`summary["provenance"]`).
+
+The other commands (tasks, kb, bench, import, report, pairs) are in agents/api_tools.py; the
+package's front door (`import agents`) has the names of both modules.
 """
 
 from __future__ import annotations

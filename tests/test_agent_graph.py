@@ -111,6 +111,13 @@ def test_replay_run_repairs_optimises_drops_out_and_feeds_back_a_reply_without_c
     assert shown == {1, 2, 3, 4, 5, 6} - set(drop["masked"])
 
     summary = json.loads((run / "best" / "summary.json").read_text())
+    came = summary["provenance"]  # the model's optimisation of its own repair of attempt 1
+    assert (
+        came["kind"] == "optimized"
+        and came["parent_id"] == 3
+        and came["name"].startswith("the model replay")
+    )
+    assert came["base"]["kind"] == "model" and came["base"]["parent_id"] == 1
     assert summary["measurements_scripted"] and "SCRIPTED" in summary["note"]
     assert summary["speed"].endswith("speed not measured (no GPU)")  # no fake speed-up on a CPU
     assert summary["budget"]["used"]["scripted_calls"] == summary["budget"]["used"]["calls"] == 9
@@ -195,6 +202,10 @@ def test_offline_tunable_search_and_a_crash_inside_the_evaluator_lose_nothing(
         and a3["change"] == "BLOCK_N: 2048 -> 1024"
         and a3["predicted_gain"] is None
     )
+    # provenance survives the crash: attempt 2's record is read back from disk, 3's built on it
+    assert a2["provenance"]["label"] == "optimized-from:1"
+    assert a3["provenance"]["label"] == "optimized-from:2"
+    assert a3["provenance"]["base"]["kind"] == "task_solution"  # the lineage's root, not 2
     assert "BLOCK_N: int = 1024" in result.best_kernel.read_text()
     code = (run / "attempts" / "2" / "code.py").read_text()
     assert code.replace("BLOCK_N: int = 2048", "BLOCK_N: int = 4096") == SOLUTION

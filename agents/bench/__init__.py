@@ -47,10 +47,11 @@ from agents.bench.plan import (
     Cell,
     make_plan,
     merge_with_stored,
+    plan_bench,
     skipped_methods,
     stored_plan,
 )
-from agents.bench.run import BenchResult, MethodSummary, run_bench, summarize
+from agents.bench.run import BenchResult, MethodSummary, executor_spec, run_bench, summarize
 
 __all__ = [
     "BenchError",
@@ -62,8 +63,10 @@ __all__ = [
     "cell_rows",
     "collect_cell",
     "execute_cell",
+    "executor_spec",
     "make_plan",
     "merge_with_stored",
+    "plan_bench",
     "run_bench",
     "run_cell",
     "run_finished",

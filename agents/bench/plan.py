@@ -1,7 +1,9 @@
 """The bench's plan: which tasks, methods and seeds, under which model, budget and settings.
 
 `make_plan` checks what the CLI (or the worked example) asked for and returns a `BenchPlan`;
-`merge_with_stored` checks it against the plan already saved in the bench folder (bench.json),
+`plan_bench` is the same with the CLI's defaults and `--resume` (what is not given is taken from
+the folder's bench.json); `merge_with_stored` checks a plan against the one already saved in the
+bench folder (bench.json),
 so one folder never mixes rows of different models, budgets, settings or devices. The folder's
 layout (PLAN_FILE, EVENTS_FILE, RUNS) is named here too.
 """
@@ -252,6 +254,56 @@ def stored_plan(out: str | Path) -> BenchPlan | None:
         raise BenchError(f"{exc}: {redo}") from None
     except (ValueError, TypeError, KeyError) as exc:
         raise BenchError(f"{path}: not a bench plan ({exc}): {redo}") from None
+
+
+def plan_bench(
+    out: str | Path | None = None,
+    *,
+    suite: str | None = None,
+    tasks: str | list[str] | None = None,
+    methods: str | list[str] | None = None,
+    seeds: int | None = None,
+    llm: str | None = None,
+    budget: str | Mapping[str, Any] | None = None,
+    settings: Mapping[str, Any] | None = None,
+    device: str | None = None,
+    benchmark: bool | None = None,
+    resume: bool = False,
+) -> BenchPlan:
+    """The plan of a `kernforge bench` call. None means "not given": with `resume`, it is taken
+    from the bench.json in `out` (what is given overrides it; `merge_with_stored` checks the
+    result when the bench runs); otherwise the default: suite lite, one seed, device auto,
+    hidden provenance, `out` runs/bench-<suite>. A `resume` without a bench.json in `out` is a
+    BenchError."""
+    folder = Path(out) if out is not None else Path("runs") / f"bench-{suite or 'lite'}"
+    stored = stored_plan(folder) if resume else None
+    if resume and stored is None:
+        raise BenchError(
+            f"--resume: {folder} holds no bench.json; give the --out of the bench to continue"
+        )
+    if stored is not None:
+        if suite is None and tasks is None:
+            tasks = list(stored.tasks)
+        methods = methods or list(stored.methods)
+        llm = llm or stored.llm
+        seeds = seeds if seeds is not None else len(stored.seeds)
+        if budget is None:
+            budget = dict(stored.budget)
+        settings = settings or dict(stored.settings)
+        device = device or stored.device
+        benchmark = stored.benchmark if benchmark is None else benchmark
+    return make_plan(
+        folder,
+        suite=suite or "lite",
+        tasks=tasks,
+        methods=methods,
+        seeds=seeds if seeds is not None else 1,
+        llm=llm,
+        budget=budget,
+        settings=settings,
+        device=device or "auto",
+        benchmark=True if benchmark is None else benchmark,
+    )
 
 
 def merge_with_stored(plan: BenchPlan) -> BenchPlan:

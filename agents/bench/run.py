@@ -64,6 +64,32 @@ class BenchResult:
         return [o for o in self.outcomes if o.status == "busy"]
 
 
+def executor_spec(kind: str | None, ray_address: str | None = None) -> Any:
+    """The bench's shared executor (a `benchmarks.ExecutorSpec`) from `kind` (judge.executor's
+    choices) and `ray_address`, sized by the settings (judge.lanes, judge.compile_workers); None
+    when neither is given (each run builds its own). A `ray_address` alone means ray."""
+    from agents.core.settings import BY_KEY, resolve
+    from benchmarks import ExecutorSpec
+
+    if kind is None and ray_address is None:
+        return None
+    kind = kind or "ray"
+    choices = BY_KEY["judge.executor"].choices
+    if kind not in choices:
+        from benchmarks import unknown_name
+
+        raise BenchError(f"--executor: {unknown_name('executor', kind, choices)}")
+    if ray_address is not None and kind != "ray":
+        raise BenchError(f"--ray-address goes with --executor ray, not --executor {kind}")
+    values = resolve({}).values
+    return ExecutorSpec(
+        kind,
+        lanes=values["judge.lanes"],
+        compile_workers=values["judge.compile_workers"],
+        ray_address=ray_address or values["judge.ray_address"],
+    )
+
+
 def run_bench(
     plan: BenchPlan,
     *,

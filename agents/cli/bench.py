@@ -20,7 +20,6 @@ from agents.core.settings import BY_KEY
 
 if TYPE_CHECKING:
     from agents.bench import BenchResult, CellOutcome
-    from benchmarks import ExecutorSpec
 
 EXECUTOR, RAY_ADDRESS = BY_KEY["judge.executor"], BY_KEY["judge.ray_address"]
 
@@ -118,7 +117,7 @@ def bench(
     Re-running the same command continues a bench that was stopped. Exits 0 when every run
     finished (whatever its kernels' verdicts), 1 when a run stopped on an error, 2 on a usage
     error or when another process owns the bench folder or one of its runs, 130 on Ctrl-C."""
-    from agents.bench import BenchError, make_plan, run_bench, skipped_methods, stored_plan
+    from agents.bench import BenchError, executor_spec, plan_bench, run_bench, skipped_methods
 
     settings: dict[str, str] = {}
     for item in set_ or []:
@@ -126,36 +125,21 @@ def bench(
         if not eq:
             _die(f"--set {item!r}: expected KEY=VALUE")
         settings[key.strip()] = value
-    folder = out or Path("runs") / f"bench-{suite or 'lite'}"
     try:
-        stored = stored_plan(folder) if resume else None
-        if resume and stored is None:
-            _die(f"--resume: {folder} holds no bench.json; give the --out of the bench to continue")
-        if stored is not None:  # flags given now override; the fairness check comes after
-            if suite is None and tasks is None:
-                tasks = ",".join(stored.tasks)
-            methods = methods or ",".join(stored.methods)
-            llm = llm or stored.llm
-            seeds = seeds if seeds is not None else len(stored.seeds)
-            if budget is None:
-                budget = ",".join(
-                    f"{k.removeprefix('budget.')}={v}" for k, v in stored.budget.items()
-                )
-            settings = settings or dict(stored.settings)
-            device = device or stored.device
-            benchmark = stored.benchmark if benchmark is None else benchmark
-        plan = make_plan(
-            folder,
-            suite=suite or "lite",
+        plan = plan_bench(
+            out,
+            suite=suite,
             tasks=tasks,
             methods=methods,
-            seeds=seeds if seeds is not None else 1,
+            seeds=seeds,
             llm=llm,
             budget=budget,
             settings=settings,
-            device=device or "auto",
-            benchmark=True if benchmark is None else benchmark,
+            device=device,
+            benchmark=benchmark,
+            resume=resume,
         )
+        spec = executor_spec(executor, ray_address)
     except BenchError as exc:
         _die(str(exc))
     out = err_console if as_json else console  # --json keeps stdout for the JSON document
@@ -196,7 +180,6 @@ def bench(
             f"({outcome.seconds:.0f} s) [dim]{escape(outcome.message[:120])}[/]"
         )
 
-    spec = _executor_spec(executor, ray_address)
     try:
         result = run_bench(
             plan,
@@ -234,30 +217,6 @@ def bench(
             "the same command again to continue them"
         )
         raise typer.Exit(1)
-
-
-def _executor_spec(kind: str | None, ray_address: str | None) -> ExecutorSpec | None:
-    """The bench's shared executor from --executor / --ray-address (None: each run its own);
-    the sizes from the settings (judge.lanes, judge.compile_workers)."""
-    from agents.core.settings import resolve
-    from benchmarks import ExecutorSpec
-
-    if kind is None and ray_address is None:
-        return None
-    kind = kind or "ray"
-    if kind not in EXECUTOR.choices:
-        from benchmarks import unknown_name
-
-        _die(f"--executor: {unknown_name('executor', kind, EXECUTOR.choices)}")
-    if ray_address is not None and kind != "ray":
-        _die(f"--ray-address goes with --executor ray, not --executor {kind}")
-    values = resolve({}).values
-    return ExecutorSpec(
-        kind,
-        lanes=values["judge.lanes"],
-        compile_workers=values["judge.compile_workers"],
-        ray_address=ray_address or values["judge.ray_address"],
-    )
 
 
 def _result_record(result: BenchResult) -> dict[str, Any]:

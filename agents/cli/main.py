@@ -121,30 +121,14 @@ def tasks_list(
 ) -> None:
     """One line per task: id, category, shapes, and what the judge says about it up front; for a
     folder, also each file that did not load and why."""
-    from benchmarks import (
-        TaskError,
-        is_folder_suite,
-        load_all,
-        load_folder,
-        suite_tasks,
-        unknown_name,
-    )
+    from agents import api_tools
+    from benchmarks import TaskError
 
-    not_loaded = []
     try:
-        if suite and is_folder_suite(suite):
-            folder = load_folder(suite)
-            tasks, not_loaded = {t.id: t for t in folder.tasks}, folder.not_loaded
-        else:
-            tasks = {t.id: t for t in suite_tasks(suite)} if suite else load_all()
-    except TaskError as exc:
+        listed = api_tools.tasks(suite, category=category)
+    except (TaskError, api_tools.InputError) as exc:
         _die(str(exc))
-    except KeyError as exc:
-        _die(str(exc.args[0]))
-    categories = sorted({t.category for t in tasks.values()})
-    if category and categories and category not in categories:
-        _die(unknown_name("category", category, categories))
-    shown = [t for t in tasks.values() if not category or t.category == category]
+    tasks, not_loaded = listed.tasks, listed.not_loaded
     rows = [
         {
             "id": task.id,
@@ -155,7 +139,7 @@ def tasks_list(
             "flagged": _flags(task),
             "path": str(task.path),
         }
-        for task in shown
+        for task in tasks
     ]
     if as_json:
         print_json(
@@ -564,41 +548,54 @@ def _print_settings(merged) -> None:  # noqa: ANN001 - agents.core.settings.Sett
 
 @app.command("demo")
 def demo(task: str = typer.Option(DEFAULT_DEMO_TASK, help="task to run the demo on")) -> None:
-    """The main job on its default: the agent with the offline policy on a task, device auto.
+    """The main job on its default: the agent with the offline policy on a task, device auto,
+    with hidden provenance (benchmark mode), so the kernel is the agent's, not the task's own.
 
     Set-up first: the knowledge base is built once (embedding takes a while the first time) and
-    reused after. Then the run: without a GPU it checks correctness through the Triton CPU
-    interpreter and stops at the first correct kernel (speed cannot be measured there); with one
-    it also searches the kernel's tunables."""
+    reused after (none with kb = off). Then the run: without a GPU it checks correctness through
+    the Triton CPU interpreter and stops at the first correct kernel (speed cannot be measured
+    there); with one it also searches the kernel's tunables."""
     import time
 
     from agents import api
+    from agents.core.settings import resolve
 
     _load_task(task)
     started = time.monotonic()
-    console.print(
-        "[bold]kernforge demo[/], set-up: the knowledge base (built on first use, then reused)"
-    )
-    try:
-        from knowledge_base import default_kb
-
-        kb = default_kb()
-        kb.on_progress = step  # the first build takes minutes: say what it is doing
-        try:
-            kb.ensure_built()
-        finally:
-            kb.on_progress = None
-        console.print(f"knowledge base ready ({time.monotonic() - started:.0f} s)")
-    except Exception as exc:  # noqa: BLE001 - chromadb/embedding failures vary; the run copes without it
+    if resolve({}).values["kb"] == "off":
+        console.print("[bold]kernforge demo[/], set-up: none (the knowledge base is off: kb = off)")
+    else:
         console.print(
-            f"[yellow]knowledge base unavailable ({type(exc).__name__}: {exc}); the run goes on without it[/]"
+            "[bold]kernforge demo[/], set-up: the knowledge base (built on first use, then reused)"
         )
+        try:
+            from knowledge_base import default_kb
+
+            kb = default_kb()
+            kb.on_progress = step  # the first build takes minutes: say what it is doing
+            try:
+                kb.ensure_built()
+            finally:
+                kb.on_progress = None
+            console.print(f"knowledge base ready ({time.monotonic() - started:.0f} s)")
+        except Exception as exc:  # noqa: BLE001 - chromadb/embedding failures vary; the run copes without it
+            console.print(
+                f"[yellow]knowledge base unavailable ({type(exc).__name__}: {exc}); the run goes on without it[/]"
+            )
     console.print(
-        f"[bold]kernforge demo[/], the run: `kernforge run --task {task} --llm offline --method offline --device auto`"
+        f"[bold]kernforge demo[/], the run: `kernforge run --task {task} --llm offline --method offline "
+        "--device auto --benchmark` (hidden provenance: the agent never sees the task's own solution)"
     )
     run_started = time.monotonic()
     try:
-        result = api.run(task, llm="offline", method="offline", device="auto", console=console)
+        result = api.run(
+            task,
+            llm="offline",
+            method="offline",
+            device="auto",
+            settings={"benchmark": True},
+            console=console,
+        )
     except KeyboardInterrupt:
         raise typer.Exit(130) from None
     except api.RunError as exc:

@@ -31,31 +31,27 @@ def report_cmd(
 ) -> None:
     """Write a self-contained HTML report (plots inline, sortable tables, no network) and a
     Markdown summary; rows of several sources (benches, runs, imports) are compared in one."""
-    from benchmarks import collect_rows, write_report
+    from agents import api_tools
+    from benchmarks import RunFileError
+
+    def warn(skipped: list[str]) -> None:  # a damaged line, run or file: named
+        for item in skipped:
+            err_console.print(f"[yellow]warning:[/] {escape(item)}", soft_wrap=True)
 
     try:
-        rows, sources, skipped = collect_rows(paths)
-    except (FileNotFoundError, ValueError) as exc:
+        made = api_tools.report(paths, out=out, title=title)
+    except (api_tools.InputError, RunFileError) as exc:
+        warn(getattr(exc, "skipped", []))
         err_console.print(f"[bold red]error:[/] {escape(str(exc))}", soft_wrap=True)
         raise typer.Exit(2) from None
-    for item in skipped:  # a damaged line, run or file: named, and the rest reported
-        err_console.print(f"[yellow]warning:[/] {escape(item)}", soft_wrap=True)
-    if not rows:
-        err_console.print(
-            f"[bold red]error:[/] no result rows in {', '.join(escape(str(p)) for p in paths)}",
-            soft_wrap=True,
-        )
-        raise typer.Exit(2)
-    first = paths[0]
-    out = out or ((first.parent if first.is_file() else first) / "report")
-    files = write_report(rows, out, [*sources, *skipped], title)
-    scripted = sum(r.scripted for r in rows)
+    warn(made.skipped)  # and the rest reported
+    files, skipped = made.files, made.skipped
     if as_json:
         print_json(
             {
-                "rows": len(rows),
-                "scripted": scripted,
-                "sources": [str(x) for x in sources],
+                "rows": len(made.rows),
+                "scripted": made.scripted,
+                "sources": [str(x) for x in made.sources],
                 "skipped": [str(x) for x in skipped],
                 "html": str(files.html),
                 "markdown": str(files.markdown),
@@ -64,10 +60,10 @@ def report_cmd(
         )
         return
     console.print(
-        f"[bold]kernforge report[/]: {len(rows)} rows from {len(sources)} source(s)"
-        + (f", {scripted} scripted (labelled)" if scripted else "")
+        f"[bold]kernforge report[/]: {len(made.rows)} rows from {len(made.sources)} source(s)"
+        + (f", {made.scripted} scripted (labelled)" if made.scripted else "")
         + (f", {len(skipped)} skipped (named above)" if skipped else "")
     )
     console.print(
-        f"  {escape(str(files.html))}\n  {escape(str(files.markdown))}\n  {len(files.plots)} plot(s), SVG and PNG, in {escape(str(out / 'plots'))}"
+        f"  {escape(str(files.html))}\n  {escape(str(files.markdown))}\n  {len(files.plots)} plot(s), SVG and PNG, in {escape(str(made.out / 'plots'))}"
     )

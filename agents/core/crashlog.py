@@ -1,6 +1,6 @@
 """The record of an unexpected error: its full trace appended to a log file, its one line for
 the person at the terminal. The run's `_owned` block (agents/api.py) and the CLI's top-level
-handler (agents/cli/main.py) are the two places that use it."""
+handler (agents/cli/main.py) use both; the API's errors (agents/api_tools.py) the one line."""
 
 from __future__ import annotations
 

@@ -20,7 +20,14 @@ from agents.core.diagnosis import diagnose as rules_diagnosis
 from agents.core.model_tests import KERNEL_FILE, TEST_FILE
 from agents.core.policy import Proposal
 from agents.core.prompting import history_rows, render, task_contract
-from agents.core.state import AgentState, Attempt, best_correct, visible_history
+from agents.core.state import (
+    AgentState,
+    Attempt,
+    Provenance,
+    best_correct,
+    optimized_from,
+    visible_history,
+)
 from agents.offline.policy import reference_kernels
 
 if TYPE_CHECKING:
@@ -136,12 +143,16 @@ class ModelPolicy:
         system = render("system.md.j2", task=task, device=job["device_info"])
         reply = ask_for_code(ctx, "generator", system, prompt)
         parent_id = parent.id if parent is not None else None
+        model = ctx.provider.describe() if ctx.provider else ""
+        # a fresh prompt shows the retrieved knowledge (knowledge_rows); a repair prompt shows none
+        shown = [str(h["id"]) for h in job["retrieved"]] if parent is None else []
         return Proposal(
             code=reply.code,
             prompt=reply.prompt_md,
             reply=reply.reply_md,
             parent_id=parent_id,
-            origin=ctx.provider.describe() if ctx.provider else "",
+            origin=model,
+            provenance=Provenance(kind="model", name=model, parent_id=parent_id, retrieved=shown),
             note=f"no usable code after {reply.nocode} replies",
             logged={"parent": parent_id, "nocode_replies": reply.nocode},
             updates=_bookkeeping(ctx, reply),
@@ -215,6 +226,11 @@ class ModelPolicy:
             reply=reply.reply_md,
             change=change,
             predicted_gain=predicted,
+            provenance=optimized_from(
+                best,
+                f"the model {ctx.provider.describe() if ctx.provider else ''}".strip(),
+                change or "(change not stated)",
+            ),
             logged={
                 "change": change or "(not stated)",
                 "predicted_gain": predicted,

@@ -68,6 +68,13 @@ def best_summary(
         "best_kernel": str(ctx.run.path / "best" / "kernel.py") if best else None,
         "speed": speed,
         "verdict": best.verdict.model_dump() if best else None,
+        # where the best kernel came from: the record (agents/core/state.py Provenance) and words
+        "provenance": best.provenance.model_dump(mode="json")
+        if best is not None and best.provenance is not None
+        else None,
+        "came_from": best.provenance.sentence()
+        if best is not None and best.provenance is not None
+        else None,
         "iterations": state.get("iteration", 0),
         "attempts": len(attempts),
         "correct_attempts": sum(1 for a in attempts if a.passed),

@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
-from agents.core.state import AgentState, Attempt, Candidate
+from agents.core.state import AgentState, Attempt, Candidate, Provenance
 
 if TYPE_CHECKING:
     from agents.core.context import RunContext
@@ -29,13 +29,15 @@ class Proposal:
     event carries about this proposal, `said` the line printed for people. `updates` is the
     policy's own bookkeeping for the state (model spend, replay position, replies without code).
     `stop` is set when the policy has nothing more to try and the run should end for that reason.
+    Every proposal with code says where the code came from (`provenance`).
     """
 
     code: str | None
     prompt: str = ""  # what was asked, as Markdown (prompt.md)
     reply: str = ""  # what was answered (reply.md)
     parent_id: int | None = None  # the attempt this code repairs (generator)
-    origin: str = ""  # where the code came from: a model, a reference kernel's id, ...
+    origin: str = ""  # the lineage's key: a reference kernel's id, a model's provider:model
+    provenance: Provenance | None = None  # where the code came from (agents/core/state.py)
     tunables: dict[str, Any] = field(default_factory=dict)  # the configuration tried (search)
     change: str = ""  # what the code changes (optimizer)
     predicted_gain: float | None = None  # the stated speed-up, 0.10 = 10 % (optimizer)
@@ -71,6 +73,7 @@ class Proposal:
             change=self.change,
             predicted_gain=self.predicted_gain,
             origin=origin,
+            provenance=self.provenance,
             tunables=dict(self.tunables),
         )
 

@@ -83,7 +83,8 @@ class Progress:
     def attempt(self, attempt: Attempt) -> None:
         v = attempt.verdict
         parent = f", parent {attempt.parent_id}" if attempt.parent_id is not None else ""
-        head = f"  attempt {attempt.id} ({attempt.node}/{attempt.mode}{parent}): "
+        origin = f", {attempt.provenance.label}" if attempt.provenance is not None else ""
+        head = f"  attempt {attempt.id} ({attempt.node}/{attempt.mode}{parent}{escape(origin)}): "
         if v.passed:
             line = f"[green]PASS[/] {escape(speed_text(attempt))}"
         else:
@@ -118,6 +119,8 @@ class Progress:
                 f"[bold green]best kernel[/]: {escape(summary['best_kernel'])} (attempt {summary['best_attempt']}; "
                 f"{escape(summary['speed'])})"
             )
+            if summary.get("came_from"):
+                self._print(f"  where it came from: {escape(summary['came_from'])}")
         else:
             self._print(
                 "[bold red]no correct kernel[/] was found; attempts and verdicts are in the run directory"

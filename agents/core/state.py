@@ -1,11 +1,13 @@
 """The agent's state: what the graph carries from node to node, and what the checkpoint saves.
 
-Two records cross every boundary (nodes, checkpoint, run directory), so each is defined once here:
+The records that cross every boundary (nodes, checkpoint, run directory), each defined once here:
 
 - `Candidate`: a kernel a node proposed and the judge has not seen yet (code, who made it, from
   which parent, the prompt and reply behind it, what it changes and the gain it predicts).
 - `Attempt`: a candidate after the judge: its verdict in summary, its speed, whether it was
   accepted, whether dropout masked it. Attempts form a tree through `parent_id`.
+- `Provenance`: where a candidate's code came from (one of `ORIGIN_KINDS`); each attempt keeps
+  its own, and the run's summary.json holds the best kernel's.
 
 `AgentState` is the graph's state. Keys with a reducer (`Annotated[..., reducer]`) merge the
 updates of nodes that run in parallel (the generator fans out through `Send`); the others are
@@ -14,13 +16,84 @@ simply overwritten by the last node that returns them.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, TypedDict
+from typing import Annotated, Any, Literal, TypedDict, get_args
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, computed_field
 
 # An interleaved re-measurement of a candidate against the incumbent: one record, defined by the
 # harness that measures it, stored as it is in each attempt (and the checkpoint).
 from benchmarks import Remeasure as Measurement
+
+OriginKind = Literal["task_solution", "template", "retrieved", "generated", "model", "optimized"]
+ORIGIN_KINDS: tuple[str, ...] = get_args(OriginKind)
+
+
+class Provenance(BaseModel):
+    """Where a kernel's code came from. `kind` is one of a closed set:
+
+    - task_solution: the task's own reference solution (knowledge_base/kernels/<task>.py); only
+      in normal mode, never under hidden provenance (`benchmark`);
+    - template: a generic template of the knowledge base (knowledge_base/kernels/tpl_*.py);
+    - retrieved: another task's reference kernel, a neighbour the knowledge base returned;
+    - generated: written by rules from the task's PyTorch reference (agents/offline/codegen/);
+    - model: written by a model (`name` is its provider:model); `retrieved` lists the
+      knowledge-base items its prompt showed, `parent_id` the failed attempt it repairs;
+    - optimized: attempt `parent_id` changed by `name` (the offline tunable search, or the
+      model provider:model) as `change` says; `base` is where that lineage began (never optimized).
+
+    `label` is the short form (`template:tpl_online_softmax`, `retrieved:kernel:layernorm`,
+    `generated:rowwise`, `model:openai:gpt-4o`, `optimized-from:3`), `sentence` the words."""
+
+    kind: OriginKind
+    name: str = ""  # the template's or knowledge-base id, the generator's structure, the model...
+    path: str = ""  # the file the code was read from, where there is one
+    how: str = ""  # how it was fitted to the task's entry point (e.g. "wrapped softmax()")
+    parent_id: int | None = None
+    change: str = ""
+    retrieved: list[str] = Field(default_factory=list)
+    base: Provenance | None = None
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def label(self) -> str:
+        """The short form, written beside the fields (attempt.json, summary.json)."""
+        if self.kind == "task_solution":
+            return "task_solution"
+        if self.kind == "optimized":
+            return f"optimized-from:{self.parent_id}"
+        return f"{self.kind}:{self.name}" if self.name else self.kind
+
+    @property
+    def root(self) -> Provenance:
+        """Where the lineage began: `base` for an optimized kernel (itself when not recorded)."""
+        return self.base if self.kind == "optimized" and self.base is not None else self
+
+    def sentence(self) -> str:
+        """Where the code came from, in words."""
+        where = f" ({self.path})" if self.path else ""
+        how = f", {self.how}" if self.how else ""
+        if self.kind == "task_solution":
+            return (
+                f"the task's own reference solution{where}{how} (normal mode; --benchmark hides it)"
+            )
+        if self.kind == "template":
+            return f"the knowledge base's template {self.name}{where}{how}"
+        if self.kind == "retrieved":
+            return f"a neighbouring task's kernel retrieved from the knowledge base, {self.name}{where}{how}"
+        if self.kind == "generated":
+            return f"written by rules from the task's PyTorch reference (agents/offline/codegen: {self.name})"
+        if self.kind == "model":
+            text = f"written by the model {self.name or '(unnamed)'}"
+            if self.parent_id is not None:
+                text += f", repairing attempt {self.parent_id}"
+            if self.retrieved:
+                text += f"; its prompt showed {', '.join(self.retrieved)}"
+            return text
+        text = f"attempt {self.parent_id} changed by {self.name or 'the optimizer'}"
+        text += f" ({self.change})" if self.change else ""
+        if self.base is not None:
+            text += f"; that lineage began as {self.base.sentence()}"
+        return text
 
 
 class Candidate(BaseModel):
@@ -37,7 +110,8 @@ class Candidate(BaseModel):
     reply: str = ""  # what it answered
     change: str = ""  # what the candidate changes (optimizer)
     predicted_gain: float | None = None  # the optimizer's predicted speed-up, e.g. 0.10 = 10 %
-    origin: str = ""  # where the code came from: "llm", "replay", a reference kernel's path, ...
+    origin: str = ""  # the lineage's key: the reference kernel's id, or the model's provider:model
+    provenance: Provenance | None = None  # where the code came from, as a record
     tunables: dict[str, Any] = Field(default_factory=dict)  # offline search: the config tried
 
 
@@ -79,6 +153,7 @@ class Attempt(BaseModel):
     accepted: bool | None = None  # became the incumbent (None: the question did not arise)
     masked: bool = False  # hidden from prompts by dropout; never deleted
     origin: str = ""
+    provenance: Provenance | None = None  # None: recorded by a version before provenance
     tunables: dict[str, Any] = Field(default_factory=dict)
     # the model-written test's outcome (agent.llm_tests): feedback only, never the verdict
     model_test: dict[str, Any] | None = None
@@ -177,7 +252,13 @@ class AgentState(TypedDict, total=False):
 
 
 # Types the checkpoint may rebuild from its store (see graph.checkpointer); nothing else.
-CHECKPOINT_TYPES: tuple[type[BaseModel], ...] = (Candidate, VerdictSummary, Measurement, Attempt)
+CHECKPOINT_TYPES: tuple[type[BaseModel], ...] = (
+    Candidate,
+    VerdictSummary,
+    Measurement,
+    Provenance,
+    Attempt,
+)
 
 
 def attempt_by_id(state: AgentState, attempt_id: int | None) -> Attempt | None:
@@ -221,3 +302,9 @@ def best_correct(state: AgentState, k: int) -> list[Attempt]:
     others.sort(key=lambda a: (a.geomean_us is None, a.geomean_us or 0.0, -a.id))
     ranked = ([best] if best is not None else []) + others
     return ranked[: max(k, 0)]
+
+
+def optimized_from(parent: Attempt, by: str, change: str) -> Provenance:
+    """The provenance of a change to `parent` made by `by` (the search or a model)."""
+    base = parent.provenance.root if parent.provenance is not None else None
+    return Provenance(kind="optimized", name=by, parent_id=parent.id, change=change, base=base)

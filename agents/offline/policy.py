@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 from agents.core.diagnosis import rule_reflection
 from agents.core.policy import Proposal
-from agents.core.state import AgentState, Attempt
+from agents.core.state import AgentState, Attempt, Provenance, optimized_from
 from benchmarks import parse_python
 
 if TYPE_CHECKING:
@@ -40,6 +40,8 @@ if TYPE_CHECKING:
     from agents.core.nodes.generator import GeneratorJob
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
+TEMPLATE_PREFIX = "tpl_"  # knowledge_base/kernels/tpl_*.py are generic templates (KB_META.template)
+OPTIMIZER = "the offline tunable search"
 
 # -- reading kernels ----------------------------------------------------------------------------
 
@@ -266,7 +268,8 @@ def reference_kernels(
 
     `kernel_hits` are knowledge-base hits of kind "kernel" ({"id", "path", "text"}), already
     retrieved with the task hidden in benchmark mode. In normal mode the task's own solution
-    comes first. Each result: {"id", "path", "source", "how", "tunables"}."""
+    comes first. Each result: {"id", "kind", "path", "source", "how", "tunables"}, "kind" one of
+    `agents.core.state.ORIGIN_KINDS` (task_solution, template, retrieved)."""
     from agents.offline.codegen import entry_defaults, wrapper_head
     from knowledge_base import solution_path
 
@@ -276,7 +279,7 @@ def reference_kernels(
     found: list[dict[str, Any]] = []
     seen_paths: set[str] = set()
 
-    def consider(ref_id: str, path: str, source: str) -> None:
+    def consider(ref_id: str, path: str, source: str, kind: str) -> None:
         where = str(_repo_path(path)) if path else ref_id
         if where in seen_paths or any(r["id"] == ref_id for r in found):
             return
@@ -294,20 +297,39 @@ def reference_kernels(
         code, how = adapted
         meta = kb_meta(source)
         space = search_space(meta, tunable_values(code, task.entry_point))
-        found.append({"id": ref_id, "path": path, "source": code, "how": how, "tunables": space})
+        found.append(
+            {
+                "id": ref_id,
+                "kind": kind,
+                "path": path,
+                "source": code,
+                "how": how,
+                "tunables": space,
+            }
+        )
 
     if not benchmark:
         own = solution_path(task.name)
         if own.is_file():
-            consider(f"kernel:{task.name}", str(own), own.read_text(encoding="utf-8"))
+            consider(
+                f"kernel:{task.name}", str(own), own.read_text(encoding="utf-8"), "task_solution"
+            )
     for hit in kernel_hits:
         path = hit.get("path") or ""
         source = hit.get("text") or ""
         if not source and path and _repo_path(path).is_file():
             source = _repo_path(path).read_text(encoding="utf-8")
-        if benchmark and Path(path).stem == task.name:
+        stem = Path(path).stem
+        if benchmark and stem == task.name:
             continue  # belt and braces: hidden provenance never shows the task's own solution
-        consider(hit.get("id", path), path, source)
+        kind = (
+            "task_solution"
+            if stem == task.name
+            else "template"
+            if stem.startswith(TEMPLATE_PREFIX)
+            else "retrieved"
+        )
+        consider(hit.get("id", path), path, source, kind)
     return found
 
 
@@ -327,6 +349,8 @@ def generated_kernel(task: Any) -> tuple[dict[str, Any] | None, str]:
     how = f"generated from the reference ({made.structure}: {len(made.ops)} aten ops)"
     entry = {
         "id": f"codegen:{made.structure}",
+        "kind": "generated",
+        "name": made.structure,
         "path": "",
         "source": made.source,
         "how": how,
@@ -354,6 +378,32 @@ def _repo_path(path: str) -> Path:
     return (p if p.is_absolute() else REPO_ROOT / p).resolve()
 
 
+def reference_provenance(ref: dict[str, Any]) -> Provenance:
+    """Where a reference entry's code came from. An entry without "kind" (a checkpoint of a
+    version before provenance) counts as retrieved."""
+    kind = ref.get("kind", "retrieved")
+    ref_id = str(ref["id"])
+    if kind == "template":
+        name = Path(ref.get("path") or ref_id).stem
+    elif kind == "generated":
+        name = ref.get("name") or ref_id.removeprefix("codegen:")
+    else:
+        name = ref_id
+    return Provenance(kind=kind, name=name, path=ref.get("path") or "", how=ref.get("how", ""))
+
+
+def solution_note(task: Any, references: list[dict[str, Any]]) -> str | None:
+    """The line a normal-mode run prints up front when its first candidate is the task's own
+    solution (None otherwise)."""
+    if not references or references[0].get("kind") != "task_solution":
+        return None
+    return (
+        f"normal mode: the first candidate is task {task.id}'s own reference solution "
+        f"({references[0]['path']}), not a kernel the agent wrote; run with --benchmark "
+        "(hidden provenance) to see the agent write one"
+    )
+
+
 # -- the policy -----------------------------------------------------------------------------------
 
 
@@ -375,17 +425,22 @@ class OfflinePolicy:
     ) -> list[dict[str, Any]]:
         benchmark = ctx.config.benchmark
         references = reference_kernels(ctx.task, kernel_hits, benchmark=benchmark)
-        if not ctx.config.codegen:
-            return references
-        references, codegen_note = with_generated(ctx.task, references, benchmark=benchmark)
-        ctx.event("codegen", note=codegen_note)
-        ctx.progress.note(f"offline policy: {codegen_note}")
-        listed = ", ".join(f"{r['id']} ({r['how']})" for r in references) or "none"
-        ctx.event(
-            "references",
-            references=[{k: r[k] for k in ("id", "path", "how", "tunables")} for r in references],
-        )
-        ctx.progress.note(f"offline policy: reference kernels: {listed}")
+        if ctx.config.codegen:
+            references, codegen_note = with_generated(ctx.task, references, benchmark=benchmark)
+            ctx.event("codegen", note=codegen_note)
+            ctx.progress.note(f"offline policy: {codegen_note}")
+            listed = ", ".join(f"{r['id']} ({r['how']})" for r in references) or "none"
+            ctx.event(
+                "references",
+                references=[
+                    {k: r[k] for k in ("id", "kind", "path", "how", "tunables")} for r in references
+                ],
+            )
+            ctx.progress.note(f"offline policy: reference kernels: {listed}")
+        note = solution_note(ctx.task, references)
+        if note:
+            ctx.event("task_solution_first", note=note, path=references[0]["path"])
+            ctx.progress.note(note, style="yellow")
         return references
 
     def nothing_left(self, state: AgentState) -> str | None:
@@ -413,12 +468,13 @@ class OfflinePolicy:
             code=code,
             prompt=prompt,
             origin=ref["id"],
+            provenance=reference_provenance(ref),
             tunables={
                 k: v
                 for k, v in tunable_values(code, ctx.task.entry_point).items()
                 if k in ref["tunables"]
             },
-            logged={"origin": ref["id"], "how": ref["how"]},
+            logged={"origin": ref["id"], "how": ref["how"], "provenance": ref.get("kind")},
         )
 
     def diagnose(self, ctx: RunContext, state: AgentState, target: Attempt) -> dict[str, Any]:
@@ -453,6 +509,7 @@ class OfflinePolicy:
             code=set_tunables(code, entry, changed),
             prompt=prompt,
             change=change,
+            provenance=optimized_from(best, OPTIMIZER, change),
             tunables=config,
             logged={
                 "change": change,

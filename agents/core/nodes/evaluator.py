@@ -118,6 +118,7 @@ def judged(
         change=candidate.change,
         predicted_gain=candidate.predicted_gain,
         origin=candidate.origin,
+        provenance=candidate.provenance,
         tunables=dict(candidate.tunables),
         model_test=tested,
     )
@@ -135,6 +136,7 @@ def judged(
         node=attempt.node,
         mode=attempt.mode,
         iteration=attempt.iteration,
+        provenance=attempt.provenance.label if attempt.provenance else None,
         passed=verdict.passed,
         stage_reached=attempt.verdict.stage_reached,
         error_class=attempt.verdict.error_class,
