@@ -92,7 +92,9 @@ class RunContext:
         """The knowledge base: the project's own, or the `open_kb` test seam's."""
         if self.seams.open_kb is not None:
             return self.seams.open_kb()
-        return default_open_kb(self.config.kb_timeout_s)
+        kb = default_open_kb(self.config.kb_timeout_s)
+        kb.on_progress = self.progress.step  # a first build takes minutes: lines as it goes
+        return kb
 
     def event(self, kind: str, **fields: Any) -> dict[str, Any]:
         return self.run.event(kind, **fields)
