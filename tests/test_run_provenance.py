@@ -150,6 +150,16 @@ def test_a_normal_mode_run_says_up_front_that_it_starts_from_the_tasks_own_solut
     assert summary["provenance"] == record and summary["came_from"].startswith(
         "the task's own reference solution"
     )
+    # the report's rows say it too
+    from benchmarks import collect_rows
+    from benchmarks.results.analysis import analyze
+    from benchmarks.results.report_tables import rows_table
+
+    rows, _, _ = collect_rows([result.run_dir])
+    assert [r.came_from for r in rows][:1] == ["task_solution"]
+    table = rows_table(analyze(rows))
+    column = table.head.index("came from")
+    assert table.rows[0][column] == "task_solution"
 
 
 def test_a_model_written_kernel_says_so_and_names_what_its_prompt_showed(tmp_path: Path) -> None:

@@ -193,6 +193,17 @@ class AttemptFile(BaseModel):
     parent_id: int | None = None
     mode: str | None = None
     measurement: AttemptMeasurement | None = None
+    provenance: dict[str, Any] | None = None  # agents.core.state.Provenance, as written
+
+    def came_from(self) -> str:
+        """Where the attempt's code came from, short: `generated:rowwise`, `model:openai:gpt-4o`,
+        `optimized-from:3 (generated:rowwise)`; "" when the record has none (an older run)."""
+        p = self.provenance or {}
+        label = str(p.get("label") or p.get("kind") or "")
+        base = p.get("base")
+        if label and isinstance(base, dict) and (base.get("label") or base.get("kind")):
+            label += f" ({base.get('label') or base.get('kind')})"
+        return label
 
 
 def _text(path: Path) -> str:

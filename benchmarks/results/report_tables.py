@@ -429,6 +429,7 @@ def rows_table(a: Analysis) -> Table:
         "S",
         "flags",
         "time",
+        "came from",
         "origin",
     ]
     body = []
@@ -456,6 +457,7 @@ def rows_table(a: Analysis) -> Table:
                 fmt(r.score, 3) if r.score is not None else untimed,
                 ", ".join(r.flags),
                 r.timestamp,
+                r.came_from or (f"imported ({r.source})" if r.source != "kernforge" else ""),
                 r.origin or r.run_id,
             ]
         )

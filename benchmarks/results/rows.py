@@ -104,6 +104,7 @@ class ResultRow(BaseModel):
     scripted: bool = False  # replay provider or scripted measurements: label it everywhere
     source: Source = "kernforge"
     origin: str = ""  # where the code came from (file, JSONL line, session folder)
+    came_from: str = ""  # how a kernforge attempt's code was made (its provenance label)
     code_sha256: str = ""
     timestamp: str = Field(default_factory=lambda: datetime.now(UTC).isoformat(timespec="seconds"))
     run_started: str = ""  # when the row's run began (ISO time); "" when unknown (imports)
@@ -170,6 +171,7 @@ def row_from_verdict(
     ptx_features: dict[str, bool] | None = None,
     timestamp: str | None = None,
     run_started: str = "",
+    came_from: str = "",
 ) -> ResultRow:
     """A row from a judge verdict plus who produced the kernel."""
     fp = verdict.fingerprint or {}
@@ -204,6 +206,7 @@ def row_from_verdict(
         scripted=scripted,
         source=source,
         origin=origin,
+        came_from=came_from,
         code_sha256=verdict.candidate_sha256,
         verdict=verdict.model_dump(mode="json"),
     )
@@ -459,6 +462,7 @@ def rows_from_run_dir(
                 parent_attempt=record.parent_id,
                 mode=record.mode or "",
                 origin=f"{run_dir.name}/attempts/{folder.name}/code.py",
+                came_from=record.came_from(),
                 ptx_features=ptx_features_of_dir(folder),
                 timestamp=stamp or manifest.created,
                 **{**common, "scripted": common["scripted"] or measured_scripted},
