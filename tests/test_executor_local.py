@@ -152,9 +152,12 @@ def _round(slots: int, n: int, monkeypatch) -> tuple[Any, _Recording, list[Any]]
         run=SimpleNamespace(find_attempt=lambda key: None),
         judge_executor=lambda: executor,
         device="cpu",
+        progress=SimpleNamespace(step=lambda text: None),
     )
     monkeypatch.setattr(evaluator_node, "judge_request", lambda ctx, cand, aid: f"attempt {aid}")
-    pending = [SimpleNamespace(key=f"k{i}", slot=i) for i in range(n)]
+    pending = [
+        SimpleNamespace(key=f"k{i}", slot=i, node="generator", mode="fresh") for i in range(n)
+    ]
     return evaluator_node._Submissions(ctx, pending, 5), executor, pending
 
 

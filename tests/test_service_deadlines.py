@@ -37,7 +37,9 @@ def test_a_frozen_knowledge_base_server_is_a_counted_message_within_its_deadline
             open_kb=lambda: KnowledgeBase(url=frozen.url, request_timeout_s=1.0),
             tracker=tracker,
             event=lambda kind, **fields: events.append((kind, fields)),
-            progress=SimpleNamespace(note=lambda text, style=None: notes.append(text)),
+            progress=SimpleNamespace(
+                note=lambda text, style=None: notes.append(text), step=lambda text: None
+            ),
         )
         started = time.monotonic()
         knowledge, kernels, note = search_kb(ctx)  # type: ignore[arg-type]
