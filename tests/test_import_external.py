@@ -198,5 +198,9 @@ def test_import_command(tmp_path):
     assert result.exit_code == 0, result.output
     assert "1 judged (1 correct; speed not measured (no GPU))" in flat(result.output)
     assert "unknown task" in flat(result.output) and "mystery" in flat(result.output)
+    # a line as the judge call starts, before its result (stderr, mixed in by the runner)
+    out = flat(result.output)
+    start = out.index("import: judging softmax_fp32 from")
+    assert start < out.index("softmax_fp32 seed 0 attempt")
     bad = CliRunner().invoke(app, [str(tmp_path / "missing"), "--out", str(tmp_path / "out")])
     assert bad.exit_code == 2 and "does not exist" in flat(bad.output)

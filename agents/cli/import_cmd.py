@@ -10,7 +10,7 @@ from pathlib import Path
 import typer
 from rich.markup import escape
 
-from agents.cli.console import console, err_console, print_json
+from agents.cli.console import console, err_console, print_json, step
 from benchmarks import JudgeConfig
 
 
@@ -79,10 +79,20 @@ def import_cmd(
             f"  {row.task_id} seed {row.seed} attempt {row.attempt}: {status}  {escape(row.origin)}"
         )
 
+    def judging(task_id: str, origin: str) -> None:
+        step(f"import: judging {task_id} from {origin}")
+
     config = JudgeConfig(device=device, trials=trials, seed=seed, timeout_s=timeout)
     try:
         report = import_kernels(
-            plan, store, method=method, model=model, dtype=dtype, judge_config=config, on_row=show
+            plan,
+            store,
+            method=method,
+            model=model,
+            dtype=dtype,
+            judge_config=config,
+            on_row=show,
+            on_judging=judging,
         )
     except KeyboardInterrupt:
         say.print(

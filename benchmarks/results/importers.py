@@ -559,9 +559,11 @@ def import_kernels(
     scripted: bool = False,
     tasks: dict[str, Task] | None = None,
     on_row: Callable[[ResultRow], None] | None = None,
+    on_judging: Callable[[str, str], None] | None = None,
 ) -> ImportReport:
     """Judge every kernel of `plan` and append a row per kernel to `store` (resumable: a kernel
-    whose (task, method, seed, attempt) is stored already is not judged again). A kernel is
+    whose (task, method, seed, attempt) is stored already is not judged again). `on_judging`
+    gets (task id, origin) as each judge call starts, `on_row` each row as it is stored. A kernel is
     judged on the problem its source published beside it (`benchmarks.results.import_tasks`,
     written under `<store>/tasks/<format>/`), else on the kernforge task its name gives."""
     from benchmarks.harness.judge import JudgeConfig, evaluate, resolve_device
@@ -630,6 +632,8 @@ def import_kernels(
         else:
             code, notes = _adapted(kernel.code, task, plan.format, device)
             notes = [n for n in (choice, *notes) if n]
+            if on_judging is not None:
+                on_judging(task.id, kernel.origin)
             verdict = evaluate(task, kernel.origin, config, source=code, label=kernel.origin)
             row = row_from_verdict(
                 verdict,
