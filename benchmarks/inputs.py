@@ -61,7 +61,13 @@ def amplify_outliers(
     """Multiply a random `fraction` of elements (at least one) by a factor in `scale`, keeping
     the dtype. Values are clamped to the dtype's finite range so the input stays finite.
     Half-precision and fp32 inputs are computed in fp32; float64 and complex inputs in their own
-    dtype (a complex element keeps its phase and grows in magnitude)."""
+    dtype (a complex element keeps its phase and grows in magnitude).
+
+    The first pick always takes the largest factor; in a real tensor holding both signs the
+    first pick is made positive, the second negative, and both take the largest factor. Every
+    outlier input then carries a full-scale value of each sign it can hold: without that a small
+    tensor's few picks could all be small or negative, and a softmax that never subtracts the
+    row maximum would pass."""
     if x.numel() == 0:
         return x
     wide = x.dtype in (torch.float64, torch.complex64, torch.complex128)
@@ -84,6 +90,12 @@ def amplify_outliers(
         flat[idx] = base * factor.to(base.real.dtype)
         return flat.reshape(x.shape)
     base = torch.where(base.abs() < 0.5, torch.sign(base) + (base == 0).to(base.dtype), base)
+    factor[0] = scale[1]
+    if bool((flat > 0).any()) and bool((flat < 0).any()):
+        base[0] = base[0].abs()
+        if base.numel() > 1:
+            base[1] = -base[1].abs()
+            factor[1] = scale[1]
     flat[idx] = base * factor.to(base.dtype)
     if x.dtype.is_floating_point:
         info = torch.finfo(x.dtype)

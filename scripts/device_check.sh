@@ -5,11 +5,18 @@
 #
 #   run(command="bash scripts/device_check.sh tests", carry=[".whl", ".carry"], timeout_s=600)
 #   run(command="bash scripts/device_check.sh isolation", carry=[".whl", ".carry"], timeout_s=600)
+#   run(command="bash scripts/device_check.sh shapes", carry=[".whl", ".carry"], timeout_s=600)
+#   run(command="bash scripts/device_check.sh throughput", carry=[".whl", ".carry"], timeout_s=600)
 #
 # tests:     `kernforge doctor` (which isolation is in force there), every test marked gpu, and the
 #            sandbox's own tests (bubblewrap on that machine's kernel)
 # isolation: the judge's wall time per candidate on the GPU with and without bubblewrap
 #            (benchmarks.studies.harness_speed, the same task and repeats both times)
+# shapes:    tests/test_shapes_gpu.py (every task's ragged GPU shape; each reference solution
+#            judged, isolated, on it), 8 pytest workers sharing the GPU
+# throughput: benchmarks.studies.throughput on silu_fp16 (issue 15's floors), isolated
+# The judge, call-check and format tests run in 3 pytest workers (pytest-xdist, carried in .whl/);
+# the profiling tests run alone, since ncu profiles the whole GPU.
 # Everything printed goes to $OUT/check.log; each step's own output to $OUT/<step>.*
 set -u
 PART=${1:-tests}
@@ -38,14 +45,27 @@ if [ "$PART" = tests ]; then
   export PATH=$BWRAP_DIR:$PATH
   echo "-- with the carried bubblewrap:"
   step doctor 60 python3 -m agents.cli doctor
-  step gputests 420 python3 -m pytest -m gpu -q -p no:cacheprovider tests/test_judge_gpu.py \
-    tests/test_judge_calls_gpu.py tests/test_shapes_gpu.py tests/test_profiling_gpu.py \
-    tests/test_formats_gpu.py --timeout 150 -o addopts= > "$OUT/gputests.log" 2>&1
-  tail -15 "$OUT/gputests.log"
+  step gputests 330 python3 -m pytest -m gpu -q -p no:cacheprovider -n 3 tests/test_judge_gpu.py \
+    tests/test_judge_calls_gpu.py tests/test_formats_gpu.py --timeout 240 -o addopts= \
+    --durations=0 > "$OUT/gputests.log" 2>&1
+  tail -25 "$OUT/gputests.log"
+  step profilingtests 150 python3 -m pytest -m gpu -q -p no:cacheprovider tests/test_profiling_gpu.py \
+    --timeout 120 -o addopts= > "$OUT/profilingtests.log" 2>&1
+  tail -8 "$OUT/profilingtests.log"
   [ "${2:-}" = gpu-only ] && exit 0
   step sandboxtests 150 python3 -m pytest -q -p no:cacheprovider tests/test_sandbox.py \
     tests/test_sandbox_hostile.py --timeout 120 > "$OUT/sandboxtests.log" 2>&1
   tail -15 "$OUT/sandboxtests.log"
+elif [ "$PART" = shapes ]; then
+  export PATH=$BWRAP_DIR:$PATH
+  step shapetests 540 python3 -m pytest -m gpu -q -p no:cacheprovider -n 8 tests/test_shapes_gpu.py \
+    --timeout 300 -o addopts= > "$OUT/shapetests.log" 2>&1
+  tail -25 "$OUT/shapetests.log"
+elif [ "$PART" = throughput ]; then
+  export PATH=$BWRAP_DIR:$PATH
+  step doctor 60 python3 -m agents.cli doctor
+  step throughput 540 python3 -m benchmarks.studies.throughput --device cuda --tasks silu_fp16 \
+    --batch 32 --naive 4 --out "$OUT/throughput_h200.md"
 else
   step speed-bare 270 env KERNFORGE_UNSAFE_NO_ISOLATION=1 python3 -m benchmarks.studies.harness_speed \
     --device cuda --task silu_fp16 --repeats 4 --out "$OUT/harness_speed_unisolated.md"

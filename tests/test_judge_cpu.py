@@ -116,6 +116,18 @@ def test_known_bad_kernel_fails_and_reference_passes(task):
     assert good.passed, good.message
 
 
+def test_a_softmax_that_never_subtracts_the_max_fails_on_a_small_drawn_shape():
+    # shape seed 8 draws shapes so small that, before every outlier input carried a full-scale
+    # positive value, none of its few outliers reached exp's overflow and this kernel passed
+    # (CI, 2026-12-01: the agent test's replay went astray when its known-bad attempt passed)
+    bad = evaluate(
+        get_task("softmax_fp32"),
+        TESTS / "known_bad" / "softmax.py",
+        dataclasses.replace(CPU, trials=1, shape_seed=8),
+    )
+    assert not bad.passed and bad.error_class == ErrorClass.NAN_INF_MISMATCH, bad.message
+
+
 def test_verdict_round_trips_through_json():
     from benchmarks.verdict import Verdict
 
