@@ -12,6 +12,8 @@
 #            sandbox's own tests (bubblewrap on that machine's kernel)
 # isolation: the judge's wall time per candidate on the GPU with and without bubblewrap
 #            (benchmarks.studies.harness_speed, the same task and repeats both times)
+# judge:     only the judge, call-check and format GPU tests (tests' first part, isolated)
+# calls:     the fp32-convolution baseline test (alone on the GPU) and tests/test_judge_calls_gpu.py
 # shapes:    tests/test_shapes_gpu.py (every task's ragged GPU shape; each reference solution
 #            judged, isolated, on it), 8 pytest workers sharing the GPU
 # throughput: benchmarks.studies.throughput on silu_fp16 (issue 15's floors), isolated
@@ -32,7 +34,7 @@ step() {  # step NAME SECONDS COMMAND...
   local name=$1 limit=$2
   shift 2
   local t0=$SECONDS
-  timeout "$limit" "$@"
+  timeout -s INT -k 20 "$limit" "$@"
   echo "== $name: exit $? after $((SECONDS - t0)) s"
 }
 
@@ -45,9 +47,10 @@ if [ "$PART" = tests ]; then
   export PATH=$BWRAP_DIR:$PATH
   echo "-- with the carried bubblewrap:"
   step doctor 60 python3 -m agents.cli doctor
-  step gputests 330 python3 -m pytest -m gpu -q -p no:cacheprovider -n 3 tests/test_judge_gpu.py \
-    tests/test_judge_calls_gpu.py tests/test_formats_gpu.py --timeout 240 -o addopts= \
-    --durations=0 > "$OUT/gputests.log" 2>&1
+  # SIGINT at the limit: pytest then still prints which tests failed and why
+  step gputests 360 python3 -m pytest -m gpu -v -p no:cacheprovider -n 4 tests/test_judge_gpu.py \
+    tests/test_judge_calls_gpu.py tests/test_formats_gpu.py --timeout 150 -o addopts= \
+    --tb=short --durations=0 > "$OUT/gputests.log" 2>&1
   tail -25 "$OUT/gputests.log"
   step profilingtests 150 python3 -m pytest -m gpu -q -p no:cacheprovider tests/test_profiling_gpu.py \
     --timeout 120 -o addopts= > "$OUT/profilingtests.log" 2>&1
@@ -56,6 +59,19 @@ if [ "$PART" = tests ]; then
   step sandboxtests 150 python3 -m pytest -q -p no:cacheprovider tests/test_sandbox.py \
     tests/test_sandbox_hostile.py --timeout 120 > "$OUT/sandboxtests.log" 2>&1
   tail -15 "$OUT/sandboxtests.log"
+elif [ "$PART" = judge ]; then  # only the judge, call-check and format GPU tests, isolated
+  export PATH=$BWRAP_DIR:$PATH
+  step gputests 360 python3 -m pytest -m gpu -v -p no:cacheprovider -n 4 tests/test_judge_gpu.py \
+    tests/test_judge_calls_gpu.py tests/test_formats_gpu.py --timeout 150 -o addopts= \
+    --tb=short --durations=0 > "$OUT/gputests.log" 2>&1
+  grep -E "PASSED|FAILED|ERROR|passed|failed" "$OUT/gputests.log" | tail -45
+elif [ "$PART" = calls ]; then  # the fp32-convolution baseline check first, on an idle GPU
+  export PATH=$BWRAP_DIR:$PATH
+  step callstests 300 python3 -m pytest -m gpu -v -p no:cacheprovider \
+    "tests/test_judge_gpu.py::test_fp32_convolution_baselines_run_at_fp32" \
+    tests/test_judge_calls_gpu.py --timeout 150 -o addopts= --tb=short --durations=0 \
+    > "$OUT/callstests.log" 2>&1
+  grep -E "PASSED|FAILED|ERROR|passed|failed|^E " "$OUT/callstests.log" | tail -40
 elif [ "$PART" = shapes ]; then
   export PATH=$BWRAP_DIR:$PATH
   step shapetests 540 python3 -m pytest -m gpu -q -p no:cacheprovider -n 8 tests/test_shapes_gpu.py \

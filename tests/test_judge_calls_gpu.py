@@ -44,5 +44,6 @@ def test_honest_kernels_pass_with_every_timed_call_counted(task: str, solution: 
     verdict = evaluate(get_task(task), solution_path(solution), GPU)
     assert verdict.passed and verdict.stage_reached == Stage.NO_FALLBACK, verdict.message
     assert verdict.perf_status.startswith("measured"), verdict.perf_status
-    assert all(s.candidate_us for s in verdict.shapes)
+    # every timed shape has a time; the derived ragged shape is checked, never timed
+    assert all(s.candidate_us for s in verdict.shapes if not s.correctness_only)
     assert "launch_mismatch" not in verdict.flags

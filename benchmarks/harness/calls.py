@@ -38,6 +38,10 @@ from benchmarks.verdict import ErrorClass
 # Python data (`torch.tensor(list)`): a wrapper reads a handful of scalars (a max for a scale,
 # a count); a computation over the input reads a number proportional to its size.
 PYTHON_ELEMENT_LIMIT = 64
+# A call that reads this many elements into Python is stopped inside the call (the read raises
+# benchmarks.harness.probes.ReadCapExceeded) and fails as `fallback`: past the limit it fails
+# anyway, and an element-by-element loop over a GPU shape would otherwise run for minutes.
+PYTHON_READ_STOP = 16 * PYTHON_ELEMENT_LIMIT
 
 
 @dataclass(frozen=True)

@@ -47,6 +47,7 @@ WORKER_ERROR_CLASSES = (
     "early_exit",
     "resource_limit",
     "harness_error",
+    "fallback",  # a call stopped for reading too many elements into Python (probes.ReadCapExceeded)
 )
 
 

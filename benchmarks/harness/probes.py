@@ -38,7 +38,7 @@ from typing import Any
 
 import torch
 
-__all__ = ["CallProbe", "install", "protect", "watch"]
+__all__ = ["CallProbe", "ReadCapExceeded", "install", "protect", "watch"]
 
 
 @dataclass
@@ -51,6 +51,14 @@ class CallProbe:
     native_threads: int = 0  # native threads alive after the call that were not there before
     switches: list[str] = field(default_factory=list)  # dispatch switches called during the call
     evasions: list[str] = field(default_factory=list)  # what hid work from the tracers
+    # past this many scalar reads the next read raises ReadCapExceeded (None: never)
+    read_cap: int | None = None
+
+
+class ReadCapExceeded(BaseException):
+    """Raised inside a candidate's call once it has read more tensor elements into Python than
+    its probe's cap: a call computing in Python fails anyway, and on a GPU shape it could run
+    for minutes. A BaseException, so a candidate's `except Exception` does not swallow it."""
 
 
 _active: CallProbe | None = None
@@ -108,6 +116,11 @@ def _reader(original: Any, count: Callable[[Any], int]) -> Any:
         probe = _active
         if probe is not None:
             probe.scalar_reads += count(self)
+            if probe.read_cap is not None and probe.scalar_reads > probe.read_cap:
+                raise ReadCapExceeded(
+                    f"the call read more than {probe.read_cap} tensor elements into Python "
+                    "values; stopped there"
+                )
         return original(self, *args, **kwargs)
 
     read.__name__ = getattr(original, "__name__", "read")
@@ -256,13 +269,14 @@ def _dispatch_state(recorder: Any) -> list[str]:
 
 
 @contextmanager
-def watch(recorder: Any) -> Iterator[CallProbe]:
+def watch(recorder: Any, read_cap: int | None = None) -> Iterator[CallProbe]:
     """Probe one call; used inside the recorder's block. The probe's `evasions` are filled in
-    when the block exits."""
+    when the block exits. With `read_cap`, a read past that many elements raises
+    `ReadCapExceeded` inside the call."""
     global _active
     threads = set(threading.enumerate())
     native = _native_threads()
-    probe = CallProbe()
+    probe = CallProbe(read_cap=read_cap)
     _active = probe
     try:
         yield probe

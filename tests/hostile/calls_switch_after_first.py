@@ -10,20 +10,34 @@ import triton.language as tl
 
 @triton.jit
 def _row_softmax(x_ptr, y_ptr, stride, N, BLOCK: tl.constexpr):
-    # one program per row; the whole row in one masked block (CPU shapes are small)
+    # one program per row, looped over the row in BLOCK-wide pieces (a 128k vocabulary in one
+    # block would compile for minutes on the GPU)
     row = tl.program_id(0).to(tl.int64)
-    cols = tl.arange(0, BLOCK)
-    mask = cols < N
-    x = tl.load(x_ptr + row * stride + cols, mask=mask, other=float("-inf")).to(tl.float32)
-    e = tl.exp(x - tl.max(x, axis=0))
-    tl.store(y_ptr + row * stride + cols, e / tl.sum(e, axis=0), mask=mask)
+    offs = tl.arange(0, BLOCK)
+    m = tl.full([BLOCK], float("-inf"), tl.float32)
+    for start in range(0, N, BLOCK):
+        cols = start + offs
+        x = tl.load(x_ptr + row * stride + cols, mask=cols < N, other=float("-inf"))
+        m = tl.maximum(m, x.to(tl.float32))
+    row_max = tl.max(m, axis=0)
+    acc = tl.zeros([BLOCK], tl.float32)
+    for start in range(0, N, BLOCK):
+        cols = start + offs
+        x = tl.load(x_ptr + row * stride + cols, mask=cols < N, other=float("-inf"))
+        acc += tl.exp(x.to(tl.float32) - row_max)
+    inv = 1.0 / tl.sum(acc, axis=0)
+    for start in range(0, N, BLOCK):
+        cols = start + offs
+        mask = cols < N
+        x = tl.load(x_ptr + row * stride + cols, mask=mask, other=float("-inf"))
+        tl.store(y_ptr + row * stride + cols, tl.exp(x.to(tl.float32) - row_max) * inv, mask=mask)
 
 
 def _triton_softmax(x):
     x = x.contiguous()
     y = torch.empty_like(x)
     _row_softmax[(x.shape[0],)](
-        x, y, x.stride(0), x.shape[1], BLOCK=triton.next_power_of_2(x.shape[1])
+        x, y, x.stride(0), x.shape[1], BLOCK=min(4096, triton.next_power_of_2(x.shape[1]))
     )
     return y
 
