@@ -31,7 +31,7 @@ from benchmarks import JudgeConfig, RunFileError
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from agents.bench import BenchResult, CellOutcome
+    from agents.bench import BenchPlan, BenchResult, Cell, CellOutcome
     from agents.core.seams import Seams
     from benchmarks import ResultStore, Task
     from benchmarks.loading import NotLoaded
@@ -207,14 +207,18 @@ def bench_methods(
     console: Console | None = None,
     verbose: bool = False,
     on_cell: Callable[[int, int, CellOutcome], None] | None = None,
+    on_plan: Callable[[BenchPlan], None] | None = None,
+    on_start: Callable[[Cell], None] | None = None,
     seams: Seams | None = None,
 ) -> BenchResult:
     """`kernforge bench`: every method on every task and seed as agent runs, one result row per
     attempt in `out` (default runs/bench-<suite>), resumable. Arguments left None take the CLI's
     defaults, or with `resume` the bench.json already in `out` (`agents.bench.plan_bench`).
-    `settings` are {dotted key: value} for every run; `on_cell(number, total, outcome)` is
-    called as each run ends; `seams` are for tests only. A plan that cannot run is a BenchError;
-    runs that stopped or were busy are in the result (`stopped`, `busy`), not raised."""
+    `settings` are {dotted key: value} for every run; `on_plan(plan)` is called once the plan
+    and executor are known good, before any run; `on_start(cell)` as each run starts and
+    `on_cell(number, total, outcome)` as each ends; `seams` are for tests only. A plan that
+    cannot run is a BenchError; runs that stopped or were busy are in the result (`stopped`,
+    `busy`), not raised."""
     from agents.bench import executor_spec, plan_bench, run_bench
 
     plan = plan_bench(
@@ -230,6 +234,9 @@ def bench_methods(
         benchmark=benchmark,
         resume=resume,
     )
+    spec = executor_spec(executor, ray_address)
+    if on_plan is not None:
+        on_plan(plan)
     return run_bench(
         plan,
         console=console,
@@ -237,7 +244,8 @@ def bench_methods(
         on_cell=on_cell,
         seams=seams,
         workers=workers,
-        executor=executor_spec(executor, ray_address),
+        executor=spec,
+        on_start=on_start,
     )
 
 
@@ -271,11 +279,13 @@ def import_kernels(
     seed: int = 0,
     timeout_s: float = JudgeConfig.timeout_s,
     on_row: Callable[[ResultRow], None] | None = None,
+    on_judging: Callable[[str, str], None] | None = None,
 ) -> Imported:
     """`kernforge import`: judge kernels made by another system (a folder of <task_id>.py, GEAK
     JSONL, KernelAgent sessions; `fmt` auto detects which) and store one row per kernel in
-    `out` (resumable). `task`: a single KernelAgent session's task id; `on_row` is called with
-    each row as it is judged. An import that judged nothing is returned, with its reasons."""
+    `out` (resumable). `task`: a single KernelAgent session's task id; `on_judging(task id,
+    origin)` is called as each judge call starts, `on_row` with each row as it is stored. An
+    import that judged nothing is returned, with its reasons."""
     from benchmarks import ResultStore, read_source, resolve_device
     from benchmarks import import_kernels as judge_imports
 
@@ -289,7 +299,14 @@ def import_kernels(
     store = ResultStore(out)
     config = JudgeConfig(device=device, trials=trials, seed=seed, timeout_s=timeout_s)
     report = judge_imports(
-        plan, store, method=method, model=model, dtype=dtype, judge_config=config, on_row=on_row
+        plan,
+        store,
+        method=method,
+        model=model,
+        dtype=dtype,
+        judge_config=config,
+        on_row=on_row,
+        on_judging=on_judging,
     )
     return Imported(format=plan.format, found=len(plan.kernels), report=report, store=store)
 

@@ -85,6 +85,34 @@ def test_import_judges_a_folder_and_says_what_it_could_not(tmp_path: Path) -> No
     assert "absent" in str(missing.value) and "\n" not in str(missing.value)
 
 
+def test_import_calls_on_judging_once_per_judge_call(tmp_path: Path) -> None:
+    geak = Path(__file__).resolve().parent / "fixtures" / "public" / "geak"
+    judging: list[tuple[str, str]] = []
+    imported = agents.import_kernels(
+        geak,
+        out=tmp_path / "out",
+        device="cpu",
+        trials=1,
+        on_judging=lambda task_id, origin: judging.append((task_id, origin)),
+    )
+    added = {r.task_id: r for r in imported.report.added}
+    # the softmax record carries no kernel: its row is stored without a judge call
+    assert sorted(added) == ["add_kernel", "relu_kernel", "softmax_kernel"]
+    assert sorted(t for t, _ in judging) == ["add_kernel", "relu_kernel"]
+    for task_id, origin in judging:
+        assert added[task_id].origin.startswith(origin) and origin.startswith(str(geak))
+
+    judging.clear()  # the same import again: every row is stored already, nothing is judged
+    again = agents.import_kernels(
+        geak,
+        out=tmp_path / "out",
+        device="cpu",
+        trials=1,
+        on_judging=lambda *call: judging.append(call),
+    )
+    assert judging == [] and len(again.report.already) == 3
+
+
 def _run_with_a_pair(root: Path) -> Path:
     run = root / "r1"
     run.mkdir(parents=True)

@@ -16,10 +16,11 @@ from rich.markup import escape
 from rich.table import Table
 
 from agents.cli.console import console, err_console, print_json, step
+from agents.cli.options import parse_set
 from agents.core.settings import BY_KEY
 
 if TYPE_CHECKING:
-    from agents.bench import BenchResult, CellOutcome
+    from agents.bench import BenchPlan, BenchResult, Cell, CellOutcome
 
 EXECUTOR, RAY_ADDRESS = BY_KEY["judge.executor"], BY_KEY["judge.ray_address"]
 
@@ -117,49 +118,38 @@ def bench(
     Re-running the same command continues a bench that was stopped. Exits 0 when every run
     finished (whatever its kernels' verdicts), 1 when a run stopped on an error, 2 on a usage
     error or when another process owns the bench folder or one of its runs, 130 on Ctrl-C."""
-    from agents.bench import BenchError, executor_spec, plan_bench, run_bench, skipped_methods
+    from agents.api_tools import bench_methods
+    from agents.bench import BenchError, skipped_methods
+    from agents.core.settings import SettingsError
 
-    settings: dict[str, str] = {}
-    for item in set_ or []:
-        key, eq, value = item.partition("=")
-        if not eq:
-            _die(f"--set {item!r}: expected KEY=VALUE")
-        settings[key.strip()] = value
     try:
-        plan = plan_bench(
-            out,
-            suite=suite,
-            tasks=tasks,
-            methods=methods,
-            seeds=seeds,
-            llm=llm,
-            budget=budget,
-            settings=settings,
-            device=device,
-            benchmark=benchmark,
-            resume=resume,
-        )
-        spec = executor_spec(executor, ray_address)
-    except BenchError as exc:
+        settings = parse_set(set_)
+    except SettingsError as exc:
         _die(str(exc))
-    out = err_console if as_json else console  # --json keeps stdout for the JSON document
-    what = f"suite {plan.suite}" if plan.suite else ", ".join(plan.tasks[:3])
-    what += f" ({len(plan.tasks)} tasks)" if plan.suite or len(plan.tasks) > 3 else ""
-    limits = ", ".join(f"{k.removeprefix('budget.')}={v}" for k, v in plan.budget.items())
-    out.print(
-        f"[bold]kernforge bench[/]: {escape(what)} x {', '.join(plan.methods)} x "
-        f"{len(plan.seeds)} seed(s); model {escape(plan.llm)}; budget per run "
-        f"{limits or 'the defaults'}; results in {escape(str(plan.out))}"
-    )
-    skipped = skipped_methods(plan)
-    for reason in skipped.values():
-        out.print(f"[yellow]skipped[/] {escape(reason)}")
-    for what, why in plan.excluded.items():
-        out.print(f"[yellow]not benched[/] {escape(what)}: {escape(why)}")
-    total = sum(c.method not in skipped for c in plan.cells())
-    started: list[Any] = []
+    say = err_console if as_json else console  # --json keeps stdout for the JSON document
+    plan: BenchPlan | None = None
+    total = 0
+    started: list[Cell] = []
 
-    def starting(cell: Any) -> None:  # agents.bench.Cell: one line as its run starts
+    def planned(made: BenchPlan) -> None:  # the plan's lines, before any run starts
+        nonlocal plan, total
+        plan = made
+        what = f"suite {made.suite}" if made.suite else ", ".join(made.tasks[:3])
+        what += f" ({len(made.tasks)} tasks)" if made.suite or len(made.tasks) > 3 else ""
+        limits = ", ".join(f"{k.removeprefix('budget.')}={v}" for k, v in made.budget.items())
+        say.print(
+            f"[bold]kernforge bench[/]: {escape(what)} x {', '.join(made.methods)} x "
+            f"{len(made.seeds)} seed(s); model {escape(made.llm)}; budget per run "
+            f"{limits or 'the defaults'}; results in {escape(str(made.out))}"
+        )
+        skipped = skipped_methods(made)
+        for reason in skipped.values():
+            say.print(f"[yellow]skipped[/] {escape(reason)}")
+        for what, why in made.excluded.items():
+            say.print(f"[yellow]not benched[/] {escape(what)}: {escape(why)}")
+        total = sum(c.method not in skipped for c in made.cells())
+
+    def starting(cell: Cell) -> None:  # one line as its run starts
         started.append(cell)
         step(
             f"bench: start {len(started)}/{total}: {cell.task} · {cell.method} · seed {cell.seed}",
@@ -174,32 +164,46 @@ def bench(
             if outcome.correct
             else ("no correct kernel" if outcome.status != "stopped" else "")
         )
-        out.print(
+        say.print(
             f"{escape(f'[{number}/{total}]')} {cell.task} · {cell.method} · seed {cell.seed}: "
             f"[{style}]{outcome.status}[/] {outcome.attempts} attempt(s) {verdict} "
             f"({outcome.seconds:.0f} s) [dim]{escape(outcome.message[:120])}[/]"
         )
 
     try:
-        result = run_bench(
-            plan,
-            console=out,
+        result = bench_methods(
+            suite=suite,
+            tasks=tasks,
+            methods=methods,
+            llm=llm,
+            seeds=seeds,
+            budget=budget,
+            settings=settings,
+            device=device,
+            out=out,
+            benchmark=benchmark,
+            resume=resume,
+            workers=workers,
+            executor=executor,
+            ray_address=ray_address,
+            console=say,
             verbose=verbose,
             on_cell=show,
-            workers=workers,
-            executor=spec,
+            on_plan=planned,
             on_start=starting,
         )
     except BenchError as exc:
         _die(str(exc))
     except KeyboardInterrupt:
-        out.print(
+        if plan is None:  # nothing planned, so nothing ran
+            raise
+        say.print(
             f"[yellow]interrupted[/]: finished runs and their rows are kept; continue with "
             f"`kernforge bench --resume --out {escape(str(plan.out))}` (or the same command)"
         )
         raise typer.Exit(130) from None
     for warning in result.warnings:
-        out.print(f"[yellow]warning[/] {escape(warning)}")
+        say.print(f"[yellow]warning[/] {escape(warning)}")
     if as_json:
         print_json(_result_record(result))
     else:
@@ -209,10 +213,10 @@ def bench(
     if result.busy:
         _die(
             f"{len(result.busy)} run(s) owned by another process were not run (named above); "
-            f"when it has ended, run `kernforge bench --resume --out {plan.out}`"
+            f"when it has ended, run `kernforge bench --resume --out {result.plan.out}`"
         )
     if result.stopped:
-        out.print(
+        say.print(
             f"[bold red]{len(result.stopped)} run(s) stopped on an error[/]; fix the cause and run "
             "the same command again to continue them"
         )

@@ -24,6 +24,7 @@ from rich.table import Table
 from typer.core import TyperGroup
 
 from agents.cli.console import console, err_console, print_json, step
+from agents.cli.options import parse_set
 from agents.core.settings import SETTINGS, Setting
 from benchmarks import JudgeConfig
 
@@ -465,8 +466,7 @@ def run_cmd(
     """Run the agent on a task: write, judge, repair and optimise Triton kernels.
 
     Exits 0 when a correct kernel was found, 1 when none was, 2 on a usage error, 130 on Ctrl-C."""
-    from agents.core.settings import BY_KEY, SettingsError, parse_budget, resolve, resume_change
-    from benchmarks import unknown_name
+    from agents.core.settings import SettingsError, parse_budget, resolve, resume_change
 
     flags: dict[str, Any] = {}
     given_as: dict[str, str] = {}  # dotted key -> the flag it was given with, for messages
@@ -479,13 +479,7 @@ def run_cmd(
             for key, value in parse_budget(budget).items():
                 if key not in flags:
                     flags[key], given_as[key] = value, "--budget"
-        for item in set_ or []:
-            key, eq, value = item.partition("=")
-            if not eq:
-                raise SettingsError(f"--set {item!r}: expected KEY=VALUE")
-            key = key.strip()
-            if key not in BY_KEY:
-                raise SettingsError(f"--set {item!r}: {unknown_name('setting', key, BY_KEY)}")
+        for key, value in parse_set(set_).items():
             flags[key], given_as[key] = value, f"--set {key}"
         merged = resolve(flags)
         changes = (
