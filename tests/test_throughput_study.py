@@ -43,3 +43,24 @@ def test_the_cpu_path_writes_its_table(tmp_path, capsys):
     assert all(r.split(" | ")[3] == "1" for r in rows)  # every candidate passed
     assert "bench wall time: not measured" in text and "no GPU" in text
     assert "one warm evaluation of a passing candidate" in text
+
+
+def test_a_study_cut_short_keeps_the_passes_that_ended(tmp_path, monkeypatch, capsys):
+    class Idle:
+        def close(self) -> None:
+            pass
+
+    def interrupted(*args: object) -> throughput.Pass:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(
+        throughput, "naive_loop", lambda *a: throughput.Pass("naive loop", 2, 30.0, 2)
+    )
+    monkeypatch.setattr(throughput, "make_executor", lambda spec: Idle())
+    monkeypatch.setattr(throughput, "executor_pass", interrupted)
+    out = tmp_path / "throughput.md"
+    argv = ["--device", "cpu", "--tasks", "silu_fp32", "--out", str(out)]
+    assert throughput.main(argv) == 130
+    text = out.read_text()
+    assert "| silu_fp32 | naive loop | 2 | 2 | 30.0 | 4.0 | 1.00 |" in text
+    assert "interrupted" in text and "interrupted" in capsys.readouterr().out

@@ -35,6 +35,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -121,9 +122,15 @@ def executor_pass(executor: object, label: str, requests: list[EvalRequest]) -> 
 
 
 def study_task(
-    task_ref: str, args: argparse.Namespace, device: str, solutions: Path, work: Path
+    task_ref: str,
+    args: argparse.Namespace,
+    device: str,
+    solutions: Path,
+    work: Path,
+    report: Callable[[Pass], None] = lambda p: None,
 ) -> tuple[list[Pass], float | None, str]:
-    """The passes of one task, the warm single evaluation's seconds, and the executor's name."""
+    """The passes of one task, the warm single evaluation's seconds, and the executor's name.
+    `report` is called with each pass as it ends (so a study cut short keeps what it measured)."""
     task = get_task(task_ref)
     source = solution_file(solutions, task.name).read_text()
     # judged as `kernforge eval` judges: isolated, refused where no isolation exists unless
@@ -142,13 +149,16 @@ def study_task(
 
     naive = variants(source, args.naive, first=10**6)
     passes = [naive_loop(task_ref, naive, device, work, args.unsafe)]
+    report(passes[-1])
     workers = args.compile_workers
     spec = ExecutorSpec("local", device=device, lanes=args.lanes, compile_workers=workers[0])
     executor = make_executor(spec)
     try:
         what = _workers_label(workers[0], device)
         passes.append(executor_pass(executor, f"{what}, cold", requests(args.batch)))
+        report(passes[-1])
         passes.append(executor_pass(executor, f"{what}, warm", requests(args.batch)))
+        report(passes[-1])
         t0 = time.perf_counter()
         single = executor.map(requests(1))[0]
         warm_s = time.perf_counter() - t0 if single.passed else None
@@ -162,6 +172,7 @@ def study_task(
             other.map(requests(1))
             what = _workers_label(count, device)
             passes.append(executor_pass(other, f"{what}, warm", requests(args.batch)))
+            report(passes[-1])
     return passes, warm_s, name
 
 
@@ -237,45 +248,62 @@ def main(argv: list[str] | None = None) -> int:
         "|---|---|---:|---:|---:|---:|---:|",
     ]
     notes: list[str] = []
-    with tempfile.TemporaryDirectory(prefix="kf-throughput-") as tmp:
-        for ref in [t.strip() for t in args.tasks.split(",") if t.strip()]:
-            work = Path(tmp) / ref
-            passes, warm_s, name = study_task(ref, args, device, solutions, work)
-            naive = passes[0].per_minute
-            for p in passes:
-                ratio = p.per_minute / naive if naive else 0.0
-                lines.append(
-                    f"| {ref} | {p.label} | {p.candidates} | {p.passed} | {p.seconds:.1f} | "
-                    f"{p.per_minute:.1f} | {ratio:.2f} |"
-                )
-            warm_text = f"{warm_s:.2f} s" if warm_s is not None else "not measured (it failed)"
-            notes.append(
-                f"- {ref}: executor `{name}`; one warm evaluation of a passing candidate: {warm_text}"
-            )
-            if on_gpu and ref.startswith("silu") and warm_s is not None:
-                best = max(p.per_minute for p in passes[1:]) / naive if naive else 0.0
+
+    def write(status: str = "") -> str:
+        text = "\n".join([*lines, "", *notes, *([status] if status else [])]) + "\n"
+        if args.out:
+            Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+            Path(args.out).write_text(text)
+        return text
+
+    try:
+        with tempfile.TemporaryDirectory(prefix="kf-throughput-") as tmp:
+            for ref in [t.strip() for t in args.tasks.split(",") if t.strip()]:
+                work = Path(tmp) / ref
+                first: list[Pass] = []
+
+                def row(p: Pass, ref: str = ref, first: list[Pass] = first) -> None:
+                    first[:] = first or [p]  # the naive loop comes first: the ratios' base
+                    naive = first[0].per_minute
+                    ratio = p.per_minute / naive if naive else 0.0
+                    lines.append(
+                        f"| {ref} | {p.label} | {p.candidates} | {p.passed} | {p.seconds:.1f} | "
+                        f"{p.per_minute:.1f} | {ratio:.2f} |"
+                    )
+                    print(lines[-1], flush=True)
+                    write("- (in progress)")
+
+                passes, warm_s, name = study_task(ref, args, device, solutions, work, row)
+                naive = passes[0].per_minute
+                warm_text = f"{warm_s:.2f} s" if warm_s is not None else "not measured (it failed)"
                 notes.append(
-                    f"  - floors: x naive {best:.2f} (floor {FLOOR_RATIO:.0f}, batch {args.batch}): "
-                    f"{'meets' if best >= FLOOR_RATIO else 'MISSES'}; warm evaluation {warm_s:.2f} s "
-                    f"(floor {FLOOR_WARM_S:.0f} s): {'meets' if warm_s <= FLOOR_WARM_S else 'MISSES'}"
+                    f"- {ref}: executor `{name}`; one warm evaluation of a passing candidate: {warm_text}"
                 )
-        if args.bench:
-            seconds, code = bench_wall(device, Path(tmp))
-            verdict = "meets" if seconds <= FLOOR_BENCH_S and code == 0 else "MISSES"
-            notes.append(
-                f"- `kernforge bench --suite lite --methods offline --llm offline --device {device}`: "
-                f"{seconds / 60:.1f} min, exit {code}"
-                + (f" (floor {FLOOR_BENCH_S / 60:.0f} min: {verdict})" if on_gpu else "")
-            )
-        else:
-            notes.append("- bench wall time: not measured (run with --bench)")
+                if on_gpu and ref.startswith("silu") and warm_s is not None:
+                    best = max(p.per_minute for p in passes[1:]) / naive if naive else 0.0
+                    notes.append(
+                        f"  - floors: x naive {best:.2f} (floor {FLOOR_RATIO:.0f}, batch {args.batch}): "
+                        f"{'meets' if best >= FLOOR_RATIO else 'MISSES'}; warm evaluation {warm_s:.2f} s "
+                        f"(floor {FLOOR_WARM_S:.0f} s): {'meets' if warm_s <= FLOOR_WARM_S else 'MISSES'}"
+                    )
+                write("- (in progress)")
+            if args.bench:
+                seconds, code = bench_wall(device, Path(tmp))
+                verdict = "meets" if seconds <= FLOOR_BENCH_S and code == 0 else "MISSES"
+                notes.append(
+                    f"- `kernforge bench --suite lite --methods offline --llm offline --device {device}`: "
+                    f"{seconds / 60:.1f} min, exit {code}"
+                    + (f" (floor {FLOOR_BENCH_S / 60:.0f} min: {verdict})" if on_gpu else "")
+                )
+            else:
+                notes.append("- bench wall time: not measured (run with --bench)")
+    except KeyboardInterrupt:
+        write("- interrupted (Ctrl-C or a time limit): the rows above are the passes that ended")
+        print(f"interrupted; the passes that ended are in {args.out or 'the lines above'}")
+        return 130
     if not on_gpu:
         notes.append("- no GPU: the interpreter's numbers; the floors apply to one H200")
-    text = "\n".join([*lines, "", *notes]) + "\n"
-    print(text)
-    if args.out:
-        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.out).write_text(text)
+    print(write())
     return 0
 
 
