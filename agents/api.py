@@ -126,12 +126,13 @@ def evaluate(
     *,
     device: str = "auto",
     trials: int = JudgeConfig.trials,
-    seed: int = 0,
+    seed: int | None = None,
     timeout_s: float = JudgeConfig.timeout_s,
     perf: bool = True,
     source: str | None = None,
 ) -> Any:
-    """Judge one candidate file (or `source` text) on a task (an id, a task file, or a Task)."""
+    """Judge one candidate file (or `source` text) on a task (an id, a task file, or a Task).
+    `seed` fixes the inputs (default: fresh per evaluation; the verdict records its)."""
     from benchmarks import evaluate as judge
 
     return judge(

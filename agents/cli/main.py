@@ -337,7 +337,10 @@ def eval_cmd(
     ),
     device: str = typer.Option("auto", help="cuda, cpu (Triton interpreter) or auto"),
     trials: int = typer.Option(JudgeConfig.trials, help="correctness trials per input mode"),
-    seed: int = typer.Option(0, help="base seed; every trial derives its own"),
+    seed: int = typer.Option(
+        None,
+        help="inputs' base seed; every trial derives its own (default: fresh; a verdict says its)",
+    ),
     shape_seed: int = typer.Option(
         None,
         "--shape-seed",

@@ -36,7 +36,7 @@ def measure(
     candidate = EvalRequest.for_task(
         ctx.task,
         candidate_code,
-        JudgeConfig(device="cuda", seed=ctx.config.seed),
+        JudgeConfig(device="cuda"),  # the remeasure draws fresh inputs for both kernels
         label="candidate",
         ship_task=executor.kind == "ray",
     )

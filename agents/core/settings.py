@@ -124,7 +124,8 @@ SETTINGS: tuple[Setting, ...] = (
         "seed",
         "int",
         0,
-        "seed for the judge's inputs and the agent's random choices",
+        "seed for the agent's random choices (the judge draws fresh inputs per evaluation; "
+        "each verdict records its seed)",
         flag="--seed",
     ),
     Setting(

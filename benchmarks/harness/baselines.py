@@ -22,6 +22,10 @@ Two layers: a dictionary in this process, then one JSON file per entry under the
 atomically; judges on several GPUs of one host take a lock per (task, device) before measuring,
 so the second waits for the first's numbers instead of compiling the same reference again.
 
+Baselines are timed on inputs of one fixed seed (`BASELINE_SEED`), so a cached entry serves
+every evaluation; each candidate is timed on inputs of its own evaluation's fresh seed, drawn
+from the same distribution (`benchmarks.harness.judge_config.JudgeConfig.seed`).
+
 Every time handed out carries its origin (`benchmarks.verdict.BaselineOrigin`): measured for this
 evaluation, or reused from this process's memory or from disk, and when it was measured.
 """
@@ -44,6 +48,7 @@ from benchmarks.task import Shape, Task
 from benchmarks.verdict import BaselineOrigin
 
 SCHEMA = 1
+BASELINE_SEED = 0  # the seed of the inputs baselines are timed on (every evaluation's)
 REPO_ROOT = Path(__file__).resolve().parents[2]
 # the files whose code decides a baseline's number: a change to any of them re-measures
 MEASURING_CODE = (

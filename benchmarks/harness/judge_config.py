@@ -24,7 +24,10 @@ class JudgeConfig:
 
     device: str = "auto"  # "cpu" (Triton interpreter), "cuda", or "auto"
     trials: int = 5  # per mode, fresh seed each
-    seed: int = 0  # the inputs' seed
+    # the inputs' seed (every trial derives its own); None: a fresh one per evaluation, recorded
+    # in the verdict (set it to that value to reproduce an evaluation). Inputs the candidate can
+    # predict are inputs it can answer from a table made at import time
+    seed: int | None = None
     # the seed CPU shapes are drawn with (benchmarks/harness/shapes.py); None: a fresh one per
     # evaluation, recorded in the verdict (set it to that value to reproduce an evaluation)
     shape_seed: int | None = None

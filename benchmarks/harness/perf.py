@@ -125,7 +125,7 @@ def fill_perf(verdict: Verdict, task: Task, shapes: list[Shape], cand: dict, con
     base = run_baseline(
         task,
         shapes,
-        config.seed,
+        baselines.BASELINE_SEED,
         work_root=getattr(config, "work_root", None),
         cache=getattr(config, "baseline_cache", ""),
     )

@@ -15,6 +15,7 @@ from pydantic import BaseModel, Field
 from benchmarks.harness.child import run_job
 from benchmarks.harness.judge_config import REMEASURE_ROUNDS
 from benchmarks.harness.messages import RemeasureJob, ShapeSpec
+from benchmarks.harness.shapes import fresh_seed
 from benchmarks.task import Task
 from profiling import geomean
 
@@ -67,11 +68,12 @@ def interleaved(
     *,
     device: str = "cuda",
     rounds: int = REMEASURE_ROUNDS,
-    seed: int = 0,
+    seed: int | None = None,
     timeout_s: float = 600.0,
     min_gain: float = 0.01,
 ) -> Remeasure:
-    """Time both kernels A B B A per round on every GPU shape of `task`."""
+    """Time both kernels A B B A per round on every GPU shape of `task`, on inputs of `seed`
+    (default: a fresh one, so neither kernel can have its answers ready)."""
     if device != "cuda":
         return Remeasure(measured=False, reason="not measured (no GPU): timing needs a CUDA device")
     job = RemeasureJob(
@@ -82,7 +84,7 @@ def interleaved(
         candidate_path="{folder}/candidate.py",
         shapes=[ShapeSpec(name=s.name, dims=dict(s.dims)) for s in task.shapes],
         rounds=rounds,
-        seed=seed,
+        seed=fresh_seed() if seed is None else seed,
     )
     files = {"incumbent.py": incumbent_source, "candidate.py": candidate_source}
     result = run_job("cuda", job, timeout_s=timeout_s, files=files)

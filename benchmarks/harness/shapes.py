@@ -95,7 +95,7 @@ class DimRules:
 
 
 def fresh_seed() -> int:
-    """A shape seed nobody can predict (the default: one per evaluation)."""
+    """A seed nobody can predict (the default shape and input seeds: one per evaluation)."""
     return int.from_bytes(os.urandom(4), "little")
 
 
@@ -610,11 +610,13 @@ def ragged_shape(task: Task, device: str | None = "cuda") -> tuple[PlannedShape 
 
 
 def with_shape_seed(config: JudgeConfig) -> JudgeConfig:
-    """`config` with its shape seed set: a fresh one when it has none (once per evaluation, so a
-    retried worker checks the same shapes)."""
-    if config.shape_seed is not None:
-        return config
-    return dataclasses.replace(config, shape_seed=fresh_seed())
+    """`config` with its shape seed and input seed set: a fresh one for each it has none of (once
+    per evaluation, so a retried worker checks the same shapes on the same inputs)."""
+    if config.shape_seed is None:
+        config = dataclasses.replace(config, shape_seed=fresh_seed())
+    if config.seed is None:
+        config = dataclasses.replace(config, seed=fresh_seed())
+    return config
 
 
 def record_plan(verdict: Verdict, plan: ShapePlan) -> None:

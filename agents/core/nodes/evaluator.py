@@ -58,8 +58,7 @@ def judge_request(ctx: RunContext, candidate: Candidate, attempt_id: int) -> Any
     cfg = ctx.config
     config = JudgeConfig(
         device=ctx.device,
-        trials=cfg.judge_trials,
-        seed=cfg.seed,
+        trials=cfg.judge_trials,  # inputs: a fresh seed per evaluation (JudgeConfig.seed)
         timeout_s=cfg.judge_timeout_s,
         perf=True,
         # model-written code is refused where no OS isolation exists
