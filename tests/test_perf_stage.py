@@ -69,7 +69,10 @@ def test_fill_perf_computes_speedups_roofline_and_flags(monkeypatch):
     }
     v = Verdict(task_id=task.id, device="cuda", passed=True)
     v.shapes = [ShapeResult(shape=s.name, dims=s.dims, dtype=task.dtype) for s in shapes]
-    perf.fill_perf(v, task, shapes, cand, JudgeConfig(device="cpu", baseline_cache="off"))
+    impossible = perf.fill_perf(
+        v, task, shapes, cand, JudgeConfig(device="cpu", baseline_cache="off")
+    )
+    assert impossible == [s1.name]
     r0, r1 = v.shapes
     assert math.isclose(r0.speedup_eager, 100.0 / r0.candidate_us)
     assert math.isclose(r0.speedup_compile, 50.0 / r0.candidate_us)
@@ -82,6 +85,36 @@ def test_fill_perf_computes_speedups_roofline_and_flags(monkeypatch):
     assert v.triton_ratio == 0.9
     assert v.perf_status.startswith("measured")
     assert r0.baseline.source == "measured" and r0.baseline.measured_at
+
+
+def test_a_time_below_the_datasheet_roofline_fails_the_verdict(monkeypatch):
+    from types import SimpleNamespace
+
+    from benchmarks.harness import judge
+    from benchmarks.verdict import ErrorClass, Stage
+
+    task = get_task("softmax_fp16")
+    shapes = list(task.shapes[:2])
+    base = {
+        "status": "ok",
+        "peaks": _peaks(),
+        "launch_floor_us": 3.0,
+        "shapes": {s.name: {"eager_us": 100.0, "compile_us": 50.0} for s in shapes},
+    }
+    recorded_baselines(monkeypatch, base)
+    bandwidth = {shapes[0].name: 2.0e12, shapes[1].name: 9.0e12}  # the second beats the sheet
+    cand = {
+        s.name: {"candidate_us": task.min_bytes(s.dims) / bandwidth[s.name] * 1e6, "method": "e"}
+        for s in shapes
+    }
+    v = Verdict(task_id=task.id, device="cuda", passed=True, stage_reached=Stage.NO_FALLBACK)
+    v.shapes = [ShapeResult(shape=s.name, dims=s.dims, dtype=task.dtype) for s in shapes]
+    job = SimpleNamespace(device="cuda", perf=True)
+    result = SimpleNamespace(perf=SimpleNamespace(by_shape_dict=lambda: cand))
+    judge._perf(v, task, job, shapes, JudgeConfig(device="cpu", baseline_cache="off"), result)
+    assert not v.passed and v.error_class == ErrorClass.IMPOSSIBLE_TIME
+    assert shapes[1].name in v.message and shapes[0].name not in v.message
+    assert v.stage_reached == Stage.NO_FALLBACK  # every correctness stage passed; perf did not
 
 
 def test_a_candidate_that_skips_kernels_while_timed_loses_its_time():

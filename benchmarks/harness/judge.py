@@ -592,10 +592,19 @@ def _perf(
     if result.perf:
         t1 = time.perf_counter()
         timed = shape_plan.scored(shapes)
-        perf_stage.fill_perf(verdict, task, timed, result.perf.by_shape_dict(), config)
+        impossible = perf_stage.fill_perf(verdict, task, timed, result.perf.by_shape_dict(), config)
         verdict.stage_seconds["perf"] = (
             time.perf_counter() - t1 + verdict.stage_seconds.get("perf", 0.0)
         )
+        if impossible:  # a time the hardware cannot reach is not a speed: it fails the kernel
+            _fail(
+                verdict,
+                ErrorClass.IMPOSSIBLE_TIME,
+                f"timed faster than the hardware allows on {', '.join(impossible)} (below the "
+                "datasheet roofline): work skipped or answered from a cache, or a timing bug; "
+                "the shapes' notes give the times",
+                Stage.PERF,
+            )
 
 
 def _fill_estimated_costs(verdict: Verdict, task: Task) -> None:

@@ -120,8 +120,12 @@ def roofline_fields(
     }
 
 
-def fill_perf(verdict: Verdict, task: Task, shapes: list[Shape], cand: dict, config: Any) -> None:
-    """Speedups, roofline attainment, IOU, MFU and flags from the candidate's timings."""
+def fill_perf(
+    verdict: Verdict, task: Task, shapes: list[Shape], cand: dict, config: Any
+) -> list[str]:
+    """Speedups, roofline attainment, IOU, MFU and flags from the candidate's timings. Returns
+    the shapes timed faster than the most generous roofline known (the judge fails those)."""
+    impossible: list[str] = []
     base = run_baseline(
         task,
         shapes,
@@ -186,6 +190,7 @@ def fill_perf(verdict: Verdict, task: Task, shapes: list[Shape], cand: dict, con
                 sr.notes.append(
                     f"measured {sr.candidate_us:.2f} µs is below the roofline {sr.roofline_us:.2f} µs: a timing bug or a cheat"
                 )
+                impossible.append(shape.name)
                 if "impossible_time" not in verdict.flags:
                     verdict.flags.append("impossible_time")
             if floor:
@@ -212,3 +217,4 @@ def fill_perf(verdict: Verdict, task: Task, shapes: list[Shape], cand: dict, con
             verdict.notes.append(f"baseline times (eager, torch.compile) reused, measured {when}")
     if verdict.score is not None and math.isnan(verdict.score):
         verdict.score = None
+    return impossible
