@@ -22,7 +22,7 @@ from pathlib import Path
 
 import torch
 
-from benchmarks.harness import integrity, sandbox
+from benchmarks.harness import after_timing, integrity, sandbox
 from benchmarks.harness import perf as perf_stage
 from benchmarks.harness import shapes as shape_plan
 from benchmarks.harness.calls import CallAudit
@@ -47,7 +47,7 @@ from benchmarks.harness.precision import full_precision
 from benchmarks.harness.static_check import check_source
 from benchmarks.harness.transport import TransportError, read_trial
 from benchmarks.harness.watchdog import Watchdog
-from benchmarks.harness.worker import trial_plan
+from benchmarks.harness.worker import trial_plan, trial_seed
 from benchmarks.redaction import redact_verdict
 from benchmarks.task import Shape, Task
 from benchmarks.verdict import ErrorClass, Mismatch, ShapeResult, Stage, Verdict, stage_before
@@ -541,6 +541,11 @@ def _verdict_from_result(
     failed = _after_correctness(verdict, job, checker)
     if failed is not None:
         return failed
+    failure = _check_after_timing(task, job, checker.folder, checker.gen, result, verdict)
+    if failure is not None:
+        verdict.shapes = list(checker.by_shape.values())
+        verdict.mismatch = failure.mismatch
+        return _fail(verdict, failure.error, failure.message, failure.stage)
     verdict.passed = True
     verdict.shapes = list(checker.by_shape.values())
     _perf(verdict, task, job, shapes, config, result)
@@ -605,6 +610,82 @@ def _perf(
                 "the shapes' notes give the times",
                 Stage.PERF,
             )
+
+
+def _check_after_timing(
+    task: Task,
+    job: CandidateJob,
+    folder: Path,
+    gen: torch.Generator,
+    result: CandidateResult,
+    verdict: Verdict,
+) -> _Failure | None:
+    """Each timed shape's call after timing (benchmarks/harness/after_timing.py): its inputs and
+    its answer checked against the timing inputs regenerated here, with the same element changed."""
+    if result.perf is None:
+        return None
+    specs = {s.name: s for s in job.shapes}
+    for name, timing in result.perf.shapes.items():
+        spec = specs.get(name)
+        where = f"shape {name}, the call after timing (one element of each input changed)"
+        if spec is None or not timing.after_file:
+            return _Failure(
+                ErrorClass.HARNESS_ERROR,
+                f"the worker did not ship the call after timing for {name}",
+                Stage.PERF,
+            )
+        try:
+            payload = read_trial(folder / timing.after_file, str(gen.device))
+        except TransportError as exc:
+            return _Failure(
+                ErrorClass.WRONG_OUTPUT_TYPE,
+                f"outputs on {where} could not be read back: {exc}",
+                Stage.PERF,
+            )
+        gen.manual_seed(trial_seed(job.seed, name, "perf", 0))
+        args = task.make_inputs(spec.dims, "standard", gen)
+        outs = task.output_args(spec.dims)
+        original = [a.clone() if isinstance(a, torch.Tensor) else a for a in args]
+        after_timing.nudge(args, after_timing.nudge_seed(job.seed, name), skip=outs)
+        changed = changed_inputs(payload.get("inputs"), args)
+        if changed is None:
+            return _Failure(
+                ErrorClass.HARNESS_ERROR,
+                f"the worker did not ship the inputs of {where}",
+                Stage.PERF,
+            )
+        changed = [i for i in changed if i not in outs]
+        if changed:
+            return _Failure(
+                ErrorClass.INPUT_MUTATED,
+                f"the inputs {changed} differ after timing on shape {name}: the candidate wrote "
+                "into an input while it was timed; inputs are read-only",
+                Stage.PERF,
+            )
+        with torch.no_grad(), full_precision():
+            want = task.reference_for(spec.dims)(*args)
+            scale = task.error_terms(args)
+        if not after_timing.finite(want) and _finite_reference(task, spec.dims, original):
+            verdict.skipped.append(
+                f"{where}: not compared, the changed element leaves the task's domain "
+                "(the reference is no longer finite)"
+            )
+            continue
+        cmp = compare_outputs(payload["out"], want, task.tolerance, scale)
+        if not cmp.ok:
+            return _Failure(
+                cmp.error_class,
+                f"{cmp.message} [{where}]: the answer did not follow the changed input, as if "
+                "the timed calls were answered from a cache",
+                Stage.PERF,
+                cmp.mismatch,
+            )
+    return None
+
+
+def _finite_reference(task: Task, dims: dict[str, int], args: list) -> bool:
+    with torch.no_grad(), full_precision():
+        return after_timing.finite(task.reference_for(dims)(*args))
 
 
 def _fill_estimated_costs(verdict: Verdict, task: Task) -> None:

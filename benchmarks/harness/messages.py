@@ -362,6 +362,9 @@ class ShapeTiming:
     timed_launch_counts: dict[str, int] = field(default_factory=dict)
     timed_kernels: list[str] = field(default_factory=list)
     traced_calls: list[FallbackInfo] = field(default_factory=list)
+    # the call after timing on the timing inputs with one element changed
+    # (benchmarks.harness.after_timing): its trial file in the worker's folder, "" if none
+    after_file: str = ""
 
 
 @dataclass(frozen=True)
