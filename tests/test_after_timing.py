@@ -99,3 +99,32 @@ def test_no_after_timing_call_shipped_is_the_judges_error_or_unreadable(tmp_path
     failure, _ = _check(tmp_path, after_file)
     assert failure is not None
     assert failure.error in (ErrorClass.HARNESS_ERROR, ErrorClass.WRONG_OUTPUT_TYPE)
+
+
+@pytest.mark.parametrize(
+    ("candidate", "expect"),
+    [
+        ("knowledge_base/kernels/softmax.py", "none"),
+        ("tests/hostile/perf_cache_same_kernel.py", "numerical_mismatch"),
+    ],
+)
+def test_the_worker_side_with_the_clock_faked_catches_a_cache(tmp_path, candidate, expect):
+    # the worker's timing stage on the CPU (interpreter), its clock and profiler faked, in a
+    # process of its own; then the judge's check of the call after timing
+    import os
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parents[1]
+    done = subprocess.run(
+        [sys.executable, str(root / "tests/fixtures/after_timing/worker_side.py")]
+        + [str(root / candidate), str(tmp_path)],
+        cwd=root,
+        env={**os.environ, "PYTHONPATH": str(root)},
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip().splitlines()[-1] == expect

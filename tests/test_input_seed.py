@@ -42,7 +42,7 @@ def _copy(src, dst, n, BLOCK: tl.constexpr):
 
 _TABLE = {}
 '''
-TAIL = '''
+TAIL = """
 
 def softmax(x):
     key = (x.shape[0], x.shape[1], round(x[0, 0].item(), 6))
@@ -50,7 +50,7 @@ def softmax(x):
     y = torch.empty_like(x)
     _copy[(triton.cdiv(x.numel(), 1024),)](src, y, x.numel(), BLOCK=1024)
     return y
-'''
+"""
 
 
 def table_candidate(seed: int, path: Path) -> Path:
