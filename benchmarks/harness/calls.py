@@ -32,16 +32,8 @@ from dataclasses import dataclass
 
 from benchmarks.harness.fallback import ALLOWED_ATEN_OPS
 from benchmarks.harness.messages import CandidatePerf, FallbackInfo
+from benchmarks.harness.probes import PYTHON_ELEMENT_LIMIT
 from benchmarks.verdict import ErrorClass
-
-# Tensor elements one call may read into Python (`.item()`, `float(t)`, ...) or build from
-# Python data (`torch.tensor(list)`): a wrapper reads a handful of scalars (a max for a scale,
-# a count); a computation over the input reads a number proportional to its size.
-PYTHON_ELEMENT_LIMIT = 64
-# A call that reads this many elements into Python is stopped inside the call (the read raises
-# benchmarks.harness.probes.ReadCapExceeded) and fails as `fallback`: past the limit it fails
-# anyway, and an element-by-element loop over a GPU shape would otherwise run for minutes.
-PYTHON_READ_STOP = 16 * PYTHON_ELEMENT_LIMIT
 
 
 @dataclass(frozen=True)

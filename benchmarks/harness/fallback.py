@@ -297,11 +297,10 @@ def trace_call(counter: TritonLaunchCounter) -> Iterator[tuple[AtenRecorder, Cou
 def record_call(counter: TritonLaunchCounter, fn: Any, args: tuple, sync: Any) -> tuple[Any, Any]:
     """Call `fn(*args)` (then `sync()`) traced and probed: (its output, its `FallbackInfo`)."""
     from benchmarks.harness import probes
-    from benchmarks.harness.calls import PYTHON_READ_STOP
     from benchmarks.harness.messages import FallbackInfo
 
     with trace_call(counter) as (recorder, launches):
-        with probes.watch(recorder, read_cap=PYTHON_READ_STOP) as probe:
+        with probes.watch(recorder, read_cap=probes.PYTHON_READ_STOP) as probe:
             out = fn(*args)
             sync()
     outs = list(out) if isinstance(out, tuple | list) else [out]

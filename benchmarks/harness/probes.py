@@ -61,6 +61,16 @@ class ReadCapExceeded(BaseException):
     for minutes. A BaseException, so a candidate's `except Exception` does not swallow it."""
 
 
+# Tensor elements one call may read into Python (`.item()`, `float(t)`, ...) or build from
+# Python data (`torch.tensor(list)`): a wrapper reads a handful of scalars (a max for a scale,
+# a count); a computation over the input reads a number proportional to its size. More fail the
+# call as `fallback` (benchmarks/harness/calls.py decides).
+PYTHON_ELEMENT_LIMIT = 64
+# A call that reads this many is stopped inside the read (ReadCapExceeded) and fails as
+# `fallback`: past the limit it fails anyway, and an element-by-element loop over a GPU shape
+# would otherwise run for minutes.
+PYTHON_READ_STOP = 16 * PYTHON_ELEMENT_LIMIT
+
 _active: CallProbe | None = None
 _installed = False
 # (owner, attribute name, the object it held when protected)
