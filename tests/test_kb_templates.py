@@ -60,6 +60,7 @@ def test_every_template_is_tested_and_declares_metadata():
         "tpl_kv_cache_scatter",
         "tpl_elementwise_unary",
         "tpl_fused_sgd_momentum",
+        "tpl_flash_attention",
     }
     assert set(TEMPLATES) == tested, "a new template needs an interpreter test here"
     for stem in TEMPLATES:
@@ -325,3 +326,47 @@ def test_fused_sgd_momentum_matches_torch_optim(load):
             p, grad, buf, lr=0.1, momentum=0.9, weight_decay=0.01, first_step=step == 0, BLOCK=256
         )
     torch.testing.assert_close(p, ref.detach(), atol=1e-6, rtol=1e-6)
+
+
+def _sdpa_reference(q, k, v, causal):
+    group = q.shape[1] // k.shape[1]
+    kf = k.float().repeat_interleave(group, dim=1)
+    vf = v.float().repeat_interleave(group, dim=1)
+    return torch.nn.functional.scaled_dot_product_attention(q.float(), kf, vf, is_causal=causal)
+
+
+# tiles smaller than S so that the unmasked, diagonal and tail paths all run; BLOCK_N > BLOCK_M
+# and BLOCK_N < BLOCK_M both; S = 37 leaves a query and a key tail
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16])
+@pytest.mark.parametrize(
+    ("causal", "block_m", "block_n"),
+    [(True, 16, 16), (True, 32, 16), (True, 16, 32), (False, 16, 16)],
+)
+def test_flash_attention(load, dtype, causal, block_m, block_n):
+    mod = load("tpl_flash_attention")
+    g = _gen()
+    B, H, HKV, S, D = 2, 4, 2, 37, 16
+    q = torch.randn(B, H, S, D, generator=g).to(dtype)
+    k = torch.randn(B, HKV, S, D, generator=g).to(dtype)
+    v = torch.randn(B, HKV, S, D, generator=g).to(dtype)
+    o = mod.flash_attention(q, k, v, causal, BLOCK_M=block_m, BLOCK_N=block_n)
+    assert o.dtype == dtype and o.shape == q.shape
+    tol = 1e-5 if dtype == torch.float32 else 2e-3
+    torch.testing.assert_close(o.float(), _sdpa_reference(q, k, v, causal), atol=tol, rtol=tol)
+
+
+# the poisoned rows' max over NaN scores warns inside the interpreter (numpy): expected here
+@pytest.mark.filterwarnings("ignore:All-NaN slice encountered")
+def test_flash_attention_never_reads_keys_past_the_query_tile(load):
+    mod = load("tpl_flash_attention")
+    g = _gen()
+    S, D, tile = 40, 32, 16
+    q = torch.randn(1, 2, S, D, generator=g)
+    k = torch.randn(1, 1, S, D, generator=g)
+    v = torch.randn(1, 1, S, D, generator=g)
+    ref = _sdpa_reference(q, k, v, True)
+    # keys of the later tiles poisoned: the first query tile must not see them, the others must
+    k[:, :, tile:], v[:, :, tile:] = float("nan"), float("nan")
+    o = mod.flash_attention(q, k, v, BLOCK_M=tile, BLOCK_N=tile)
+    torch.testing.assert_close(o[:, :, :tile], ref[:, :, :tile], atol=1e-5, rtol=1e-5)
+    assert torch.isnan(o[:, :, tile:]).all()
