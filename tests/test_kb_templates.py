@@ -370,3 +370,19 @@ def test_flash_attention_never_reads_keys_past_the_query_tile(load):
     o = mod.flash_attention(q, k, v, BLOCK_M=tile, BLOCK_N=tile)
     torch.testing.assert_close(o[:, :, :tile], ref[:, :, :tile], atol=1e-5, rtol=1e-5)
     assert torch.isnan(o[:, :, tile:]).all()
+
+
+@pytest.mark.parametrize("task_id", ["attn_causal_prefill_fp32", "attn_causal_prefill_fp16"])
+def test_flash_attention_passes_the_judge_on_the_prefill_task_once_adapted(task_id, tmp_path):
+    from agents.offline.policy import adapt
+    from benchmarks.harness.judge import JudgeConfig, evaluate
+    from benchmarks.loading import get_task
+
+    task = get_task(task_id)
+    template = (KERNELS / "tpl_flash_attention.py").read_text()
+    code, how = adapt(template, task.entry_point, list(task.signature().parameters))
+    assert how == "wrapped flash_attention()"
+    path = tmp_path / f"{task_id}_tpl.py"
+    path.write_text(code)
+    verdict = evaluate(task, path, JudgeConfig(device="cpu", trials=1, timeout_s=300))
+    assert verdict.passed, f"{verdict.error_class}: {verdict.message}"
