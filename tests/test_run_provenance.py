@@ -125,6 +125,19 @@ def test_reference_kernels_say_whether_they_are_the_tasks_own_a_template_or_a_ne
 NEIGHBOURS = ("tpl_online_softmax", "gelu_tanh")
 
 
+def test_hidden_provenance_gives_the_prefill_task_the_flash_attention_template() -> None:
+    task = get_task("attn_causal_prefill_fp32")
+    # the task's own solution among the hits too: hidden provenance must drop it, the template stays
+    stems = ("attn_causal_prefill", "tpl_flash_attention", "tpl_paged_attention_decode")
+    hits = [{"id": h.id, "path": h.path, "text": h.text} for h in map(kernel_hit, stems)]
+    hidden = reference_kernels(task, hits, benchmark=True)
+    assert [(r["id"], r["kind"], r["how"]) for r in hidden] == [
+        ("kernel:tpl_flash_attention", "template", "wrapped flash_attention()")
+    ]  # the paged decode template takes 5 required arguments: no wrapper for (q, k, v)
+    assert "def attn_causal_prefill(q, k, v):" in hidden[0]["source"]
+    assert reference_provenance(hidden[0]).label == "template:tpl_flash_attention"
+
+
 def test_a_normal_mode_run_says_up_front_that_it_starts_from_the_tasks_own_solution(
     tmp_path: Path,
 ) -> None:
