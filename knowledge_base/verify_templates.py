@@ -288,6 +288,37 @@ def _cases(dev: torch.device) -> list[Case]:
         )
     )
 
+    fa = _load("tpl_flash_attention")
+
+    def sdpa_ref(qa: torch.Tensor, ka: torch.Tensor, va: torch.Tensor) -> torch.Tensor:
+        group = qa.shape[1] // ka.shape[1]
+        kf = ka.float().repeat_interleave(group, dim=1)
+        vf = va.float().repeat_interleave(group, dim=1)
+        return torch.nn.functional.scaled_dot_product_attention(qa.float(), kf, vf, is_causal=True)
+
+    # the prefill task's shapes: a long power-of-two one, and a tail (S = 1000) one
+    for (Bf, Hf, HKVf, Sf, Df), fa_cfg in (
+        ((2, 32, 8, 4096, 128), {"BLOCK_M": 128, "BLOCK_N": 64, "num_warps": 8, "num_stages": 3}),
+        ((4, 28, 4, 1000, 128), {"BLOCK_M": 128, "BLOCK_N": 64, "num_warps": 8, "num_stages": 3}),
+    ):
+        fq, fk, fv = randn(Bf, Hf, Sf, Df), randn(Bf, HKVf, Sf, Df), randn(Bf, HKVf, Sf, Df)
+        cases.append(
+            Case(
+                "tpl_flash_attention",
+                f"B{Bf} H{Hf} HKV{HKVf} S{Sf} D{Df} causal bf16",
+                "bf16",
+                4 * Bf * Hf * Df * Sf * (Sf + 1) / 2,
+                2 * (2 * Bf * Hf + 2 * HKVf * Bf) * Sf * Df,
+                lambda fq=fq, fk=fk, fv=fv, cfg=fa_cfg: fa.flash_attention(fq, fk, fv, **cfg),
+                lambda fq=fq, fk=fk, fv=fv: torch.nn.functional.scaled_dot_product_attention(
+                    fq, fk, fv, is_causal=True, enable_gqa=True
+                ),
+                lambda fq=fq, fk=fk, fv=fv, cfg=fa_cfg: _close(
+                    fa.flash_attention(fq, fk, fv, **cfg), sdpa_ref(fq, fk, fv), 2e-2, 2e-2
+                ),
+            )
+        )
+
     rr = _load("tpl_row_reduce")
     xr = randn(8192, 4096)
     cases.append(
