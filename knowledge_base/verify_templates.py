@@ -454,6 +454,64 @@ def _cases(dev: torch.device) -> list[Case]:
             sgd_check,
         )
     )
+
+    rg = _load("tpl_row_gather")
+    n_ids, vocab, hidden = 8192, 128256, 4096  # Llama-3-8B embedding, 8192-token prefill
+    emb_table = randn(vocab, hidden)
+    ids = torch.randint(0, vocab, (n_ids,), device=dev, generator=g)
+    distinct = int(torch.unique(ids).numel())
+
+    def gather_check() -> tuple[bool, str]:
+        ok = torch.equal(rg.row_gather(ids, emb_table), emb_table[ids])
+        return ok, "exact copy" if ok else "mismatch"
+
+    cases.append(
+        Case(
+            "tpl_row_gather",
+            "8192 ids into 128256x4096 bf16",
+            "bf16",
+            0,
+            8 * n_ids + 2 * hidden * (distinct + n_ids),
+            lambda: rg.row_gather(ids, emb_table),
+            lambda: emb_table[ids],
+            gather_check,
+        )
+    )
+
+    rh = _load("tpl_rotary_half")
+    n_tok, hq, hkv, hd, n_pos = 8192, 32, 8, 128, 8192  # Llama-3-8B attention, 8192-token prefill
+    rq, rk = randn(n_tok, hq, hd), randn(n_tok, hkv, hd)
+    inv_freq = 500000.0 ** (-torch.arange(0, hd, 2, device=dev, dtype=torch.float64) / hd)
+    angles = torch.arange(n_pos, device=dev, dtype=torch.float64)[:, None] * inv_freq[None, :]
+    cs_cache = torch.cat((angles.cos(), angles.sin()), dim=-1).float()
+    rpos = torch.randint(0, n_pos, (n_tok,), device=dev, generator=g)
+    rpos_distinct = int(torch.unique(rpos).numel())
+
+    def rope_torch(x: torch.Tensor) -> torch.Tensor:
+        half = hd // 2
+        cs = cs_cache[rpos][:, None, :]
+        a, b = x.float()[..., :half], x.float()[..., half:]
+        cos, sin = cs[..., :half], cs[..., half:]
+        return torch.cat((a * cos - b * sin, b * cos + a * sin), dim=-1).to(x.dtype)
+
+    def rope_check() -> tuple[bool, str]:
+        q_out, k_out = rh.rotary_half(rpos, rq, rk, cs_cache)
+        ok_q, detail_q = _close(q_out, rope_torch(rq), 1e-2, 1.6e-2)
+        ok_k, detail_k = _close(k_out, rope_torch(rk), 1e-2, 1.6e-2)
+        return ok_q and ok_k, f"q {detail_q}; k {detail_k}"
+
+    cases.append(
+        Case(
+            "tpl_rotary_half",
+            "8192 tokens HQ32 HKV8 D128 bf16",
+            "bf16",
+            3 * n_tok * (hq + hkv) * hd,
+            2 * 2 * n_tok * (hq + hkv) * hd + 8 * n_tok + 4 * hd * rpos_distinct,
+            lambda: rh.rotary_half(rpos, rq, rk, cs_cache),
+            lambda: (rope_torch(rq), rope_torch(rk)),
+            rope_check,
+        )
+    )
     return cases
 
 

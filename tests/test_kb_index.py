@@ -191,6 +191,20 @@ def test_hidden_provenance_never_returns_the_tasks_own_solution(real_kb: Knowled
             assert all(h.id != f"kernel:{name}" for h in hits)
 
 
+@pytest.mark.parametrize(
+    ("task_id", "template"),
+    [("embedding_fp32", "tpl_row_gather"), ("rope_neox_qk_fp32", "tpl_rotary_half")],
+)
+def test_a_serving_task_without_its_solution_finds_its_family_template(
+    real_kb: KnowledgeBase, task_id: str, template: str
+):
+    from agents.core.nodes.retrieve import KERNEL_HITS
+
+    # the retrieve node's kernel search in benchmark mode
+    hits = real_kb.search("", k=KERNEL_HITS, task=task_id, hidden_task=task_id, kinds=("kernel",))
+    assert f"kernel:{template}" in [h.id for h in hits]
+
+
 def test_hidden_provenance_removes_docs_derived_from_the_task(tmp_path: Path):
     root = tmp_path / "content"
     body = "## Trick\nKeep the running max and rescale the sum when it grows."

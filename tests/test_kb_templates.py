@@ -61,6 +61,8 @@ def test_every_template_is_tested_and_declares_metadata():
         "tpl_elementwise_unary",
         "tpl_fused_sgd_momentum",
         "tpl_flash_attention",
+        "tpl_row_gather",
+        "tpl_rotary_half",
     }
     assert set(TEMPLATES) == tested, "a new template needs an interpreter test here"
     for stem in TEMPLATES:
@@ -386,3 +388,49 @@ def test_flash_attention_passes_the_judge_on_the_prefill_task_once_adapted(task_
     path.write_text(code)
     verdict = evaluate(task, path, JudgeConfig(device="cpu", trials=1, timeout_s=300))
     assert verdict.passed, f"{verdict.error_class}: {verdict.message}"
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.int32])
+def test_row_gather_is_a_bit_exact_copy(load, dtype):
+    mod = load("tpl_row_gather")
+    g = _gen()
+    table = (torch.randn(50, 1000, generator=g) * 1000).to(dtype)
+    idx = torch.randint(0, 50, (37,), generator=g)  # repeats, any order, ragged N and C
+    idx[:3] = torch.tensor([49, 0, 49])
+    out = mod.row_gather(idx, table, BLOCK_R=4, BLOCK_C=256)
+    assert out.dtype == dtype and torch.equal(out, table[idx])
+    # a column slice (row stride != C) and int32 ids
+    view = table[:, 3:900]
+    assert torch.equal(mod.row_gather(idx.int(), view, BLOCK_R=1, BLOCK_C=512), view[idx])
+
+
+def _rope_reference(positions, x, cache):
+    half = x.shape[-1] // 2
+    cs = cache[positions][:, None, :]
+    a, b = x.double()[..., :half], x.double()[..., half:]
+    cos, sin = cs[..., :half].double(), cs[..., half:].double()
+    return torch.cat((a * cos - b * sin, b * cos + a * sin), dim=-1)
+
+
+@pytest.mark.parametrize("block_h", [1, 4])
+def test_rotary_half_rotates_q_and_k_by_gathered_positions(load, block_h):
+    mod = load("tpl_rotary_half")
+    g = _gen()
+    T, HQ, HKV, D, P = 7, 5, 2, 24, 40  # odd head counts and D / 2 = 12: masked tiles
+    positions = torch.randint(0, P, (T,), generator=g)
+    positions[:2] = torch.tensor([P - 1, P - 1])  # repeated, out of order
+    angles = torch.arange(P, dtype=torch.float64)[:, None] * 1e4 ** (
+        -torch.arange(0, D, 2, dtype=torch.float64) / D
+    )
+    cache = torch.cat((angles.cos(), angles.sin()), dim=-1).float()
+    q = torch.randn(T, HQ, D, generator=g)
+    k = torch.randn(T, HKV, D, generator=g)
+    q0, k0 = q.clone(), k.clone()
+    q_out, k_out = mod.rotary_half(positions, q, k, cache, BLOCK_H=block_h)
+    torch.testing.assert_close(
+        q_out.double(), _rope_reference(positions, q, cache), atol=1e-5, rtol=1e-5
+    )
+    torch.testing.assert_close(
+        k_out.double(), _rope_reference(positions, k, cache), atol=1e-5, rtol=1e-5
+    )
+    assert torch.equal(q, q0) and torch.equal(k, k0)  # inputs untouched
