@@ -109,7 +109,7 @@ def test_generated_record_lists_the_ops_and_says_where_it_came_from():
     [
         ("attn_decode_fp32", "aten.bmm"),
         ("embedding_fp16", "aten.index"),
-        ("cumsum_fp32", "aten.cumsum"),
+        ("logcumsumexp_fp32", "aten.logcumsumexp"),
         ("row_argmax_fp32", "aten.argmax"),
     ],
 )
@@ -155,7 +155,7 @@ def test_a_reduction_over_dims_that_are_not_adjacent_is_refused(tmp_path):
 
 TASK_FILE = """
 import torch
-from benchmarks.inputs import elem_size, maybe_outliers, randn
+from benchmarks.inputs import elem_size, maybe_outliers, randint, randn
 
 NAME = "probe"
 CATEGORY = "math"

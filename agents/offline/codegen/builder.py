@@ -19,7 +19,7 @@ from agents.offline.codegen.gemm import GemmMixin, Operand
 from agents.offline.codegen.nodes import NodesMixin
 from agents.offline.codegen.ops import ELEMENTWISE, NotSupported
 from agents.offline.codegen.sizes import SizesMixin
-from agents.offline.codegen.trace import CONSTANTS, CONVERSIONS, GEMMS, VIEWS, op_name
+from agents.offline.codegen.trace import CONSTANTS, CONVERSIONS, GEMMS, SCANS, VIEWS, op_name
 from agents.offline.codegen.values import Value, is_var
 
 
@@ -92,11 +92,13 @@ class Builder(SizesMixin, GemmMixin, NodesMixin):
         )
         self.values: dict[Node, Value | list[Value]] = {}
         self.wide: dict[Node, emit.Param] = {}  # wide inputs (and views of them), read by slices
+        self.input_params: dict[Node, emit.Param] = {}  # every input the kernel reads
         self.out_nodes: list[Node] = []
         self.groups: set[int] = set()  # leads of the batch kinds read
         self.vars: set[str] = set()
         self.tile_vars: set[str] = set()
         self.reduced: set[str] = set()  # variables that depend on a reduction
+        self.scanned: set[str] = set()  # variables that depend on a scan
         self.counter = 0
         self.scalar_symbols: dict[str, str] = {}  # float parameter -> its kernel argument
         self.taken = {f"{p}_ptr" for p in self.params}
@@ -107,6 +109,15 @@ class Builder(SizesMixin, GemmMixin, NodesMixin):
     def _structure(self) -> str:
         reduces = any(shp.is_reduction(n) for n in self.nodes)
         if self.gemm_node is not None:
+            scan = next(
+                (n for n in self.nodes if shp.packet(n) in SCANS or shp.packet(n) == "gather"),
+                None,
+            )
+            if scan is not None:
+                raise NotSupported(
+                    f"aten.{op_name(scan)} in a matrix multiply's epilogue; the gemm structure "
+                    "takes elementwise epilogues only"
+                )
             if reduces:
                 red = next(n for n in self.nodes if shp.is_reduction(n))
                 raise NotSupported(
@@ -114,9 +125,16 @@ class Builder(SizesMixin, GemmMixin, NodesMixin):
                     "structure takes elementwise epilogues only"
                 )
             return "gemm"
+        # scans and gathers work along a row: they need the row structure's rows
+        along_row = [n for n in self.nodes if shp.packet(n) in SCANS or shp.packet(n) == "gather"]
         if reduces and len(self.domains[0]) < 2:
+            if along_row:
+                raise NotSupported(
+                    f"aten.{op_name(along_row[0])} in a reduction of the whole tensor; scans "
+                    "and gathers run in the row structure only"
+                )
             return "total"
-        if reduces or any(k.name not in ("full", "scalar") for k in self.kinds if k):
+        if reduces or along_row or any(k.name not in ("full", "scalar") for k in self.kinds if k):
             return "row"
         return "pointwise"
 
@@ -170,11 +188,25 @@ class Builder(SizesMixin, GemmMixin, NodesMixin):
         words = dict.fromkeys(re.findall(r"[A-Za-z_]\w*", expr))
         return tuple(w for w in words if w in self.vars)
 
-    def add(self, expr: str, tile: bool | None, note: str, reduce: str | None = None) -> str:
-        """A statement `v = expr`; a tile when `tile` says so or (None) when it reads a tile."""
+    def add(
+        self,
+        expr: str,
+        tile: bool | None,
+        note: str,
+        reduce: str | None = None,
+        scan: str | None = None,
+    ) -> str:
+        """A statement `v = expr`; a tile when `tile` says so or (None) when it reads a tile.
+        With `reduce`, v = that reduction of expr over the row; with `scan`, v = the inclusive
+        scan ("sum" | "prod") of expr along the row (a tile)."""
         deps = self.deps(expr)
         if tile is None:
             tile = reduce is None and any(d in self.tile_vars for d in deps)
+        if reduce is not None and any(d in self.scanned for d in deps):
+            raise NotSupported(
+                f"aten.{note} reduces a scan's result; a scan may feed elementwise ops and the "
+                "outputs only"
+            )
         if self.structure == "total" and tile and any(d in self.reduced for d in deps):
             raise NotSupported(
                 f"aten.{note} uses a whole-tensor reduction's result elementwise (a second pass "
@@ -186,7 +218,9 @@ class Builder(SizesMixin, GemmMixin, NodesMixin):
             self.reduced.add(target)
         if tile:
             self.tile_vars.add(target)
-        self.prog.stmts.append(emit.Stmt(target, expr, tile, deps, note, reduce, reduced))
+        if scan is not None or any(d in self.scanned for d in deps):
+            self.scanned.add(target)
+        self.prog.stmts.append(emit.Stmt(target, expr, tile, deps, note, reduce, reduced, scan))
         return target
 
     # -- walking the graph
@@ -222,6 +256,7 @@ class Builder(SizesMixin, GemmMixin, NodesMixin):
         group = f"group_{kind.lead}" if kind.name.startswith("batch") else ""
         param = emit.Param(name, var, kind.name, val.dtype, group)
         self.prog.inputs.append(param)
+        self.input_params[node] = param
         if group:
             self.groups.add(kind.lead)
         if param.kind == "wide" and self.structure == "gemm":
@@ -248,6 +283,10 @@ class Builder(SizesMixin, GemmMixin, NodesMixin):
             return self.constant(node)
         if name == "var_mean":
             return self.var_mean(node)
+        if name in SCANS:
+            return self.scan(node, SCANS[name])
+        if name == "gather":
+            return self.gather(node)
         if op_name(node) in ("max.dim", "min.dim"):
             return self.max_dim(node)
         if name.endswith("_") and name[:-1] in ELEMENTWISE:

@@ -98,6 +98,7 @@ class Stmt:
     note: str  # the aten op it translates
     reduce: str | None = None  # "sum" | "max" | "min"
     deps_reduced: bool = False  # reads a reduction's result (directly or not)
+    scan: str | None = None  # "sum" | "prod": target = inclusive scan of expr along the row
 
 
 @dataclass(frozen=True)
@@ -258,7 +259,18 @@ def _combine(how: str, k: int, value: str) -> str:
     return f"acc{k} = tl.{'maximum' if how == 'max' else 'minimum'}(acc{k}, {value})"
 
 
+SCAN_IDENTITY = {"sum": "0.0", "prod": "1.0"}
+
+
+def _scanned(s: Stmt) -> str:
+    """The inclusive scan of a tile, the masked lanes holding the identity (so the last lane
+    is the whole tile's sum or product)."""
+    return f"tl.cum{s.scan}(tl.where(mask, {s.expr}, {SCAN_IDENTITY[s.scan]}), axis=0)"
+
+
 def _stmt_line(s: Stmt) -> str:
+    if s.scan is not None:
+        return f"{s.target} = {_scanned(s)}  # {s.note}"
     if s.reduce is None:
         return f"{s.target} = {s.expr}  # {s.note}"
     return f"{s.target} = tl.{s.reduce}({_masked(s.reduce, s.expr)}, axis=0)  # {s.note}"
@@ -340,7 +352,10 @@ def _tile_closure(prog: Program, roots: list[str]) -> set[str]:
 
 
 def _loop(prog: Program, need: set[str], done: set[str]) -> list[str]:
-    """The body of one pass over the row: loads and tile statements in `need`, in order."""
+    """The body of one pass over the row: loads and tile statements in `need`, in order. A
+    scan continues from the tiles before it: its carry (`carry_<target>`, a vector of equal
+    lanes set up by `_carries`) is combined with the tile's own scan, then advanced by the
+    tile's last lane, which holds the whole tile's sum or product."""
     lines = ["cols = start + tl.arange(0, BLOCK_N)", "mask = cols < N"]
     lines += [_load(p, "row", _step(prog)) for p in prog.inputs if p.var in need]
     for s in prog.stmts:
@@ -348,8 +363,29 @@ def _loop(prog: Program, need: set[str], done: set[str]) -> list[str]:
             missing = [d for d in s.deps if d not in need and d not in done]
             if missing:
                 raise ValueError(f"{s.target} needs {missing} before they are computed")
-            lines.append(_stmt_line(s))
+            if s.scan is None:
+                lines.append(_stmt_line(s))
+                continue
+            op = "+" if s.scan == "sum" else "*"
+            last = (
+                f"tl.sum(tl.where(tl.arange(0, BLOCK_N) == BLOCK_N - 1, {s.target}, 0.0), axis=0)"
+            )
+            lines += [
+                f"{s.target} = {_scanned(s)}  # {s.note}",
+                f"{s.target}_tile = {last}",
+                f"{s.target} = {s.target} {op} carry_{s.target}",
+                f"carry_{s.target} = carry_{s.target} {op} {s.target}_tile",
+            ]
     return lines
+
+
+def _carries(prog: Program, need: set[str]) -> list[str]:
+    """Before a pass over the row: each scan's carry, the identity in every lane."""
+    return [
+        f"carry_{s.target} = tl.full([BLOCK_N], {SCAN_IDENTITY[s.scan]}, tl.float32)"
+        for s in prog.stmts
+        if s.scan is not None and s.target in need
+    ]
 
 
 def looped_row_kernel(prog: Program, name: str) -> str:
@@ -384,6 +420,7 @@ def looped_row_kernel(prog: Program, name: str) -> str:
     tile_outputs = [(i, o) for i, o in enumerate(prog.outputs) if o.kind != "row"]
     if tile_outputs:
         need = _tile_closure(prog, [o.var for _, o in tile_outputs])
+        body += _carries(prog, need)
         body.append("for start in range(0, N, BLOCK_N):")
         body += ["    " + line for line in _loop(prog, need, done)]
         body += ["    " + _store(o, i, "row", _step(prog)) for i, o in tile_outputs]

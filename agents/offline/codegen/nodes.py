@@ -20,7 +20,7 @@ from agents.offline.codegen.ops import (
     literal,
     var_and_mean,
 )
-from agents.offline.codegen.trace import VIEWS, op_name
+from agents.offline.codegen.trace import CONVERSIONS, VIEWS, op_name
 from agents.offline.codegen.values import Value, constant_value, is_var, rounded
 
 if TYPE_CHECKING:
@@ -173,6 +173,108 @@ class NodesMixin:
         v = self.add(rounded(var, dtypes[0]), False, op_name(node))
         m = self.add(rounded(mean, dtypes[1]), False, op_name(node))
         self.values[node] = [Value(v, dtypes[0]), Value(m, dtypes[1])]
+
+    def scan(self, node: Node, how: str) -> None:
+        """cumsum/cumprod along the row: an inclusive scan of a full-size tile in fp32 (the
+        carry between tiles of a long row included), rounded once to the result's dtype."""
+        src = node.args[0]
+        dtype = self.dtype_of(node)
+        if not dtype.is_floating_point:
+            raise NotSupported(
+                f"aten.{op_name(node)} returns {dtype}; only floating scans are translated (an "
+                "integer scan in fp32 would lose exact counts)"
+            )
+        if self.kind(src).name != "full" or self.kind(node).name != "full":
+            raise NotSupported(
+                f"aten.{op_name(node)} scans a {self.kind(src).name} tensor; only full-size "
+                "tensors are scanned"
+            )
+        for g, nodes in enumerate(self.per_graph):
+            here = nodes[self.index[node]]
+            ndim = here.meta["val"].dim()
+            dim = self.arg_at(g, node, 1, 0)
+            if self.strides[g] != 1 or (ndim and dim % ndim != ndim - 1):
+                raise NotSupported(
+                    f"aten.{op_name(node)} scans dim {dim} of a {ndim}-d tensor; only scans "
+                    "along the last dim (the row) are supported"
+                )
+        operand = _Call(self, node).x(0)
+        expr = self.add(operand, True, op_name(node), scan=how)
+        rounded_expr = rounded(expr, dtype)
+        if not is_var(rounded_expr):
+            rounded_expr = self.add(rounded_expr, True, op_name(node))
+        self.values[node] = Value(rounded_expr, dtype)
+
+    def gather(self, node: Node) -> None:
+        """torch.gather along the last dim from an input (directly or through casts to fp32):
+        out[r, k] = src[r, idx[r, k]], a load at the row's start plus the index. The source is
+        a full-size input (row r starts at base) or a wide one (row r starts at r * its row
+        stride); the index is full-size (one load per output element) or one per row (a
+        gather of [R, 1]). Indices are trusted to lie in [0, src's last dim), as torch checks
+        them and a kernel does not."""
+        src, idx = node.args[0], node.args[2]
+        if not isinstance(idx, Node) or self.lit(node, "sparse_grad", False):
+            raise NotSupported(f"aten.{op_name(node)} with a sparse gradient or no index tensor")
+        for g, nodes in enumerate(self.per_graph):
+            here = nodes[self.index[node]]
+            ndim = here.meta["val"].dim()
+            dim = self.arg_at(g, node, 1, 0)
+            if self.strides[g] != 1 or ndim == 0 or dim % ndim != ndim - 1:
+                raise NotSupported(
+                    f"aten.{op_name(node)} gathers along dim {dim} of a {ndim}-d tensor; only "
+                    "gathers along the last dim (within a row) are supported"
+                )
+        param, start = self.gather_source(node, src)
+        k_idx, k_out = self.kind(idx), self.kind(node)
+        index = self.value(idx)
+        if index.dtype not in (torch.int32, torch.int64):
+            raise NotSupported(f"aten.{op_name(node)} indexes with {index.dtype}")
+        if k_idx != k_out or k_out.name not in ("full", "row"):
+            raise NotSupported(
+                f"aten.{op_name(node)} gathers into a {k_out.name} tensor with a {k_idx.name} "
+                "index; the index must be full-size or one per row, the result the same"
+            )
+        other = "0.0" if param.dtype.is_floating_point else "0"
+        if k_out.name == "full":
+            expr = f"tl.load({param.name}_ptr + {start} + {index.expr}, mask=mask, other={other})"
+        else:
+            expr = f"tl.load({param.name}_ptr + {start} + {index.expr})"
+        if param.dtype.is_floating_point:
+            expr += ".to(tl.float32)"
+        self.values[node] = Value(self.add(expr, k_out.tile, op_name(node)), self.dtype_of(node))
+
+    def gather_source(self, node: Node, src: Node) -> tuple[emit.Param, str]:
+        """The input a gather reads and the kernel text for its row's first element. Casts
+        between the input and the gather are allowed where they only widen to fp32 (loads
+        convert to fp32 anyway) or keep the dtype."""
+        at = src
+        while at.op == "call_function" and (
+            shp.packet(at) in CONVERSIONS or shp.packet(at) in ("alias", "clone", "detach")
+        ):
+            have = self.dtype_of(at.args[0])
+            want = self.dtype_of(at)
+            widening = have.is_floating_point and want in (torch.float32, torch.float64)
+            if want != have and not widening:
+                raise NotSupported(
+                    f"aten.{op_name(node)} gathers from a cast of {have} to {want}; only casts "
+                    "that widen a float input to fp32 are gathered through"
+                )
+            at = at.args[0]
+        if at.op != "placeholder":
+            raise NotSupported(
+                f"aten.{op_name(node)} gathers from {shp.describe(at)}; only inputs (and "
+                "casts of them) are gathered from"
+            )
+        if at in self.wide:
+            param = self.wide[at]
+            return param, f"row * {param.name}_row_stride"
+        param = self.input_params.get(at)
+        if param is None or param.kind != "full":
+            raise NotSupported(
+                f"aten.{op_name(node)} gathers from {shp.describe(at)}, which is neither "
+                "full-size nor a wide input"
+            )
+        return param, "base"
 
     def check_reduction(self, node: Node, name: str) -> None:
         src, out = self.kind(node.args[0]).name, self.kind(node).name

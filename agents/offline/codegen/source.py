@@ -113,6 +113,12 @@ def _kernels(prog: emit.Program, stem: str) -> tuple[list[str], str, dict[str, l
         if prog.inner
         else ""
     )
+    scanned = (
+        "\nScans (cumsum/cumprod) run along the tile with tl.cumsum/tl.cumprod, identity in the\n"
+        "masked lanes; in the looped kernel each carries the sum/product of the tiles before it."
+        if any(s.scan for s in prog.stmts)
+        else ""
+    )
     return (
         kernels,
         launcher,
@@ -122,6 +128,7 @@ def _kernels(prog: emit.Program, stem: str) -> tuple[list[str], str, dict[str, l
             "MAX_BLOCK_N columns is one tile of next_power_of_2(N); reductions put their identity in\n"
             "the masked lanes. A longer row is walked in tiles: one pass per reduction, one to store."
             + strided
+            + scanned
         ),
     )
 

@@ -43,10 +43,10 @@ _REFUSED = [
     ("mm bmm addmm baddbmm matmul _scaled_mm dot mv", "a matrix multiply"),
     ("convolution conv1d conv2d", "a convolution"),
     (
-        "index index_select gather scatter scatter_add embedding index_put index_add take",
+        "index index_select scatter scatter_add embedding index_put index_add take",
         "indexing (a gather or scatter)",
     ),
-    ("cumsum cumprod logcumsumexp cummax", "a scan"),
+    ("logcumsumexp cummax cummin", "a scan other than cumsum and cumprod"),
     ("sort topk argmax argmin unique", "a sort or arg-reduction"),
     ("max min", "a max/min with indices or over the whole tensor"),
     (
@@ -66,6 +66,8 @@ _REFUSED = [
 WHY_NOT: dict[str, str] = {op: why for ops, why in _REFUSED for op in ops.split()}
 
 GEMMS = {"mm", "bmm", "addmm"}
+# inclusive scans along the row, by the combine they use
+SCANS = {"cumsum": "sum", "cumprod": "prod"}
 
 
 def decompositions() -> dict[Any, Any]:
@@ -259,5 +261,5 @@ def check_ops_known(ops: list[str]) -> None:
                 "reductions only"
             )
         known = ELEMENTWISE.keys() | REDUCTIONS.keys() | VIEWS | CONVERSIONS | CONSTANTS
-        if name not in known | {"var_mean", "getitem"}:
+        if name not in known | SCANS.keys() | {"var_mean", "getitem", "gather"}:
             raise NotSupported(f"aten.{op} is not an op the generator translates")

@@ -29,7 +29,10 @@ How:
    - pointwise: full and scalar tensors, elementwise ops: one flat kernel;
    - row: per-row/per-column/per-batch tensors, slices of a wide input's last dim, reductions
      over one run of adjacent dims (the row; rows of a reduction over dims before the last are
-     read strided): one program per row (one tile, or a loop of tiles for long rows);
+     read strided), inclusive scans along the row (cumsum, cumprod: tl.cumsum/tl.cumprod
+     per tile, a carry between tiles), and gathers within the row from an input
+     (torch.gather along the last dim, a full-size or per-row index): one program per row
+     (one tile, or a loop of tiles for long rows);
    - total: reductions of the whole tensor (losses, norms): partials per block, then one
      program reduces them and finishes;
    - gemm: one matrix multiply (mm, bmm, addmm) whose operands are inputs, possibly through
@@ -39,9 +42,9 @@ How:
      fp32 (IEEE products for fp32 operands: the fp32 GEMM tolerances reject TF32);
    - gemm>row (`agents.offline.codegen.stages`): a matrix multiply followed by reductions, as
      two kernels: the product written to memory, then the rest of the reference over it.
-   Anything else (two matmuls, a prologue op before a matmul, convolution, indexing, scans,
-   data movement, reductions over dims that are not adjacent) raises NotSupported with the op
-   or shape that stopped it.
+   Anything else (two matmuls, a prologue op before a matmul, convolution, indexing other
+   than those gathers, other scans or a scan that is reduced, data movement, reductions over
+   dims that are not adjacent) raises NotSupported with the op or shape that stopped it.
 5. Walk each graph (`agents.offline.codegen.builder`) and translate op by op
    (`agents.offline.codegen.ops`), in fp32, rounding where the reference holds a value in
    fp16/bf16/fp8, and write the module (`agents.offline.codegen.emit`, `.source`). The result
