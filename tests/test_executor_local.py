@@ -29,7 +29,8 @@ WRONG = GOOD.replace("y = x / (1.0 + tl.exp(-x))", "y = x / (1.0 + tl.exp(x))")
 NO_KERNEL = "import torch\n\n\ndef silu(x):\n    return x * 2\n"
 # spins for a second or more while it is imported: time to kill the lane judging it
 SLOW = "_SPIN = sum(range(40_000_000))\n" + GOOD
-CONFIG = JudgeConfig(device="cpu", trials=1, trusted=True, shape_seed=7, timeout_s=120)
+# fixed shape and input seeds: the lanes and the direct call must judge the same inputs
+CONFIG = JudgeConfig(device="cpu", trials=1, trusted=True, shape_seed=7, seed=7, timeout_s=120)
 
 
 def comparable(verdict: Any) -> dict[str, Any]:

@@ -218,6 +218,12 @@ def module_source(task: Task, entry: Entry, built: list[Built]) -> str:
     return "\n\n".join(p.rstrip("\n") + "\n" for p in parts)
 
 
+_STAGE_DOC = {
+    "gemm": "Stage 1 writes the matrix product; stage 2 computes the rest from it.",
+    "row": "Stage 1 writes one value per row; stage 2 reduces them to the result.",
+}
+
+
 def _staged_launcher(b: Built, names: list[str], defaults: dict[str, str]) -> str:
     """A class's launcher that runs its stages in order, each passing its output on."""
     params = [f"{p}={defaults[p]}" if p in defaults else p for p in names]
@@ -225,7 +231,7 @@ def _staged_launcher(b: Built, names: list[str], defaults: dict[str, str]) -> st
     product = second.params[-1]
     lines = [
         f"def {b.launcher}({', '.join(params + _tunable_params(b.tunables()))}):",
-        '    """Stage 1 writes the matrix product; stage 2 computes the rest from it."""',
+        f'    """{_STAGE_DOC[first.structure]}"""',
         f"    {product} = {_call(first.entry_point, names, list(_defaults(first.structure)))}",
         f"    return {_call(second.entry_point, [*names, product], list(_defaults(second.structure)))}",
     ]

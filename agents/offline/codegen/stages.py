@@ -1,12 +1,21 @@
-"""Splitting a reference at its matrix multiply: a GEMM followed by a reduction (Linear then sum,
-softmax or a norm over the features, as KernelBench's level 2 writes them) becomes two kernels.
+"""Splitting a reference in two kernels where one structure cannot hold it all.
 
-The gemm structure tiles the product over (BLOCK_M, BLOCK_N), so its epilogue cannot reduce a
-whole row; the row structure reduces rows but does not multiply matrices. So the traces are cut
-in two: stage 1 is the multiply and what it needs (its operands through views and casts), and
-writes the product to memory in the reference's dtype (where the reference holds it); stage 2
-is everything after, reading the product as one more input. The launcher runs the two kernels
-in order. The product makes one round trip through memory that a fused kernel would avoid.
+- gemm>row: a GEMM followed by a reduction (Linear then sum, softmax or a norm over the
+  features, as KernelBench's level 2 writes them). The gemm structure tiles the product over
+  (BLOCK_M, BLOCK_N), so its epilogue cannot reduce a whole row; the row structure reduces rows
+  but does not multiply matrices. Stage 1 is the multiply and what it needs (its operands
+  through views and casts), and writes the product to memory in the reference's dtype (where
+  the reference holds it); stage 2 is everything after, reading the product as one more input.
+- row>total: reductions over the row followed by a reduction of their per-row results to one
+  value (a loss: log-sum-exp per row, then the mean over rows). The row structure runs one
+  program per row and cannot combine rows; the total structure combines everything but holds
+  no rows. Stage 1 computes the one per-row value that the whole-tensor reductions read and
+  that depends on the row reductions, and writes it ([R], fp32 where the reference holds it so);
+  stage 2 reduces it, recomputing the other per-row values it reads (functions of the inputs
+  only, such as a mask of ignored targets).
+
+The launcher runs the two kernels in order. The value in between makes one round trip through
+memory that a fused kernel would avoid.
 """
 
 from __future__ import annotations
@@ -26,6 +35,90 @@ def needs_split(graph: GraphModule) -> bool:
         return False
     before = _ancestors(mms[0])
     return any(shp.is_reduction(n) and n not in before for n in nodes)
+
+
+def whole_of_rows(graph: GraphModule) -> list[Node]:
+    """The reductions of a whole tensor that is smaller than the largest one reduced (a
+    per-row value reduced to a scalar), when rows are reduced too: what row>total splits at."""
+    nodes = list(graph.graph.nodes)
+    if any(n.op == "call_function" and shp.packet(n) in GEMMS for n in nodes):
+        return []
+    reductions = [n for n in nodes if shp.is_reduction(n) and isinstance(n.args[0], Node)]
+    if not reductions:
+        return []
+    size = max(_numel(n.args[0]) for n in reductions)
+    whole = [
+        n
+        for n in reductions
+        if _numel(n.args[0]) < size and shp.reduced_range(n) == (0, n.args[0].meta["val"].dim())
+    ]
+    rows = [n for n in reductions if _numel(n.args[0]) == size]
+    return whole if whole and rows else []
+
+
+def _numel(node: Node) -> int:
+    return shp.tensor_vals(node)[0].numel()
+
+
+def split_rows(graph: GraphModule, product: str) -> tuple[GraphModule, GraphModule]:
+    """(stage 1, stage 2) of a row>total trace: stage 1 takes the trace's inputs and returns
+    the per-row value the whole-tensor reductions read; stage 2 takes the inputs and then that
+    value (named `product`) and returns what the trace returns. NotSupported when more than one
+    value computed from the rows crosses, or the trace returns a value of stage 1."""
+    nodes = list(graph.graph.nodes)
+    whole = set(whole_of_rows(graph))
+    later = {n for n in nodes if n.op == "call_function" and _ancestors(n) & whole}
+    crossing = list(
+        dict.fromkeys(
+            a
+            for n in later
+            for a in n.all_input_nodes
+            if a not in later and a.op == "call_function"
+        )
+    )
+    from_rows = [
+        a
+        for a in crossing
+        if any(shp.is_reduction(b) for b in _ancestors(a) if b is not a) or shp.is_reduction(a)
+    ]
+    if len(from_rows) != 1:
+        named = ", ".join(f"aten.{shp.packet(a)}" for a in from_rows) or "none"
+        raise NotSupported(
+            f"the reduction to one value reads {len(from_rows)} per-row values computed from "
+            f"the rows ({named}); the row>total split carries exactly one"
+        )
+    cut = from_rows[0]
+    out = next(n for n in nodes if n.op == "output")
+    if any(a not in later for a in out.all_input_nodes):
+        raise NotSupported(
+            "the reference returns a per-row or full-size value besides its reduction to one "
+            "value; the row>total split returns the reduction only"
+        )
+    inputs = [n for n in nodes if n.op == "placeholder"]
+
+    one = Graph()
+    env: dict[Node, Node] = {}
+    for n in inputs:
+        _copy(one, n, env)
+    first = _ancestors(cut)
+    for n in nodes:
+        if n in first and n.op == "call_function":
+            _copy(one, n, env)
+    one.output(env[cut])
+
+    two = Graph()
+    env = {}
+    for n in inputs:
+        _copy(two, n, env)
+    held = two.placeholder(product)
+    held.meta = {"val": cut.meta["val"]}
+    env[cut] = held
+    keep = {b for a in crossing if a is not cut for b in _ancestors(a) if b.op == "call_function"}
+    for n in nodes:
+        if (n in keep or n in later) and n not in env:
+            _copy(two, n, env)
+    two.output(_map(out.args[0], env))
+    return GraphModule(graph, one), GraphModule(graph, two)
 
 
 def _ancestors(node: Node) -> set[Node]:

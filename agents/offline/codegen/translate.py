@@ -41,7 +41,9 @@ How:
      (BLOCK_M, BLOCK_N) tile (and batch), a K loop of masked loads and tl.dot accumulating in
      fp32 (IEEE products for fp32 operands: the fp32 GEMM tolerances reject TF32);
    - gemm>row (`agents.offline.codegen.stages`): a matrix multiply followed by reductions, as
-     two kernels: the product written to memory, then the rest of the reference over it.
+     two kernels: the product written to memory, then the rest of the reference over it;
+   - row>total (`stages` too): row reductions whose per-row result is reduced to one value
+     (a loss), as two kernels: one value per row written, then the total structure over it.
    Anything else (two matmuls, a prologue op before a matmul, convolution, indexing other
    than those gathers, other scans or a scan that is reduced, data movement, reductions over
    dims that are not adjacent) raises NotSupported with the op or shape that stopped it.
@@ -65,7 +67,7 @@ from agents.offline.codegen.classes import Key
 from agents.offline.codegen.entry import Entry, entry_of
 from agents.offline.codegen.ops import NotSupported
 from agents.offline.codegen.source import Built, module_source
-from agents.offline.codegen.stages import needs_split, split
+from agents.offline.codegen.stages import needs_split, split, split_rows, whole_of_rows
 from agents.offline.codegen.trace import (
     Case,
     check_ops_known,
@@ -173,12 +175,13 @@ def _build(
     inputs = [rename[p.name] for p, k in zip(entry.params, key, strict=True) if cls.is_tensor(k)]
     inputs += [rename[w.arg] for w in entry.weights]
     scalars = {rename[entry.params[i].name]: [c.values[i] for c in group] for i in floats}
-    if not needs_split(graphs[0]):
+    by_rows = bool(whole_of_rows(graphs[0]))
+    if not by_rows and not needs_split(graphs[0]):
         return [Builder(graphs, ops, inputs, names, "", scalars).build()]
-    product = emit.launcher_safe("product")
+    product = emit.launcher_safe("per_row" if by_rows else "product")
     while product in names:
         product += "_"
-    pairs = [split(g, product) for g in graphs]
+    pairs = [split_rows(g, product) if by_rows else split(g, product) for g in graphs]
     programs = []
     for stage, extra in ((0, []), (1, [product])):
         parts = [pair[stage] for pair in pairs]
