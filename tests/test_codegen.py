@@ -108,7 +108,7 @@ def test_generated_record_lists_the_ops_and_says_where_it_came_from():
     ("task_id", "op"),
     [
         ("attn_decode_fp32", "aten.bmm"),
-        ("embedding_fp16", "aten.index"),
+        ("moe_combine_index_add_fp32", "aten.sort"),
         ("logcumsumexp_fp32", "aten.logcumsumexp"),
         ("row_argmax_fp32", "aten.argmax"),
     ],

@@ -116,3 +116,48 @@ def test_a_gather_along_another_dim_or_from_a_computed_value_is_refused(tmp_path
     )
     with pytest.raises(NotSupported, match="only inputs"):
         generate(computed)
+
+
+@pytest.mark.parametrize("task_id", ["embedding_fp32", "embedding_fp16"])
+def test_a_row_lookup_copies_the_chosen_rows(task_id, tmp_path):
+    """table[ids]: each output row a copy of the table row its index names (bit-exact), the
+    table's rows unrelated to the output's; in one tile and in the looped kernel."""
+    task = get_task(task_id)
+    source = generate(task).source
+    assert ".to(tl.int64) * table_row_stride" in source
+    _judge(task, source, tmp_path)
+    _judge(task, set_tunables(source, task.entry_point, LOOPED), tmp_path)
+
+
+def test_lookups_by_a_2d_index_through_embedding_and_index_select(tmp_path):
+    by_2d = _probe(
+        tmp_path,
+        "return torch.nn.functional.embedding(i, x) * 0.5 + 1.0",
+        params="x, i",
+        inputs="(x, randint((2, 9), 0, M, gen))",
+    )
+    _judge(by_2d, generate(by_2d).source, tmp_path)
+    selected = _probe(
+        tmp_path,
+        "return torch.index_select(x, 0, i).float().relu()",
+        params="x, i",
+        inputs="(x, randint((11,), 0, M, gen).to(torch.int32))",
+        dtype="fp16",
+    )
+    _judge(selected, generate(selected).source, tmp_path)
+
+
+def test_a_lookup_in_a_computed_table_or_by_two_indices_is_refused(tmp_path):
+    computed = _probe(
+        tmp_path, "return (x * 2.0)[i]", params="x, i", inputs="(x, randint((5,), 0, M, gen))"
+    )
+    with pytest.raises(NotSupported, match=r"input arg0 has shape \(4, 128\) in a problem"):
+        generate(computed)
+    two = _probe(
+        tmp_path,
+        "return x[i, i]",
+        params="x, i",
+        inputs="(x, randint((5,), 0, min(M, N), gen))",
+    )
+    with pytest.raises(NotSupported, match="indexes 2 dims"):
+        generate(two)

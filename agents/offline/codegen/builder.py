@@ -19,7 +19,15 @@ from agents.offline.codegen.gemm import GemmMixin, Operand
 from agents.offline.codegen.nodes import NodesMixin
 from agents.offline.codegen.ops import ELEMENTWISE, NotSupported
 from agents.offline.codegen.sizes import SizesMixin
-from agents.offline.codegen.trace import CONSTANTS, CONVERSIONS, GEMMS, SCANS, VIEWS, op_name
+from agents.offline.codegen.trace import (
+    CONSTANTS,
+    CONVERSIONS,
+    GEMMS,
+    LOOKUPS,
+    SCANS,
+    VIEWS,
+    op_name,
+)
 from agents.offline.codegen.values import Value, is_var
 
 
@@ -61,6 +69,15 @@ class Builder(SizesMixin, GemmMixin, NodesMixin):
                     )
         skip = {self.index[n] for n in self.prologue}
         skip |= {i for i, n in enumerate(self.nodes) if n.op == "placeholder" and not n.users}
+        # tables: inputs read only through row lookups (an embedding), rows chosen by an index
+        self.tables = {
+            n
+            for n in self.nodes
+            if n.op == "placeholder"
+            and n.users
+            and all(shp.packet(u) in LOOKUPS and u.args[0] is n for u in n.users)
+        }
+        skip |= {self.index[n] for n in self.tables}
         rows = [
             shp.row_shape(g) if s == 1 else () for g, s in zip(graphs, self.strides, strict=True)
         ]
@@ -110,7 +127,7 @@ class Builder(SizesMixin, GemmMixin, NodesMixin):
         reduces = any(shp.is_reduction(n) for n in self.nodes)
         if self.gemm_node is not None:
             scan = next(
-                (n for n in self.nodes if shp.packet(n) in SCANS or shp.packet(n) == "gather"),
+                (n for n in self.nodes if shp.packet(n) in SCANS.keys() | LOOKUPS | {"gather"}),
                 None,
             )
             if scan is not None:
@@ -126,7 +143,7 @@ class Builder(SizesMixin, GemmMixin, NodesMixin):
                 )
             return "gemm"
         # scans and gathers work along a row: they need the row structure's rows
-        along_row = [n for n in self.nodes if shp.packet(n) in SCANS or shp.packet(n) == "gather"]
+        along_row = [n for n in self.nodes if shp.packet(n) in SCANS.keys() | LOOKUPS | {"gather"}]
         if reduces and len(self.domains[0]) < 2:
             if along_row:
                 raise NotSupported(
@@ -252,6 +269,14 @@ class Builder(SizesMixin, GemmMixin, NodesMixin):
             )
         var = emit.safe_name(name, self.taken | self.vars)
         self.vars.add(var)
+        if node in self.tables:  # read by lookups only, at rows an index chooses
+            if any(shp.tensor_vals(n[self.index[node]])[0].dim() != 2 for n in self.per_graph):
+                raise NotSupported(f"input {name} is looked up by rows but is not 2-d")
+            param = emit.Param(name, var, "wide", val.dtype)
+            self.prog.inputs.append(param)
+            self.input_params[node] = param
+            self.prog.symbols[f"{name}_row_stride"] = f"{name}.stride(-2)"
+            return
         kind = self.kind(node)
         group = f"group_{kind.lead}" if kind.name.startswith("batch") else ""
         param = emit.Param(name, var, kind.name, val.dtype, group)
@@ -287,6 +312,8 @@ class Builder(SizesMixin, GemmMixin, NodesMixin):
             return self.scan(node, SCANS[name])
         if name == "gather":
             return self.gather(node)
+        if name in LOOKUPS:
+            return self.lookup(node)
         if op_name(node) in ("max.dim", "min.dim"):
             return self.max_dim(node)
         if name.endswith("_") and name[:-1] in ELEMENTWISE:

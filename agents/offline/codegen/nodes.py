@@ -243,6 +243,48 @@ class NodesMixin:
             expr += ".to(tl.float32)"
         self.values[node] = Value(self.add(expr, k_out.tile, op_name(node)), self.dtype_of(node))
 
+    def lookup(self, node: Node) -> None:
+        """Whole rows of a 2-d table chosen by an index, one per output row: table[ids],
+        F.embedding(ids, table), index_select(table, 0, ids). out[r, :] = table[ids[r], :], a
+        load at row ids[r] (in int64: a large vocabulary's offsets pass 2^31) of the table's
+        row stride. Indices are trusted to lie in [0, rows of the table), as torch checks them
+        and a kernel does not."""
+        name = shp.packet(node)
+        table = node.args[0]
+        if name == "index":
+            picks = node.args[1]
+            if len(picks) != 1 or not isinstance(picks[0], Node):
+                raise NotSupported(
+                    f"aten.{op_name(node)} indexes {len(picks)} dims (or with None); only a "
+                    "lookup of rows by one index tensor is supported"
+                )
+            ids = picks[0]
+        elif name == "embedding":
+            ids = node.args[1]
+        else:
+            if self.lit(node, 1) != 0:
+                raise NotSupported(f"aten.{op_name(node)} selects along dim {self.lit(node, 1)}")
+            ids = node.args[2]
+        param = self.input_params.get(table) if table in self.tables else None
+        if param is None:
+            raise NotSupported(f"aten.{op_name(node)} looks up rows of {shp.describe(table)}")
+        index = self.value(ids)
+        if index.dtype not in (torch.int32, torch.int64) or self.kind(ids).name != "row":
+            raise NotSupported(
+                f"aten.{op_name(node)} looks up rows with a {self.kind(ids).name} {index.dtype} "
+                "index; one integer per output row is supported"
+            )
+        if self.kind(node).name != "full":
+            raise NotSupported(
+                f"aten.{op_name(node)} looks up into a {self.kind(node).name} tensor"
+            )
+        other = "0.0" if param.dtype.is_floating_point else "0"
+        start = f"{index.expr}.to(tl.int64) * {param.name}_row_stride"
+        expr = f"tl.load({param.name}_ptr + {start} + cols, mask=mask, other={other})"
+        if param.dtype.is_floating_point:
+            expr += ".to(tl.float32)"
+        self.values[node] = Value(self.add(expr, True, op_name(node)), self.dtype_of(node))
+
     def gather_source(self, node: Node, src: Node) -> tuple[emit.Param, str]:
         """The input a gather reads and the kernel text for its row's first element. Casts
         between the input and the gather are allowed where they only widen to fp32 (loads

@@ -43,7 +43,7 @@ _REFUSED = [
     ("mm bmm addmm baddbmm matmul _scaled_mm dot mv", "a matrix multiply"),
     ("convolution conv1d conv2d", "a convolution"),
     (
-        "index index_select scatter scatter_add embedding index_put index_add take",
+        "scatter scatter_add index_put index_add take",
         "indexing (a gather or scatter)",
     ),
     ("logcumsumexp cummax cummin", "a scan other than cumsum and cumprod"),
@@ -66,6 +66,8 @@ _REFUSED = [
 WHY_NOT: dict[str, str] = {op: why for ops, why in _REFUSED for op in ops.split()}
 
 GEMMS = {"mm", "bmm", "addmm"}
+# whole rows of a 2-d table chosen by an index (an embedding): table[ids], index_select on dim 0
+LOOKUPS = {"index", "embedding", "index_select"}
 # inclusive scans along the row, by the combine they use
 SCANS = {"cumsum": "sum", "cumprod": "prod"}
 
@@ -261,5 +263,5 @@ def check_ops_known(ops: list[str]) -> None:
                 "reductions only"
             )
         known = ELEMENTWISE.keys() | REDUCTIONS.keys() | VIEWS | CONVERSIONS | CONSTANTS
-        if name not in known | SCANS.keys() | {"var_mean", "getitem", "gather"}:
+        if name not in known | SCANS.keys() | LOOKUPS | {"var_mean", "getitem", "gather"}:
             raise NotSupported(f"aten.{op} is not an op the generator translates")
