@@ -3,7 +3,8 @@ numbers) and builds the `emit.Program` of statements that `emit` writes out as a
 
 `Builder` holds the state and drives the walk (inputs, dispatch, outputs); its mixins hold the
 rest: `sizes.SizesMixin` (numbers that must hold at every shape, sizes),
-`gemm.GemmMixin` (the matrix multiply) and `nodes.NodesMixin` (per-node translations).
+`gemm.GemmMixin` (the matrix multiply), `window.WindowMixin` (index-map ops: pads and pools)
+and `nodes.NodesMixin` (per-node translations).
 """
 
 from __future__ import annotations
@@ -29,9 +30,10 @@ from agents.offline.codegen.trace import (
     op_name,
 )
 from agents.offline.codegen.values import Value, is_var
+from agents.offline.codegen.window import WINDOW_OPS, WindowMixin
 
 
-class Builder(SizesMixin, GemmMixin, NodesMixin):
+class Builder(SizesMixin, GemmMixin, WindowMixin, NodesMixin):
     """Walks the graph of the first trace (the others, node for node, vouch for its numbers) and
     builds the program of statements `emit` writes out."""
 
@@ -67,7 +69,8 @@ class Builder(SizesMixin, GemmMixin, NodesMixin):
                         f"{shp.describe(n)} feeds the matrix multiply and the epilogue; the gemm "
                         "structure reads an input either as an operand or in the epilogue"
                     )
-        skip = {self.index[n] for n in self.prologue}
+        self.windowed = self.find_window_sources()  # inputs read only through index maps
+        skip = {self.index[n] for n in self.prologue | self.windowed}
         skip |= {i for i, n in enumerate(self.nodes) if n.op == "placeholder" and not n.users}
         # tables: inputs read only through row lookups (an embedding), rows chosen by an index
         self.tables = {
@@ -108,6 +111,9 @@ class Builder(SizesMixin, GemmMixin, NodesMixin):
             ops=ops,
         )
         self.values: dict[Node, Value | list[Value]] = {}
+        self.window_params: dict[Node, emit.Param] = {}  # window sources' parameters
+        self.window_shapes: list[tuple[list[tuple[int, ...]], str]] = []  # index-map results
+        self.window_exprs: dict[str, str] = {}  # index-map statements, shared by expression
         self.wide: dict[Node, emit.Param] = {}  # wide inputs (and views of them), read by slices
         self.input_params: dict[Node, emit.Param] = {}  # every input the kernel reads
         self.out_nodes: list[Node] = []
@@ -246,7 +252,7 @@ class Builder(SizesMixin, GemmMixin, NodesMixin):
             if node not in self.prologue:
                 self.input(node, name)
         for node in self.nodes:
-            if node in self.prologue:
+            if node in self.prologue or node in self.windowed:
                 continue
             if node is self.gemm_node:
                 self.gemm_value(node)
@@ -260,6 +266,8 @@ class Builder(SizesMixin, GemmMixin, NodesMixin):
     def input(self, node: Node, name: str) -> None:
         if not node.users:
             return
+        if node in self.windowed:
+            return self.window_input(node, name)
         val = node.meta.get("val")
         if not isinstance(val, torch.Tensor):
             raise NotSupported(f"parameter {name} is used in the graph but is not a tensor")
@@ -314,6 +322,8 @@ class Builder(SizesMixin, GemmMixin, NodesMixin):
             return self.gather(node)
         if name in LOOKUPS:
             return self.lookup(node)
+        if name in WINDOW_OPS:
+            return self.window(node)
         if op_name(node) in ("max.dim", "min.dim"):
             return self.max_dim(node)
         if name.endswith("_") and name[:-1] in ELEMENTWISE:

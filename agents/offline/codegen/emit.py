@@ -298,7 +298,8 @@ def pointwise_kernel(prog: Program, name: str) -> str:
         "offs = pid.to(tl.int64) * BLOCK + tl.arange(0, BLOCK)",
         "mask = offs < n",
     ]
-    body += [_load(p, "pointwise") for p in prog.inputs]
+    # window sources are read by index-map statements at computed offsets, not loaded flat
+    body += [_load(p, "pointwise") for p in prog.inputs if p.kind != "window"]
     body += [_stmt_line(s) for s in prog.stmts]
     body += [_store(o, i, "pointwise") for i, o in enumerate(prog.outputs)]
     head = f"@triton.jit\ndef {name}({_signature(prog, ['n'], ['BLOCK'])}):\n"

@@ -154,5 +154,6 @@ class SizesMixin:
         outs = []
         for out, o in zip(self.out_nodes, self.prog.outputs, strict=True):
             shapes_t = [tuple(nodes[self.index[out]].meta["val"].shape) for nodes in self.per_graph]
-            outs.append(emit.Output(o.var, o.kind, o.dtype, sizes.shape(shapes_t, last)))
+            shape = self.window_shape(shapes_t) or sizes.shape(shapes_t, last)
+            outs.append(emit.Output(o.var, o.kind, o.dtype, shape))
         self.prog.outputs = outs

@@ -66,13 +66,20 @@ def _kernels(prog: emit.Program, stem: str) -> tuple[list[str], str, dict[str, l
         kernel = f"{stem}_kernel"
         kernels = [emit.pointwise_kernel(prog, kernel)]
         launcher = emit.pointwise_launcher(prog, kernel, POINTWISE_DEFAULTS)
+        windows = (
+            "\nIndex maps (pads, pools): each output element's offset is decoded into its coordinates,\n"
+            "and the source is read at coordinates computed from them by masked loads (a pool's\n"
+            "window unrolled); the sizes are kernel arguments computed by the launcher."
+            if any(p.kind == "window" for p in prog.inputs)
+            else ""
+        )
         return (
             kernels,
             launcher,
             emit.POINTWISE_TUNABLES,
             (
                 "Structure: pointwise. The tensors are flattened; each program handles BLOCK contiguous\n"
-                "elements, the last block masked, with int64 offsets."
+                "elements, the last block masked, with int64 offsets." + windows
             ),
         )
     if prog.structure == "total":

@@ -38,6 +38,8 @@ VIEWS = set(
     "contiguous view_copy expand_copy unsqueeze_copy squeeze_copy alias_copy slice permute".split()
 )
 CONVERSIONS = {"_to_copy", "convert_element_type", "to"}
+# index-map ops: each output element reads its input at coordinates computed from its own
+INDEX_MAPS = {"constant_pad_nd", "avg_pool2d", "max_pool2d_with_indices"}
 CONSTANTS = {"full", "full_like", "scalar_tensor", "zeros", "ones", "zeros_like", "ones_like"}
 _REFUSED = [
     ("mm bmm addmm baddbmm matmul _scaled_mm dot mv", "a matrix multiply"),
@@ -50,17 +52,13 @@ _REFUSED = [
     ("sort topk argmax argmin unique", "a sort or arg-reduction"),
     ("max min", "a max/min with indices or over the whole tensor"),
     (
-        "cat stack flip roll constant_pad_nd pixel_shuffle copy_ select split split_with_sizes "
-        "transpose t",
+        "cat stack flip roll pixel_shuffle copy_ select split split_with_sizes transpose t",
         "data movement (a view or copy that reorders elements)",
     ),
     ("arange iota", "an index ramp (arange)"),
     ("empty empty_permuted empty_strided", "a buffer filled piece by piece (empty + copy_)"),
     ("_local_scalar_dense item", "a host read of a tensor value (.item())"),
-    (
-        "avg_pool2d max_pool2d_with_indices upsample_bilinear2d upsample_nearest2d",
-        "pooling/resampling",
-    ),
+    ("upsample_bilinear2d upsample_nearest2d", "resampling"),
     ("rand randn bernoulli rand_like randn_like normal", "random numbers"),
 ]
 WHY_NOT: dict[str, str] = {op: why for ops, why in _REFUSED for op in ops.split()}
@@ -259,9 +257,12 @@ def check_ops_known(ops: list[str]) -> None:
             continue
         if name in WHY_NOT:
             raise NotSupported(
-                f"aten.{op} is {WHY_NOT[name]}: the generator translates elementwise ops and "
-                "reductions only"
+                f"aten.{op} is {WHY_NOT[name]}: the generator translates elementwise ops, "
+                "reductions, cumsum/cumprod, gathers and row lookups, pads and pools, and one "
+                "matrix multiply"
             )
-        known = ELEMENTWISE.keys() | REDUCTIONS.keys() | VIEWS | CONVERSIONS | CONSTANTS
+        known = (
+            ELEMENTWISE.keys() | REDUCTIONS.keys() | VIEWS | CONVERSIONS | CONSTANTS | INDEX_MAPS
+        )
         if name not in known | SCANS.keys() | LOOKUPS | {"var_mean", "getitem", "gather"}:
             raise NotSupported(f"aten.{op} is not an op the generator translates")

@@ -26,7 +26,11 @@ How:
 4. Per class, classify every tensor against the problem's shape D
    (`agents.offline.codegen.shapes`: full, per-row, per-column, per-batch, scalar, wide) and
    pick the structure:
-   - pointwise: full and scalar tensors, elementwise ops: one flat kernel;
+   - pointwise: full and scalar tensors, elementwise ops: one flat kernel; index-map ops
+     (`agents.offline.codegen.window`: constant_pad_nd, avg_pool2d, max_pool2d values) read an
+     input (possibly through widening casts) at coordinates computed from each output element's
+     own (decoded from its flat offset, int64), by masked loads, a pool's window unrolled, the
+     sizes passed by the launcher; an elementwise epilogue may follow;
    - row: per-row/per-column/per-batch tensors, slices of a wide input's last dim, reductions
      over one run of adjacent dims (the row; rows of a reduction over dims before the last are
      read strided), inclusive scans along the row (cumsum, cumprod: tl.cumsum/tl.cumprod
@@ -45,7 +49,8 @@ How:
    - row>total (`stages` too): row reductions whose per-row result is reduced to one value
      (a loss), as two kernels: one value per row written, then the total structure over it.
    Anything else (two matmuls, a prologue op before a matmul, convolution, indexing other
-   than those gathers, other scans or a scan that is reduced, data movement, reductions over
+   than those gathers and lookups, other scans or a scan that is reduced, data movement, an
+   index map of a computed tensor or feeding a reduction, reductions over
    dims that are not adjacent) raises NotSupported with the op or shape that stopped it.
 5. Walk each graph (`agents.offline.codegen.builder`) and translate op by op
    (`agents.offline.codegen.ops`), in fp32, rounding where the reference holds a value in

@@ -1,0 +1,387 @@
+"""Index-map ops: each output element reads input elements at coordinates computed from its own.
+
+`aten.constant_pad_nd`, `aten.avg_pool2d` and `aten.max_pool2d_with_indices` (values only) are
+translated in the pointwise structure, over the output's elements: the flat offset is decoded
+into the output's coordinates (int64), the source coordinates follow from the op's constants
+(pads, kernel, stride, padding, dilation: literals of the argument class), and the source is
+read with masked loads, a pool's window unrolled tap by tap. The sizes (the source's dims, the
+output's, the leading dims folded into one) are kernel arguments the launcher computes from its
+tensors at run time, so one kernel serves every shape of its class.
+
+The tensor an index-map op reads is a *window source*: a graph input, possibly through dtype
+casts that widen it (`x.float()`; the loads convert to fp32 anyway), read by nothing else. It
+is not of the problem's shape, so `shapes.node_kinds` skips it (as the gemm's operands); the
+launcher makes it contiguous, as it does every input.
+
+PyTorch's rules, followed exactly (and checked against the traced shapes):
+- output size per pooled dim: (n + 2p - d(k - 1) - 1 [+ s - 1 with ceil_mode]) // s + 1, less
+  one with ceil_mode when the last window would start past n + p;
+- avg_pool2d divides the fp32 sum by divisor_override if given; else with count_include_pad by
+  the window clipped to the padded map, (min(h0 + kh, H + ph) - h0) * (min(w0 + kw, W + pw) -
+  w0) (kh * kw unless ceil_mode lets a window hang past it); else by the in-bounds taps;
+- max_pool2d pads with -inf, and a NaN in the window wins (torch's `v > m or isnan(v)`).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import torch
+from torch.fx import Node
+
+from agents.offline.codegen import emit
+from agents.offline.codegen import shapes as shp
+from agents.offline.codegen.ops import NotSupported, literal
+from agents.offline.codegen.trace import CONVERSIONS, INDEX_MAPS, op_name
+from agents.offline.codegen.values import Value, constant_value, is_var, rounded
+
+if TYPE_CHECKING:
+    from agents.offline.codegen.builder import Builder
+
+WINDOW_OPS = INDEX_MAPS
+MAX_TAPS = 64  # a pool's window is unrolled; larger windows are refused
+
+# argument positions and names in the aten schemas
+_PAD_ARGS = {"pad": 1, "value": 2}
+_POOL_ARGS = {
+    "avg_pool2d": {
+        "kernel_size": 1,
+        "stride": 2,
+        "padding": 3,
+        "ceil_mode": 4,
+        "count_include_pad": 5,
+        "divisor_override": 6,
+    },
+    "max_pool2d_with_indices": {
+        "kernel_size": 1,
+        "stride": 2,
+        "padding": 3,
+        "dilation": 4,
+        "ceil_mode": 5,
+    },
+}
+
+
+def pool_out_size(n: int, k: int, s: int, p: int, d: int, ceil: bool) -> int:
+    """PyTorch's output size of one pooled dim of size n."""
+    c = 2 * p - d * (k - 1) - 1 + (s - 1 if ceil else 0)
+    out = (n + c) // s + 1
+    if ceil and (out - 1) * s >= n + p:  # the last window must start inside the map or its pad
+        out -= 1
+    return out
+
+
+def _pool_out_text(n: str, k: int, s: int, p: int, d: int, ceil: bool) -> str:
+    """`pool_out_size` as launcher text over the dim expression `n`."""
+    c = 2 * p - d * (k - 1) - 1 + (s - 1 if ceil else 0)
+    q = _plus(n, c) if s == 1 else f"({_plus(n, c)}) // {s}"
+    if s == 1:  # every window then starts inside the map: ceil_mode changes nothing
+        return _plus(n, c + 1)
+    if not ceil:
+        return f"{q} + 1"
+    return f"{q} + 1 - int({q} * {s} >= {_plus(n, p)})"
+
+
+def _plus(text: str, c: int) -> str:
+    return text if c == 0 else f"{text} + {c}" if c > 0 else f"{text} - {-c}"
+
+
+def _times(text: str, s: int) -> str:
+    return text if s == 1 else f"{text} * {s}"
+
+
+def _pair(value: Any, what: str, node: Node) -> tuple[int, int]:
+    """A pooling argument as (h, w): an int, or a list of one or two ints."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value, value
+    if (
+        isinstance(value, list | tuple)
+        and len(value) in (1, 2)
+        and all(isinstance(v, int) for v in value)
+    ):
+        return (value[0], value[-1])
+    raise NotSupported(f"aten.{op_name(node)} with {what} {value!r}")
+
+
+class WindowMixin:
+    """Builder methods for index-map ops; `windowed` holds the window sources (inputs and their
+    casts), `window_params` their kernel parameters, `window_shapes` the launcher's expressions
+    for the index-map results' shapes."""
+
+    # -- before the walk: which inputs are window sources
+    def find_window_sources(self: Builder) -> set[Node]:
+        """The inputs (and casts of them) that index-map ops read; refuses a source computed in
+        the kernel or read by anything else."""
+        chains: set[Node] = set()
+        readers = [n for n in self.nodes if n.op == "call_function" and shp.packet(n) in WINDOW_OPS]
+        for op in readers:
+            node = op.args[0]
+            chain: list[Node] = []
+            while isinstance(node, Node) and node.op == "call_function":
+                if shp.packet(node) not in CONVERSIONS:
+                    raise NotSupported(
+                        f"aten.{op_name(op)} reads {shp.describe(node)}; index-map ops read an "
+                        "input (possibly through dtype casts) only"
+                    )
+                chain.append(node)
+                node = node.args[0]
+            if not isinstance(node, Node) or node.op != "placeholder":
+                raise NotSupported(f"aten.{op_name(op)} does not read a tensor input")
+            self._check_casts(op, node, chain)
+            chains |= {node, *chain}
+        for node in chains:
+            for user in node.users:
+                if user not in chains and user not in readers:
+                    raise NotSupported(
+                        f"{shp.describe(node)} is read through an index-map op and by "
+                        f"aten.{op_name(user)}; an input must be read one way only"
+                    )
+        return chains
+
+    def _check_casts(self: Builder, op: Node, placeholder: Node, chain: list[Node]) -> None:
+        """A window source is floating and its casts only widen it (the loads convert to fp32,
+        so a cast to fp32/fp64 or to its own dtype changes nothing the kernel holds)."""
+        src = self.dtype_of(placeholder)
+        if not src.is_floating_point or src not in emit.TL_DTYPES:
+            raise NotSupported(f"aten.{op_name(op)} of a {src} input; index-map ops read floats")
+        for cast in chain:
+            if self.dtype_of(cast) not in (src, torch.float32, torch.float64):
+                raise NotSupported(
+                    f"aten.{op_name(op)} reads {shp.describe(placeholder)} cast to "
+                    f"{self.dtype_of(cast)} (a rounding before the index map)"
+                )
+
+    def window_input(self: Builder, node: Node, name: str) -> None:
+        """A window source's parameter: passed to the kernel as a pointer, never loaded flat."""
+        var = emit.safe_name(name, self.taken | self.vars)
+        self.vars.add(var)
+        param = emit.Param(name, var, "window", self.dtype_of(node))
+        self.prog.inputs.append(param)
+        self.window_params[node] = param
+
+    # -- the walk
+    def window(self: Builder, node: Node) -> None:
+        """An index-map op's result: one value per output element."""
+        if self.structure != "pointwise":
+            raise NotSupported(
+                f"aten.{op_name(node)} in a {self.structure} kernel; index-map ops are "
+                "translated in the pointwise structure only (no reductions or matrix multiply)"
+            )
+        if self.kind(node).name != "full":
+            raise NotSupported(f"the result of aten.{op_name(node)} is not the output's shape")
+        name = shp.packet(node)
+        if name == "constant_pad_nd":
+            expr = self._pad(node)
+        else:
+            expr = self._pool(node, name)
+        dtype = self.dtype_of(node)
+        value = Value(self.add(rounded(expr, dtype), True, op_name(node)), dtype)
+        self.values[node] = [value, None] if name == "max_pool2d_with_indices" else value
+
+    def _source(self: Builder, node: Node) -> tuple[emit.Param, list[tuple[int, ...]]]:
+        """The window source's parameter and its shape in every trace."""
+        src = node.args[0]
+        while src not in self.window_params:
+            src = src.args[0]
+        shapes = [tuple(nodes[self.index[src]].meta["val"].shape) for nodes in self.per_graph]
+        return self.window_params[src], shapes
+
+    def _arg(self: Builder, node: Node, name: str, table: dict[str, int], default: Any) -> Any:
+        """A constant argument, given by position or by keyword (the same in every trace)."""
+        at = table[name]
+        if at < len(node.args):
+            return self.lit(node, at)
+        return self.lit(node, name, default)
+
+    def size_arg(self: Builder, stem: str, expr: str) -> str:
+        """A kernel argument the launcher computes as `expr` (one per expression)."""
+        for sym, have in self.prog.symbols.items():
+            if have == expr:
+                return sym
+        sym = emit.safe_name(
+            stem, self.taken | self.vars | set(self.prog.symbols) | set(self.params)
+        )
+        self.taken.add(sym)
+        self.prog.symbols[sym] = expr
+        return sym
+
+    def let_tile(self: Builder, expr: str, note: str) -> str:
+        """A tile statement, shared by the index maps that compute the same expression."""
+        if expr not in self.window_exprs:
+            self.window_exprs[expr] = self.add(expr, True, note)
+        return self.window_exprs[expr]
+
+    def _decode(self: Builder, sizes: list[str], note: str) -> tuple[list[str], str]:
+        """The output element's coordinates over its last len(sizes) dims (`sizes`: their
+        kernel arguments, last dim first) and the index of the leading dims folded into one."""
+        coords, rest = [], "offs"
+        for size in sizes:
+            coords.append(self.let_tile(f"{rest} % {size}", note))
+            rest = self.let_tile(f"{rest} // {size}", note)
+        return coords, rest
+
+    def _result_shape(self: Builder, node: Node, want: list[tuple[int, ...]], expr: str) -> None:
+        """Check the index map's result shapes (`want`, per trace, by PyTorch's rules as
+        implemented here) against the traces, and record the launcher's `expr` for them."""
+        got = [tuple(shp.tensor_vals(nodes[self.index[node]])[0].shape) for nodes in self.per_graph]
+        if got != want:
+            raise NotSupported(
+                f"aten.{op_name(node)} returns shapes {got}, not {want} as the generator computes "
+                "them; its index map would be wrong"
+            )
+        self.window_shapes.append((want, expr))
+
+    # -- constant_pad_nd
+    def _pad(self: Builder, node: Node) -> str:
+        """out[..., c] = x[..., c - before] inside, the fill value outside (a masked load)."""
+        pads = self._arg(node, "pad", _PAD_ARGS, [])
+        param, shapes = self._source(node)
+        ndim = len(shapes[0])
+        k = len(pads) // 2 if isinstance(pads, list | tuple) else 0
+        if not 1 <= k <= ndim or len(pads) % 2:
+            raise NotSupported(f"aten.{op_name(node)} with pads {pads!r} on a {ndim}-D input")
+        pairs = [(pads[2 * j], pads[2 * j + 1]) for j in range(k)]  # last dim first
+        note = op_name(node)
+        dims = [f"{param.name}.shape[{ndim - 1 - j}]" for j in range(k)]  # last dim first
+        outs = [_plus(d, sum(pairs[j])) for j, d in enumerate(dims)]
+        kept = f"*{param.name}.shape[:{ndim - k}], " if ndim > k else ""  # the dims not padded
+        self._result_shape(
+            node,
+            [
+                s[: ndim - k] + tuple(s[ndim - 1 - j] + sum(pairs[j]) for j in reversed(range(k)))
+                for s in shapes
+            ],
+            f"({kept}{', '.join(reversed(outs))}{',' if ndim == 1 else ''})",
+        )
+        in_sizes = [self.size_arg(f"{param.var}_d{ndim - 1 - j}", d) for j, d in enumerate(dims)]
+        out_sizes = [self.size_arg(f"pad_d{ndim - 1 - j}", o) for j, o in enumerate(outs)]
+        coords, lead = self._decode(out_sizes, note)
+        valid, offset, stride = ["mask"], [], []
+        for j, (before, after) in enumerate(pairs):
+            at = self.let_tile(f"{coords[j]} - {literal(before)}", note) if before else coords[j]
+            if before or after:
+                valid.append(f"({at} >= 0) & ({at} < {in_sizes[j]})")
+            offset.append(f"{at} * {' * '.join(stride)}" if stride else at)
+            stride.append(in_sizes[j])
+        offset.append(f"{lead} * {' * '.join(stride)}")
+        fill = self._fill(node)
+        where = self.let_tile(" & ".join(valid), note)
+        return (
+            f"tl.load({param.name}_ptr + {' + '.join(reversed(offset))}, mask={where}, "
+            f"other={fill}).to(tl.float32)"
+        )
+
+    def _fill(self: Builder, node: Node) -> str:
+        """The pad's fill value: a float literal, or the kernel argument of a float parameter."""
+        at = _PAD_ARGS["value"]
+        fill = self.num(node, at if at < len(node.args) else "value", 0.0)
+        return fill if is_var(fill) else literal(constant_value(fill))
+
+    # -- pooling
+    def _pool(self: Builder, node: Node, name: str) -> str:
+        table = _POOL_ARGS[name]
+        kh, kw = _pair(self._arg(node, "kernel_size", table, None), "kernel_size", node)
+        stride = self._arg(node, "stride", table, [])
+        sh, sw = (kh, kw) if stride in ([], (), None) else _pair(stride, "stride", node)
+        ph, pw = _pair(self._arg(node, "padding", table, 0), "padding", node)
+        dilation = self._arg(node, "dilation", table, 1) if "dilation" in table else 1
+        dh, dw = _pair(dilation, "dilation", node)
+        ceil = bool(self._arg(node, "ceil_mode", table, False))
+        if kh * kw > MAX_TAPS:
+            raise NotSupported(
+                f"aten.{op_name(node)} with a {kh}x{kw} window; the generator unrolls windows "
+                f"of up to {MAX_TAPS} taps"
+            )
+        param, shapes = self._source(node)
+        ndim = len(shapes[0])
+        if ndim not in (3, 4):
+            raise NotSupported(f"aten.{op_name(node)} of a {ndim}-D input")
+        h_args, w_args = (kh, sh, ph, dh, ceil), (kw, sw, pw, dw, ceil)
+        note = op_name(node)
+        h_in, w_in = f"{param.name}.shape[-2]", f"{param.name}.shape[-1]"
+        h_out, w_out = _pool_out_text(h_in, *h_args), _pool_out_text(w_in, *w_args)
+        self._result_shape(
+            node,
+            [
+                s[:-2] + (pool_out_size(s[-2], *h_args), pool_out_size(s[-1], *w_args))
+                for s in shapes
+            ],
+            f"(*{param.name}.shape[:-2], {h_out}, {w_out})",
+        )
+        H, W = self.size_arg(f"{param.var}_h", h_in), self.size_arg(f"{param.var}_w", w_in)
+        Ho, Wo = self.size_arg("pool_h", h_out), self.size_arg("pool_w", w_out)
+        (ow, oh), lead = self._decode([Wo, Ho], note)
+        base = self.let_tile(f"{lead} * ({H} * {W})", note)
+        h0 = self.let_tile(_plus(_times(oh, sh), -ph), note)
+        w0 = self.let_tile(_plus(_times(ow, sw), -pw), note)
+        rows, cols = [], []
+        for i in range(kh):
+            at = self.let_tile(_plus(h0, i * dh), note) if i else h0
+            ok = self.let_tile(f"mask & ({at} >= 0) & ({at} < {H})", note)
+            rows.append((self.let_tile(f"{base} + {at} * {W}", note), ok))
+        for j in range(kw):
+            at = self.let_tile(_plus(w0, j * dw), note) if j else w0
+            cols.append((at, self.let_tile(f"({at} >= 0) & ({at} < {W})", note)))
+        taps = [(r, rok, c, cok) for r, rok in rows for c, cok in cols]
+        if name == "max_pool2d_with_indices":
+            return self._max_taps(param, taps, note)
+        total = None
+        for r, rok, c, cok in taps:
+            load = f"tl.load({param.name}_ptr + {r} + {c}, mask={rok} & {cok}, other=0.0)"
+            load += ".to(tl.float32)"
+            total = self.add(load if total is None else f"{total} + {load}", True, note)
+        return f"{total} / {self._divisor(node, table, (kh, kw), (ph, pw), ceil, (h0, w0), (H, W))}"
+
+    def _max_taps(self: Builder, param: emit.Param, taps: list[tuple[str, ...]], note: str) -> str:
+        """The window's max: -inf outside the map, a NaN wins (as torch's `v > m or isnan(v)`)."""
+        best = None
+        for r, rok, c, cok in taps:
+            load = (
+                f"tl.load({param.name}_ptr + {r} + {c}, mask={rok} & {cok}, "
+                'other=float("-inf")).to(tl.float32)'
+            )
+            tap = self.add(load, True, note)
+            best = (
+                tap
+                if best is None
+                else self.add(
+                    f"tl.where(({tap} > {best}) | ({tap} != {tap}), {tap}, {best})", True, note
+                )
+            )
+        assert best is not None
+        return best
+
+    def _divisor(
+        self: Builder,
+        node: Node,
+        table: dict[str, int],
+        k: tuple[int, int],
+        p: tuple[int, int],
+        ceil: bool,
+        start: tuple[str, str],
+        size: tuple[str, str],
+    ) -> str:
+        """avg_pool2d's divisor, as PyTorch computes it (see the module docstring)."""
+        override = self._arg(node, "divisor_override", table, None)
+        if override is not None:
+            if not isinstance(override, int) or override == 0:
+                raise NotSupported(f"aten.{op_name(node)} with divisor_override {override!r}")
+            return literal(float(override))
+        include = bool(self._arg(node, "count_include_pad", table, True))
+        if include and not ceil:  # every window lies inside the padded map
+            return literal(float(k[0] * k[1]))
+        spans = []
+        for s, kk, pp, n in zip(start, k, p, size, strict=True):
+            if include:
+                spans.append(f"(tl.minimum({s} + {kk}, {n} + {pp}) - {s})")
+            else:
+                spans.append(f"(tl.minimum({s} + {kk}, {n}) - tl.maximum({s}, 0))")
+        count = self.add(f"({spans[0]} * {spans[1]}).to(tl.float32)", True, op_name(node))
+        return count
+
+    def window_shape(self: Builder, shapes: list[tuple[int, ...]]) -> str | None:
+        """The launcher's expression for an output of an index-map result's shape, if it is."""
+        for want, expr in self.window_shapes:
+            if want == shapes:
+                return expr
+        return None
