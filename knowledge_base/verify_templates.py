@@ -288,6 +288,58 @@ def _cases(dev: torch.device) -> list[Case]:
         )
     )
 
+    da = _load("tpl_decode_attention")
+
+    def decode_ref(
+        dq: torch.Tensor, dk: torch.Tensor, dv: torch.Tensor, dl: torch.Tensor
+    ) -> torch.Tensor:
+        # fp32, grouped without repeating the cache: q [B, HKV, G, D] against k, v [B, HKV, S, D]
+        Bd, Hd, Dd = dq.shape
+        HKVd, Sd = dk.shape[1], dk.shape[2]
+        qg = dq.float().view(Bd, HKVd, Hd // HKVd, Dd)
+        s = torch.einsum("bkgd,bksd->bkgs", qg, dk.float()) * Dd**-0.5
+        valid = torch.arange(Sd, device=dev)[None, :] < dl.long()[:, None]
+        s = s.masked_fill(~valid[:, None, None, :], float("-inf"))
+        return torch.einsum("bkgs,bksd->bkgd", torch.softmax(s, -1), dv.float()).reshape(Bd, Hd, Dd)
+
+    # the lite suite's attn_decode shapes: Llama-3-8B decode at batch 32 with the task's lengths
+    # (spread over 1..S_MAX, shuffled; once with the split heuristic, once forced to 1 split) and
+    # one 16384-token sequence, where split-KV is the whole point
+    for (Bd, Hd, HKVd, Sd, Dd), splits in (
+        ((32, 32, 8, 4096, 128), None),
+        ((32, 32, 8, 4096, 128), 1),
+        ((1, 32, 8, 16384, 128), None),
+    ):
+        lens_list = [max(1, Sd * (i + 1) // Bd) for i in range(Bd)]
+        dlens = torch.tensor(lens_list, device=dev, dtype=torch.int32)
+        dlens = dlens[torch.randperm(Bd, device=dev, generator=g)].contiguous()
+        dq, dk, dv = randn(Bd, Hd, Dd), randn(Bd, HKVd, Sd, Dd), randn(Bd, HKVd, Sd, Dd)
+        mask = torch.arange(Sd, device=dev)[None, :] < dlens.long()[:, None]
+        cases.append(
+            Case(
+                "tpl_decode_attention",
+                f"B{Bd} H{Hd} HKV{HKVd} S_MAX{Sd} D{Dd} mixed lengths bf16 splits={splits or 'auto'}",
+                "bf16",
+                4 * Hd * Dd * sum(lens_list),
+                2 * sum(lens_list) * HKVd * Dd * 2 + 2 * Bd * Hd * Dd * 2 + 4 * Bd,
+                lambda dq=dq, dk=dk, dv=dv, dl=dlens, n=splits: da.decode_attention(
+                    dq, dk, dv, dl, NUM_SPLITS=n
+                ),
+                # eager baseline: SDPA over the whole cache with a length mask (reads stale rows too)
+                lambda dq=dq, dk=dk, dv=dv, mask=mask: (
+                    torch.nn.functional.scaled_dot_product_attention(
+                        dq[:, :, None], dk, dv, attn_mask=mask[:, None, None, :], enable_gqa=True
+                    )
+                ),
+                lambda dq=dq, dk=dk, dv=dv, dl=dlens, n=splits: _close(
+                    da.decode_attention(dq, dk, dv, dl, NUM_SPLITS=n),
+                    decode_ref(dq, dk, dv, dl),
+                    2e-2,
+                    2e-2,
+                ),
+            )
+        )
+
     fa = _load("tpl_flash_attention")
 
     def sdpa_ref(qa: torch.Tensor, ka: torch.Tensor, va: torch.Tensor) -> torch.Tensor:

@@ -54,6 +54,7 @@ def test_every_template_is_tested_and_declares_metadata():
         "tpl_gemm_epilogue",
         "tpl_w8a8_gemm",
         "tpl_paged_attention_decode",
+        "tpl_decode_attention",
         "tpl_row_reduce",
         "tpl_logsumexp_zloss",
         "tpl_linear_recurrence_scan",
