@@ -7,8 +7,8 @@ bottleneck reduce/expand projections of ResNets, MobileNet's pointwise half of a
 separable block, the proj_in/proj_out of diffusion UNets. Output [B, Cout, H, W] in x's dtype.
 Traffic: minimal is (B*Cin*P + Cout*Cin + B*Cout*P) * elem bytes. FLOPs are 2*B*Cout*Cin*P, so
 per pixel the intensity is about 2*Cin*Cout / ((Cin + Cout) * elem) FLOP/byte: 51 for a 64 -> 256
-expansion in bf16, under an H100/H200's bf16 ridge (~200-300), so most 1x1 layers are bandwidth-bound and
-the goal is to read x once and write y once. Every x panel [Cin, BLOCK_P] is needed by all
+expansion in bf16, under an H100/H200's bf16 ridge (~200-300), so most 1x1 layers are bandwidth-
+bound and the goal is to read x once and write y once. Every x panel [Cin, BLOCK_P] is needed by all
 cdiv(Cout, BLOCK_CO) output-channel tiles; the program order below runs those tiles back to back,
 so the panel comes from DRAM once and from L2 after. The weight is small (Cout*Cin) and stays in L2.
 Tiling: grid (cdiv(Cout, BLOCK_CO) * cdiv(P, BLOCK_P), B); program (t, b) owns one BLOCK_CO x
