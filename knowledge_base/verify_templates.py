@@ -564,6 +564,47 @@ def _cases(dev: torch.device) -> list[Case]:
             rope_check,
         )
     )
+
+    pc = _load("tpl_pointwise_conv")
+
+    def conv_ieee(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
+        """F.conv2d in fp32 with cuDNN's TF32 default off (IEEE fp32 products, as the task asks)."""
+        prev = torch.backends.cudnn.allow_tf32
+        torch.backends.cudnn.allow_tf32 = False
+        try:
+            return torch.nn.functional.conv2d(x.float(), w.float())
+        finally:
+            torch.backends.cudnn.allow_tf32 = prev
+
+    # ResNet-50 bottleneck 1x1s (layer1 expansion; layer4 reduction, a 49-pixel tail map) and the
+    # SD-1.5 UNet proj_in in fp32 (1e-4 is below TF32's error: it checks the ieee path)
+    for (Bc, Ci, Co, Hc, Wc), pdt, pc_cfg, tol in (
+        ((32, 64, 256, 56, 56), bf16, (128, 128, 32, 8, 3), 2e-2),
+        ((32, 64, 256, 56, 56), fp16, (128, 128, 32, 8, 3), 5e-3),
+        ((256, 2048, 512, 7, 7), bf16, (128, 64, 64, 4, 3), 2e-2),
+        ((2, 320, 320, 64, 64), torch.float32, (64, 128, 32, 4, 3), 1e-4),
+    ):
+        xc, wc = randn(Bc, Ci, Hc, Wc, dtype=pdt), randn(Co, Ci, 1, 1, dtype=pdt, scale=Ci**-0.5)
+        kw = dict(
+            zip(("BLOCK_CO", "BLOCK_P", "BLOCK_CI", "num_warps", "num_stages"), pc_cfg, strict=True)
+        )
+        # torch baseline: cuDNN in the inputs' dtype (fp32 with TF32 off, like the kernel)
+        baseline = conv_ieee if pdt == torch.float32 else torch.nn.functional.conv2d
+        elem = torch.empty((), dtype=pdt).element_size()
+        cases.append(
+            Case(
+                "tpl_pointwise_conv",
+                f"B{Bc} {Ci}->{Co} {Hc}x{Wc} {str(pdt).removeprefix('torch.')}",
+                {bf16: "bf16", fp16: "fp16"}.get(pdt, "fp32"),
+                2 * Bc * Co * Ci * Hc * Wc,
+                elem * (Bc * Ci * Hc * Wc + Co * Ci + Bc * Co * Hc * Wc),
+                lambda xc=xc, wc=wc, kw=kw: pc.pointwise_conv2d(xc, wc, **kw),
+                lambda xc=xc, wc=wc, baseline=baseline: baseline(xc, wc),
+                lambda xc=xc, wc=wc, kw=kw, tol=tol: _close(
+                    pc.pointwise_conv2d(xc, wc, **kw), conv_ieee(xc, wc), tol, tol
+                ),
+            )
+        )
     return cases
 
 

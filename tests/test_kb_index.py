@@ -193,7 +193,11 @@ def test_hidden_provenance_never_returns_the_tasks_own_solution(real_kb: Knowled
 
 @pytest.mark.parametrize(
     ("task_id", "template"),
-    [("embedding_fp32", "tpl_row_gather"), ("rope_neox_qk_fp32", "tpl_rotary_half")],
+    [
+        ("embedding_fp32", "tpl_row_gather"),
+        ("rope_neox_qk_fp32", "tpl_rotary_half"),
+        ("conv2d_1x1_fp32", "tpl_pointwise_conv"),
+    ],
 )
 def test_a_serving_task_without_its_solution_finds_its_family_template(
     real_kb: KnowledgeBase, task_id: str, template: str

@@ -64,6 +64,7 @@ def test_every_template_is_tested_and_declares_metadata():
         "tpl_flash_attention",
         "tpl_row_gather",
         "tpl_rotary_half",
+        "tpl_pointwise_conv",
     }
     assert set(TEMPLATES) == tested, "a new template needs an interpreter test here"
     for stem in TEMPLATES:
@@ -435,3 +436,16 @@ def test_rotary_half_rotates_q_and_k_by_gathered_positions(load, block_h):
         k_out.double(), _rope_reference(positions, k, cache), atol=1e-5, rtol=1e-5
     )
     assert torch.equal(q, q0) and torch.equal(k, k0)  # inputs untouched
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16])
+def test_pointwise_conv_matches_conv2d_on_a_tail_shape(load, dtype):
+    mod = load("tpl_pointwise_conv")  # the full set is in tests/test_tpl_pointwise_conv.py
+    g = _gen()
+    x = torch.randn(2, 20, 7, 5, generator=g).to(dtype)  # Cin, Cout and H*W = 35 all ragged
+    w = (torch.randn(12, 20, 1, 1, generator=g) * 20**-0.5).to(dtype)
+    y = mod.pointwise_conv2d(x, w, BLOCK_CO=16, BLOCK_P=16, BLOCK_CI=16)
+    ref = torch.nn.functional.conv2d(x.float(), w.float())
+    tol = 1e-5 if dtype == torch.float32 else 5e-3
+    assert y.dtype == dtype
+    torch.testing.assert_close(y.float(), ref, atol=tol, rtol=tol)
