@@ -65,6 +65,7 @@ EVENTS = [
     m.StartEvent(t=1.5, pid=42, protocol=m.PROTOCOL_VERSION),
     m.ImportEvent(t=2.0),
     m.ImportEvent(t=2.0, which="incumbent"),
+    m.ImportedEvent(t=2.5),
     m.CallEvent(t=3.0, n=0, shape="small", mode="standard", trial=0),
     m.FirstInputsEvent(t=3.1),
     m.FirstCalledEvent(t=3.2),
@@ -139,6 +140,16 @@ def test_every_event_kind_is_covered_above():
     assert {type(e) for e in EVENTS} == set(m.EVENTS.values())
     assert {type(j) for j in JOBS} == set(m.JOBS.values())
     assert {type(r) for r in RESULTS} == set(m.RESULTS.values())
+
+
+def test_the_input_seed_travels_apart_from_the_job():
+    """request.json carries a candidate job without its seed; inputs.json carries the seed."""
+    assert m.parse_inputs(m.dump(m.InputsMessage(seed=12345))) == m.InputsMessage(seed=12345)
+    for bad, says in [('{"seed": "7"}', "seed"), ("{}", "seed"), ("[1]", "not an object")]:
+        with pytest.raises(m.MessageError, match=says):
+            m.parse_inputs(bad)
+    sealed = m.parse_job(m.dump(dataclasses.replace(JOBS[0], seed=None)))
+    assert sealed.seed is None
 
 
 def test_the_perf_form_the_perf_stage_reads():

@@ -47,7 +47,7 @@ JUDGE = textwrap.dedent(
     """
     import sys, time
     from pathlib import Path
-    from benchmarks.harness.child import acquire
+    from benchmarks.harness.child import acquire, send_inputs
     from benchmarks.harness.messages import CandidateJob, ShapeSpec
     from benchmarks.loading import get_task
 
@@ -60,8 +60,9 @@ JUDGE = textwrap.dedent(
         task_path=child.stage(task.path), dtype=task.dtype,
         candidate_path=str(child.folder / "candidate.py"), device="cpu",
         shapes=[ShapeSpec(name=shape.name, dims=dict(shape.dims))], modes=["standard"],
-        trials=1, seed=0, perf=False,
+        trials=1, seed=None, perf=False,
     ))
+    send_inputs(child.folder, 0)
     while not any(e.kind == "call" for e in child.poll_events()):
         time.sleep(0.05)
     print(child.folder, flush=True)

@@ -22,7 +22,7 @@ import pytest
 from hostile_manifest import HOSTILE_DIR, parse_header
 
 from benchmarks.harness import sandbox
-from benchmarks.harness.child import Child
+from benchmarks.harness.child import Child, send_inputs
 from benchmarks.harness.judge import JudgeConfig, evaluate
 from benchmarks.harness.messages import CandidateJob, CandidateResult, ShapeSpec
 from benchmarks.loading import TASKS_DIR, get_task
@@ -144,10 +144,11 @@ def _run_unchecked(name: str, folder: Path) -> tuple[Child, CandidateResult | No
             shapes=[ShapeSpec(name=shape.name, dims=dict(shape.dims))],
             modes=["standard"],
             trials=1,
-            seed=0,
+            seed=None,
             perf=False,
         )
     )
+    send_inputs(child.folder, 0)
     try:
         assert child.wait(180) is not None, "the worker did not finish"
         return child, child.result(CandidateResult)

@@ -26,6 +26,7 @@ from benchmarks.harness.messages import (
     CallEvent,
     Event,
     ImportEvent,
+    InputsMessage,
     Job,
     MalformedEvent,
     MessageError,
@@ -241,6 +242,14 @@ class Child:
             if isinstance(evt, ImportEvent):
                 return "while importing the candidate"
         return "before the candidate was imported"
+
+
+def send_inputs(folder: Path, seed: int) -> None:
+    """inputs.json, the candidate job's input seed, for the worker in `folder` (written
+    atomically). The judge sends it once the worker says the candidate is imported."""
+    tmp = folder / "inputs.json.tmp"
+    tmp.write_text(dump(InputsMessage(seed=seed)))
+    tmp.replace(folder / "inputs.json")
 
 
 def signal_name(code: int) -> str:

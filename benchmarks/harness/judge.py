@@ -12,6 +12,7 @@ and the next evaluation starts a fresh child.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import re
 import shutil
@@ -26,7 +27,7 @@ from benchmarks.harness import after_timing, integrity, sandbox
 from benchmarks.harness import perf as perf_stage
 from benchmarks.harness import shapes as shape_plan
 from benchmarks.harness.calls import CallAudit
-from benchmarks.harness.child import Child, acquire, default_root, signal_name
+from benchmarks.harness.child import Child, acquire, default_root, send_inputs, signal_name
 from benchmarks.harness.compare import bitwise_equal, changed_inputs, compare_outputs
 from benchmarks.harness.judge_config import JudgeConfig
 from benchmarks.harness.messages import (
@@ -35,6 +36,7 @@ from benchmarks.harness.messages import (
     CandidateResult,
     CorrectnessDoneEvent,
     Event,
+    ImportedEvent,
     ImportEvent,
     MalformedEvent,
     MessageError,
@@ -269,7 +271,7 @@ def _run_candidate(
     outcome into the verdict."""
     t0 = time.perf_counter()
     checker = _TrialChecker(task, child.folder, job, shapes, verdict, t0, skip_numeric, soft_skip)
-    child.submit(job)
+    child.submit(dataclasses.replace(job, seed=None))  # the seed follows the import
     watch = child.watchdog(config.watch)
     try:
         stopped = _converse(child, checker, watch, t0 + config.timeout_s, config.timeout_s)
@@ -347,6 +349,7 @@ class _TrialChecker:
         self.nondet_note: str | None = None
         self.calls = CallAudit()  # every call's record, judged here
         self.answered = False
+        self.seed_sent = False
 
     def handle(self, evt: Event) -> None:
         if isinstance(evt, MalformedEvent):
@@ -355,8 +358,15 @@ class _TrialChecker:
             self._refuse(f"protocol {evt.protocol}, not the judge's {PROTOCOL_VERSION}")
         elif isinstance(evt, TrialEvent) and self.failure is None:
             self._on_trial(evt)
+        elif isinstance(evt, ImportedEvent) and not self.seed_sent:
+            self._send_seed()
         elif isinstance(evt, CorrectnessDoneEvent) and not self.answered:
             self._answer()
+
+    def _send_seed(self) -> None:
+        """inputs.json, once the candidate is imported."""
+        self.seed_sent = True
+        send_inputs(self.folder, self.job.seed)  # type: ignore[arg-type]
 
     def _refuse(self, what: str) -> None:
         if self.failure is None:

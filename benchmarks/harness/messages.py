@@ -1,7 +1,10 @@
 """The judge <-> worker protocol: every message between the two processes, defined once.
 
     judge -> worker   request.json     one job: CandidateJob | BaselineJob | RemeasureJob
-                                       (its kind under the key "job")
+                                       (its kind under the key "job"; a candidate job's input
+                                       seed is not in it)
+                      inputs.json      InputsMessage: the candidate job's input seed, written
+                                       only once the worker says ImportedEvent
                       go_perf / stop   empty files: the judge's answer to CorrectnessDoneEvent
     worker -> judge   progress.jsonl   one event per line: ReadyEvent, StartEvent, CallEvent, ...
                                        (its kind under the key "event", its clock under "t")
@@ -122,9 +125,18 @@ class CandidateJob:
     shapes: list[ShapeSpec]
     modes: list[str]
     trials: int  # per mode and shape
-    seed: int
+    # the input seed: None in request.json; the worker learns it from inputs.json once the
+    # candidate is imported, so import-time code cannot compute the trials' answers ahead
+    seed: int | None
     perf: bool  # time it after correctness (when the judge answers go_perf)
     handshake_timeout_s: float = 600.0  # how long to wait for the judge's go_perf / stop
+
+
+@dataclass(frozen=True)
+class InputsMessage:
+    """inputs.json: the seed every input of a candidate job is drawn from."""
+
+    seed: int
 
 
 @dataclass(frozen=True)
@@ -193,6 +205,13 @@ class ImportEvent(Event):
 
     kind: ClassVar[str] = "import"
     which: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class ImportedEvent(Event):
+    """The candidate is imported; the worker now waits for inputs.json."""
+
+    kind: ClassVar[str] = "imported"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -293,6 +312,7 @@ EVENTS: dict[str, type] = {
         ReadyEvent,
         StartEvent,
         ImportEvent,
+        ImportedEvent,
         CallEvent,
         FirstInputsEvent,
         FirstCalledEvent,
@@ -473,6 +493,11 @@ def parse_event(text: str | bytes) -> Event:
             f"progress line: unknown event {_clip(kind)} (known: {', '.join(EVENTS)})"
         )
     return _record(EVENTS[kind], data, f"{kind} event")
+
+
+def parse_inputs(text: str | bytes) -> InputsMessage:
+    """The input seed in `text` (inputs.json)."""
+    return _record(InputsMessage, _load(text, "inputs.json"), "inputs.json")
 
 
 R = TypeVar("R")

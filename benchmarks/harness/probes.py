@@ -9,8 +9,9 @@ compute without dispatching anything it sees:
   and after the call the recorder must still be the current mode with the Python key on;
 - **work on another thread** (modes are per thread): `threading.Thread.start` and
   `_thread.start_new_thread` are wrapped and count, Python threads still alive after the call
-  are listed, and new native threads (`/proc/self/task`) are counted as an explanatory number
-  (PyTorch's own thread pools start lazily, so those alone fail nothing);
+  are listed, threads started while the candidate was imported fail every call they live
+  beside (`importing`), and new native threads (`/proc/self/task`) are counted as an
+  explanatory number (PyTorch's own thread pools start lazily, so those alone fail nothing);
 - **compute in Python over scalar reads** (`x[i, j].item()`, `float(t)`, iteration, `tolist`,
   `repr`, then `math.exp` and `torch.tensor(list)`): tensor-to-Python reads and tensors built from
   Python data are counted in elements;
@@ -170,11 +171,47 @@ class _Starting(threading.local):
 _starting = _Starting()
 
 
+class _Import:
+    """The threads the candidate started while it was imported (see `importing`)."""
+
+    active: bool = False
+    starts: int = 0  # thread starts through the patched functions (raw _thread ones included)
+    threads: tuple[threading.Thread, ...] = ()  # the threading.Thread objects among them
+
+
+_import = _Import()
+
+
+@contextmanager
+def importing() -> Iterator[None]:
+    """Around the candidate's import. A thread started there can run beside every later call,
+    where the per-thread recorder does not see it: while one is alive (or was started without
+    `threading`, so its life cannot be seen), every call carries the evasion."""
+    before = set(threading.enumerate())
+    _import.active = True
+    try:
+        yield
+    finally:
+        _import.active = False
+        _import.threads = tuple(t for t in threading.enumerate() if t not in before)
+
+
+def import_threads() -> list[str]:
+    """What the candidate's import left running, for a call's evasions (empty: nothing)."""
+    alive = [t.name for t in _import.threads if t.is_alive()]
+    unseen = _import.starts - len(_import.threads)
+    if unseen > 0:
+        alive.append(f"{unseen} started without threading.Thread")
+    return alive
+
+
 def _thread_start(original: Any) -> Any:
     def start(*args: Any, **kwargs: Any) -> Any:
         probe = _active
         if probe is not None and not _starting.depth:
             probe.threads_started += 1
+        elif _import.active and not _starting.depth:
+            _import.starts += 1
         _starting.depth += 1
         try:
             return original(*args, **kwargs)
@@ -297,6 +334,12 @@ def watch(recorder: Any, read_cap: int | None = None) -> Iterator[CallProbe]:
             names = ", ".join(sorted(set(probe.switches)))
             probe.evasions.append(
                 f"it called dispatch switches that hide ops from the recorder: {names}"
+            )
+        lingering = import_threads()
+        if lingering:
+            probe.evasions.append(
+                "threads it started at import run beside its calls (the recorder sees only "
+                f"the calling thread): {', '.join(lingering[:5])}"
             )
         alive = [t.name for t in threading.enumerate() if t not in threads]
         if probe.threads_started or alive:

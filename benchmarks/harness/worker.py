@@ -53,6 +53,7 @@ from benchmarks.harness.messages import (
     FirstCalledEvent,
     FirstInputsEvent,
     FirstRepeatedEvent,
+    ImportedEvent,
     ImportEvent,
     Job,
     JobResult,
@@ -69,6 +70,7 @@ from benchmarks.harness.messages import (
     Trial,
     TrialEvent,
     dump,
+    parse_inputs,
     parse_job,
     result_type,
 )
@@ -263,13 +265,17 @@ def run_candidate(job: CandidateJob, folder: Path, progress: _Progress) -> Candi
 
     progress(ImportEvent())
     try:
-        cand = load_module(job.candidate_path, "kernforge_candidate")
+        with probes.importing():
+            cand = load_module(job.candidate_path, "kernforge_candidate")
         entry = getattr(cand, task.entry_point)
     except BaseException as exc:  # noqa: BLE001 - any failure of untrusted code is a verdict
         cls = "early_exit" if isinstance(exc, SystemExit) else "import_error"
         result.fail(
             cls, f"importing the candidate failed: {type(exc).__name__}: {exc}", _short_tb(exc)
         )
+        return result
+    job = _with_input_seed(job, folder, progress, result)
+    if job is None:
         return result
     bound = _Bound(task, entry, job.device)
     trials = _TrialRunner(task, job.device, counter, folder, progress, result)
@@ -302,6 +308,25 @@ def run_candidate(job: CandidateJob, folder: Path, progress: _Progress) -> Candi
             _short_tb(exc),
         )
     return result
+
+
+def _with_input_seed(
+    job: CandidateJob, folder: Path, progress: _Progress, result: CandidateResult
+) -> CandidateJob | None:
+    """The job with its input seed, which the judge writes to inputs.json only once this
+    process says the candidate is imported: code that runs at import (or reads request.json)
+    cannot regenerate the trials' inputs and compute their answers before any call is traced.
+    None, with the failure in `result`, when no valid seed comes."""
+    progress(ImportedEvent())
+    if _wait_for(folder, ("inputs.json",), job.handshake_timeout_s) is None:
+        result.fail("harness_error", "the judge wrote no inputs.json after the import")
+        return None
+    try:
+        seed = parse_inputs((folder / "inputs.json").read_bytes()).seed
+    except (OSError, MessageError) as exc:
+        result.fail("harness_error", f"inputs.json: {exc}")
+        return None
+    return dataclasses.replace(job, seed=seed)
 
 
 class _TrialRunner:
