@@ -200,8 +200,8 @@ def write_readme(
         "- `offline`: the offline policy (agents/offline/policy.py), no model. Generator: "
         + (
             "first a kernel written by rules from the task's PyTorch reference where its "
-            "structure allows (agents/offline/codegen/translate.py: pointwise, row-wise and whole-tensor "
-            "reductions; reads only the reference function, which every method sees), then the "
+            "structure allows (agents/offline/codegen/translate.py: pointwise, row-wise (scans, "
+            "gathers, lookups), whole-tensor and row>total reductions, pads and pools, one GEMM; reads only the reference function, which every method sees), then the "
             "reference kernels the knowledge base retrieves for the task with the task itself "
             "hidden (a neighbour's kernel, adapted to the entry point), moving to the next on a "
             "failure"

@@ -226,7 +226,8 @@ SETTINGS: tuple[Setting, ...] = (
         "bool",
         True,
         "the offline policy also writes a kernel by rules from the task's PyTorch reference "
-        "(agents/offline/codegen/translate.py: pointwise, row-wise and whole-tensor reductions) and tries it first "
+        "(agents/offline/codegen/translate.py: pointwise, row, whole-tensor, pads and pools, one GEMM; "
+        "see its docstring) and tries it first "
         "in benchmark mode",
         attr="codegen",
     ),
