@@ -21,6 +21,7 @@ from agents.offline.codegen.nodes import NodesMixin
 from agents.offline.codegen.ops import ELEMENTWISE, NotSupported
 from agents.offline.codegen.sizes import SizesMixin
 from agents.offline.codegen.trace import (
+    ALONG_ROW,
     CONSTANTS,
     CONVERSIONS,
     GEMMS,
@@ -133,7 +134,7 @@ class Builder(SizesMixin, GemmMixin, WindowMixin, NodesMixin):
         reduces = any(shp.is_reduction(n) for n in self.nodes)
         if self.gemm_node is not None:
             scan = next(
-                (n for n in self.nodes if shp.packet(n) in SCANS.keys() | LOOKUPS | {"gather"}),
+                (n for n in self.nodes if shp.packet(n) in ALONG_ROW),
                 None,
             )
             if scan is not None:
@@ -149,7 +150,7 @@ class Builder(SizesMixin, GemmMixin, WindowMixin, NodesMixin):
                 )
             return "gemm"
         # scans and gathers work along a row: they need the row structure's rows
-        along_row = [n for n in self.nodes if shp.packet(n) in SCANS.keys() | LOOKUPS | {"gather"}]
+        along_row = [n for n in self.nodes if shp.packet(n) in ALONG_ROW]
         if reduces and len(self.domains[0]) < 2:
             if along_row:
                 raise NotSupported(

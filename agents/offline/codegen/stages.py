@@ -94,31 +94,8 @@ def split_rows(graph: GraphModule, product: str) -> tuple[GraphModule, GraphModu
             "the reference returns a per-row or full-size value besides its reduction to one "
             "value; the row>total split returns the reduction only"
         )
-    inputs = [n for n in nodes if n.op == "placeholder"]
-
-    one = Graph()
-    env: dict[Node, Node] = {}
-    for n in inputs:
-        _copy(one, n, env)
-    first = _ancestors(cut)
-    for n in nodes:
-        if n in first and n.op == "call_function":
-            _copy(one, n, env)
-    one.output(env[cut])
-
-    two = Graph()
-    env = {}
-    for n in inputs:
-        _copy(two, n, env)
-    held = two.placeholder(product)
-    held.meta = {"val": cut.meta["val"]}
-    env[cut] = held
     keep = {b for a in crossing if a is not cut for b in _ancestors(a) if b.op == "call_function"}
-    for n in nodes:
-        if (n in keep or n in later) and n not in env:
-            _copy(two, n, env)
-    two.output(_map(out.args[0], env))
-    return GraphModule(graph, one), GraphModule(graph, two)
+    return _stages(graph, cut, product, [n for n in nodes if n in keep or n in later])
 
 
 def _ancestors(node: Node) -> set[Node]:
@@ -148,24 +125,6 @@ def split(graph: GraphModule, product: str) -> tuple[GraphModule, GraphModule]:
     nodes = list(graph.graph.nodes)
     mm = next(n for n in nodes if n.op == "call_function" and shp.packet(n) in GEMMS)
     first = _ancestors(mm)
-    inputs = [n for n in nodes if n.op == "placeholder"]
-
-    one = Graph()
-    env: dict[Node, Node] = {}
-    for n in inputs:
-        _copy(one, n, env)
-    for n in nodes:
-        if n in first and n.op == "call_function":
-            _copy(one, n, env)
-    one.output(env[mm])
-
-    two = Graph()
-    env = {}
-    for n in inputs:
-        _copy(two, n, env)
-    held = two.placeholder(product)
-    held.meta = {"val": mm.meta["val"]}
-    env[mm] = held
     rest = [n for n in nodes if n not in first and n.op == "call_function"]
     shared = [
         n
@@ -182,11 +141,39 @@ def split(graph: GraphModule, product: str) -> tuple[GraphModule, GraphModule]:
                 "its reduction; the two-stage split recomputes only views and casts of inputs"
             )
     keep = {a for n in shared for a in _ancestors(n) if a.op == "call_function"}
+    return _stages(graph, mm, product, [n for n in nodes if n in keep] + rest)
+
+
+def _stages(
+    graph: GraphModule, cut: Node, product: str, second: list[Node]
+) -> tuple[GraphModule, GraphModule]:
+    """The two stage graphs of a split at `cut`: stage 1 takes the trace's inputs and returns
+    `cut` (computed from its ancestors); stage 2 takes the inputs and then `cut`'s value
+    (named `product`), recomputes or computes the nodes of `second` in that order, and returns
+    what the trace returns."""
+    nodes = list(graph.graph.nodes)
+    inputs = [n for n in nodes if n.op == "placeholder"]
+
+    one = Graph()
+    env: dict[Node, Node] = {}
+    for n in inputs:
+        _copy(one, n, env)
+    first = _ancestors(cut)
     for n in nodes:
-        if n in keep and n not in env:
-            _copy(two, n, env)
-    for n in rest:
+        if n in first and n.op == "call_function":
+            _copy(one, n, env)
+    one.output(env[cut])
+
+    two = Graph()
+    env = {}
+    for n in inputs:
         _copy(two, n, env)
+    held = two.placeholder(product)
+    held.meta = {"val": cut.meta["val"]}
+    env[cut] = held
+    for n in second:
+        if n not in env:
+            _copy(two, n, env)
     out = next(n for n in nodes if n.op == "output")
     two.output(_map(out.args[0], env))
     return GraphModule(graph, one), GraphModule(graph, two)

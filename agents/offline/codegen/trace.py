@@ -68,6 +68,8 @@ GEMMS = {"mm", "bmm", "addmm"}
 LOOKUPS = {"index", "embedding", "index_select"}
 # inclusive scans along the row, by the combine they use
 SCANS = {"cumsum": "sum", "cumprod": "prod"}
+# ops that work along a row (scans, gathers within it, row lookups): the row structure only
+ALONG_ROW = set(SCANS) | LOOKUPS | {"gather"}
 
 
 def decompositions() -> dict[Any, Any]:
