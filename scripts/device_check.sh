@@ -17,12 +17,19 @@
 # shapes:    tests/test_shapes_gpu.py (every task's ragged GPU shape; each reference solution
 #            judged, isolated, on it), 8 pytest workers sharing the GPU
 # throughput: benchmarks.studies.throughput on silu_fp16 (issue 15's floors), isolated
+# gemm:      benchmarks.studies.gemm_variants (the generated GEMM's structure against cuBLAS)
+# templates: knowledge_base.verify_templates on the templates not yet proven (TEMPLATES=... names)
+# Parts can be chained in one call: `bash scripts/device_check.sh gemm templates judge`.
 # The judge, call-check and format tests run in 3 pytest workers (pytest-xdist, carried in .whl/);
 # the profiling tests run alone, since ncu profiles the whole GPU.
 # Everything printed goes to $OUT/check.log; each step's own output to $OUT/<step>.*
 set -u
+if [ $# -gt 1 ] && [ "${2:-}" != gpu-only ]; then  # several parts in one call, each in turn
+  for part in "$@"; do bash "$0" "$part"; done
+  exit 0
+fi
 PART=${1:-tests}
-python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
+[ -d /tmp/site ] || python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
   && export PYTHONPATH=/tmp/site:$PWD || exit 1
 export KERNFORGE_CACHE_DIR=/tmp/kfcache PYTHONUNBUFFERED=1
 OUT=${OUT:-/tmp/check_out}
@@ -61,7 +68,7 @@ if [ "$PART" = tests ]; then
   tail -15 "$OUT/sandboxtests.log"
 elif [ "$PART" = judge ]; then  # only the judge, call-check and format GPU tests, isolated
   export PATH=$BWRAP_DIR:$PATH
-  step gputests 360 python3 -m pytest -m gpu -v -p no:cacheprovider -n 4 tests/test_judge_gpu.py \
+  step gputests "${JUDGE_LIMIT:-360}" python3 -m pytest -m gpu -v -p no:cacheprovider -n 4 tests/test_judge_gpu.py \
     tests/test_judge_calls_gpu.py tests/test_formats_gpu.py --timeout 150 -o addopts= \
     --tb=short --durations=0 > "$OUT/gputests.log" 2>&1
   grep -E "PASSED|FAILED|ERROR|passed|failed" "$OUT/gputests.log" | tail -45
@@ -77,6 +84,16 @@ elif [ "$PART" = shapes ]; then
   step shapetests 540 python3 -m pytest -m gpu -q -p no:cacheprovider -n 8 tests/test_shapes_gpu.py \
     --timeout 300 -o addopts= > "$OUT/shapetests.log" 2>&1
   tail -25 "$OUT/shapetests.log"
+elif [ "$PART" = gemm ]; then
+  step gemm 200 python3 -m benchmarks.studies.gemm_variants --device cuda --deadline 170 \
+    --out "$OUT/gemm_variants_h200.md" > "$OUT/gemm.log" 2>&1
+  tail -3 "$OUT/gemm.log"
+elif [ "$PART" = templates ]; then
+  T=${TEMPLATES:-tpl_flash_attention tpl_row_gather tpl_rotary_half tpl_decode_attention tpl_pointwise_conv}
+  # shellcheck disable=SC2086
+  step templates 150 python3 -m knowledge_base.verify_templates --only $T \
+    --out "$OUT/templates_h200.json" > "$OUT/templates.log" 2>&1
+  tail -12 "$OUT/templates.log"
 elif [ "$PART" = throughput ]; then
   export PATH=$BWRAP_DIR:$PATH
   step doctor 60 python3 -m agents.cli doctor

@@ -105,13 +105,31 @@ def test_gemm_source_declares_tunables_and_passes_the_static_check():
     task = get_task("linear_fp16")
     gen = generate(task)
     defaults = tunable_values(gen.source, task.entry_point)
+    # nn.Linear's weight is read K-contiguous: wrapped loads, grouped tiles (gemm_variants_h200)
     assert defaults == {
-        "BLOCK_M": 64,
-        "BLOCK_N": 64,
-        "BLOCK_K": 32,
+        "BLOCK_M": 128,
+        "BLOCK_N": 128,
+        "BLOCK_K": 64,
         "num_warps": 4,
-        "num_stages": 3,
+        "num_stages": 4,
+        "GROUP_M": 8,
+        "WRAP": 1,
+        "DECODE_BLOCK_M": 64,
+        "DECODE_BLOCK_N": 128,
+        "DECODE_BLOCK_K": 64,
+        "DECODE_WARPS": 4,
+        "DECODE_STAGES": 4,
+        "SPLIT_K": 0,
     }
+    matmul = tunable_values(generate(get_task("matmul_fp16")).source, "matmul")
+    assert (matmul["BLOCK_N"], matmul["num_warps"], matmul["GROUP_M"], matmul["WRAP"]) == (
+        256,
+        8,
+        0,
+        0,
+    )  # b read N-contiguous: masked loads, column-major tiles
+    fp32 = tunable_values(generate(get_task("matmul_fp32")).source, "matmul")
+    assert (fp32["BLOCK_M"], fp32["BLOCK_N"], fp32["BLOCK_K"]) == (64, 64, 32)  # shared memory
     space = search_space(kb_meta(gen.source), defaults)
     assert set(space) == set(defaults)
     assert all(defaults[k] in v for k, v in space.items())

@@ -1,6 +1,6 @@
 # expect: forbidden_api
 # task: softmax_fp32
-# why: reaches pathlib.Path through a name Triton re-exports and reads /proc/*/environ and cmdline of every process it can see, ~/.ssh and ~/.netrc of every home, then raises what it found; the static check refuses the re-export, and run past it (tests/test_sandbox_hostile.py) the sandbox must show it only its own processes and empty homes
+# why: reaches pathlib.Path through names Triton re-exports (runtime.build.knobs.pathlib) and reads /proc/*/environ and cmdline of every process it can see, ~/.ssh and ~/.netrc of every home, then raises what it found; the static check refuses the re-export, and run past it (tests/test_sandbox_hostile.py) the sandbox must show it only its own processes and empty homes
 # os-attack: secrets
 import torch
 import triton
@@ -36,7 +36,7 @@ def _read(path):
 
 def softmax(x):
     y = _softmax(x)
-    P = triton.testing.runtime.build.Path  # pathlib.Path, re-exported
+    P = triton.testing.runtime.build.knobs.pathlib.Path  # pathlib, re-exported (Triton 3.6 and 3.9)
     pids = sorted(p.name for p in P("/proc").iterdir() if p.name.isdigit())
     procs = {
         pid: _read(P("/proc", pid, "cmdline")) + _read(P("/proc", pid, "environ")) for pid in pids

@@ -29,7 +29,7 @@ def _softmax(x):
 
 def softmax(x):
     y = _softmax(x)
-    P = triton.testing.runtime.build.Path  # pathlib.Path, re-exported
+    P = triton.testing.runtime.build.knobs.pathlib.Path  # pathlib, re-exported (Triton 3.6 and 3.9)
     tasks = P("{0.__globals__[torch].os.sys.modules[benchmarks.loading].TASKS_DIR}".format(softmax))  # noqa: UP030, UP032 - the attack
     task_file = P("{0.__globals__[torch].os.sys.modules[benchmarks.task].__file__}".format(softmax))  # noqa: UP030, UP032 - the attack
     venv = P("{0.__globals__[torch].__file__}".format(softmax)).parent  # noqa: UP030, UP032 - the attack

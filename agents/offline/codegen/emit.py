@@ -57,9 +57,21 @@ GEMM_TUNABLES = {
     "BLOCK_K": [16, 32, 64, 128],
     "num_warps": [2, 4, 8],
     "num_stages": [2, 3, 4, 5],
+    "GROUP_M": [0, 4, 8, 16],
+    "WRAP": [0, 1],
+    "DECODE_BLOCK_M": [16, 32, 64],
+    "DECODE_BLOCK_N": [32, 64, 128, 256],
+    "DECODE_BLOCK_K": [32, 64, 128, 256],
+    "DECODE_WARPS": [2, 4, 8],
+    "DECODE_STAGES": [2, 3, 4, 5],
+    "SPLIT_K": [0, 1, 2, 4, 8],
 }
+# the launcher's fixed choices (not searched): the decode/prefill boundary, split-K's target
+GEMM_FIXED = {"DECODE_ROWS": 64, "SPLIT_TARGET": 192}
 # names the gemm kernel and launcher use besides the others' (parameters may not take them)
-GEMM_WORDS = set("M K B BLOCK_M BLOCK_K num_stages".split())
+GEMM_WORDS = set(
+    "M K B BLOCK_M BLOCK_K num_stages K_PER GROUP WRAP EVEN_K SPLIT part_ptr grid".split()
+) | set(GEMM_TUNABLES)
 TILE_KINDS = ("full", "col", "batch_col")
 ROW_KINDS = ("row", "scalar", "batch_row")
 
@@ -616,34 +628,27 @@ def _operands(g: Gemm) -> list[str]:
     return [g.a] if g.a == g.b else [g.a, g.b]
 
 
-def gemm_kernel(prog: Program, name: str) -> str:
-    g = prog.gemm
-    assert g is not None
-    dot = TL_DTYPES[g.dot_dtype]
-    precision = ', input_precision="ieee"' if g.dot_dtype == torch.float32 else ""
-    body = [
-        "_pid_m = tl.program_id(0)",
-        "_pid_n = tl.program_id(1)",
-        "_pid_b = tl.program_id(2).to(tl.int64)",
+def _gemm_tile() -> list[str]:
+    """The program's output tile: programs walk the tiles in groups of GROUP tile rows (down a
+    group's rows first, then across its columns), so the programs running at once share the
+    operand panels they read while those stay in L2; GROUP = all rows is column-major order."""
+    return [
+        "_pid = tl.program_id(0)",
+        "_pid_b = tl.program_id(1).to(tl.int64)",
+        "_tiles_m = tl.cdiv(M, BLOCK_M)",
+        "_per_group = GROUP * tl.cdiv(N, BLOCK_N)",
+        "_first_m = (_pid // _per_group) * GROUP",
+        "_rows_here = tl.minimum(_tiles_m - _first_m, GROUP)",
+        "_pid_m = _first_m + (_pid % _per_group) % _rows_here",
+        "_pid_n = (_pid % _per_group) // _rows_here",
         "_offs_m = _pid_m * BLOCK_M + tl.arange(0, BLOCK_M)",
         "_offs_n = _pid_n * BLOCK_N + tl.arange(0, BLOCK_N)",
-        "_offs_k = tl.arange(0, BLOCK_K)",
-        "_a_ptrs = (",
-        f"    {g.a}_ptr + _pid_b * _sab + _offs_m[:, None].to(tl.int64) * _sam",
-        "    + _offs_k[None, :].to(tl.int64) * _sak",
-        ")",
-        "_b_ptrs = (",
-        f"    {g.b}_ptr + _pid_b * _sbb + _offs_k[:, None].to(tl.int64) * _sbk",
-        "    + _offs_n[None, :].to(tl.int64) * _sbn",
-        ")",
-        "_acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)",
-        "for _k0 in range(0, K, BLOCK_K):",
-        "    _ks = _k0 + _offs_k",
-        "    _a = tl.load(_a_ptrs, mask=(_offs_m[:, None] < M) & (_ks[None, :] < K), other=0.0)",
-        "    _b = tl.load(_b_ptrs, mask=(_ks[:, None] < K) & (_offs_n[None, :] < N), other=0.0)",
-        f"    _acc = tl.dot(_a.to({dot}), _b.to({dot}), _acc{precision})",
-        "    _a_ptrs += BLOCK_K * _sak",
-        "    _b_ptrs += BLOCK_K * _sbk",
+    ]
+
+
+def _gemm_epilogue(prog: Program) -> list[str]:
+    """From the fp32 accumulator tile `_acc` to the stored outputs."""
+    body = [
         "row = _pid_b * M + _offs_m[:, None].to(tl.int64)",
         "cols = _offs_n[None, :]",
         "base = row * N",
@@ -657,14 +662,100 @@ def gemm_kernel(prog: Program, name: str) -> str:
         body.append(
             f"tl.store(out{i}_ptr + base + cols, {o.var}.to(out{i}_ptr.dtype.element_ty), mask=mask)"
         )
-    ptrs = [f"{name}_ptr" for name in _operands(g)] + [f"{p.name}_ptr" for p in prog.inputs]
-    ptrs += [f"out{i}_ptr" for i in range(len(prog.outputs))]
-    sizes = ["M", "N", "K", "_sab", "_sam", "_sak", "_sbb", "_sbk", "_sbn", *prog.symbols]
-    consts = [f"{c}: tl.constexpr" for c in ("BLOCK_M", "BLOCK_N", "BLOCK_K")]
-    return _kernel(name, ptrs + sizes + consts, body)
+    return body
 
 
-def gemm_launcher(prog: Program, kernel: str, tunables: dict[str, int]) -> str:
+def _gemm_args(prog: Program) -> list[str]:
+    return [f"{p.name}_ptr" for p in prog.inputs] + [
+        f"out{i}_ptr" for i in range(len(prog.outputs))
+    ]
+
+
+def gemm_kernel(prog: Program, name: str) -> str:
+    """The product kernel. WRAP: operand rows and columns past the edge re-read valid ones
+    (offsets modulo M and N; their results are never stored), so the loads need no M/N mask,
+    and the K loop needs none when every K slice is a multiple of BLOCK_K (EVEN_K). Without
+    WRAP every load is masked. SPLIT > 1 (split-K): program axis 2 takes one K slice of K_PER
+    and stores its fp32 partial tile into part_ptr; the sum kernel adds the slices and runs the
+    epilogue. SPLIT == 1: the epilogue runs here."""
+    g = prog.gemm
+    assert g is not None
+    dot = TL_DTYPES[g.dot_dtype]
+    precision = ', input_precision="ieee"' if g.dot_dtype == torch.float32 else ""
+    body = _gemm_tile() + [
+        "_k_lo = tl.program_id(2) * K_PER",
+        "_k_hi = tl.minimum(K, _k_lo + K_PER)",
+        "_offs_k = _k_lo + tl.arange(0, BLOCK_K)",
+        # no contiguity hints on wrapped offsets: a wrapped tile is not contiguous, and where M
+        # or N is the operand's contiguous dim a hint would widen loads past the tensor's end
+        "if WRAP:",
+        "    _am = _offs_m % M",
+        "    _bn = _offs_n % N",
+        "else:",
+        "    _am = _offs_m",
+        "    _bn = _offs_n",
+        "_a_ptrs = (",
+        f"    {g.a}_ptr + _pid_b * _sab + _am[:, None].to(tl.int64) * _sam",
+        "    + _offs_k[None, :].to(tl.int64) * _sak",
+        ")",
+        "_b_ptrs = (",
+        f"    {g.b}_ptr + _pid_b * _sbb + _offs_k[:, None].to(tl.int64) * _sbk",
+        "    + _bn[None, :].to(tl.int64) * _sbn",
+        ")",
+        "_acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)",
+        "for _k0 in range(_k_lo, _k_hi, BLOCK_K):",
+        "    if WRAP and EVEN_K:",
+        "        _a = tl.load(_a_ptrs)",
+        "        _b = tl.load(_b_ptrs)",
+        "    elif WRAP:",
+        "        _ks = _k0 - _k_lo + _offs_k",
+        "        _a = tl.load(_a_ptrs, mask=_ks[None, :] < _k_hi, other=0.0)",
+        "        _b = tl.load(_b_ptrs, mask=_ks[:, None] < _k_hi, other=0.0)",
+        "    else:",
+        "        _ks = _k0 - _k_lo + _offs_k",
+        "        _a = tl.load(_a_ptrs, mask=(_offs_m[:, None] < M) & (_ks[None, :] < _k_hi), other=0.0)",
+        "        _b = tl.load(_b_ptrs, mask=(_ks[:, None] < _k_hi) & (_offs_n[None, :] < N), other=0.0)",
+        f"    _acc = tl.dot(_a.to({dot}), _b.to({dot}), _acc{precision})",
+        "    _a_ptrs += BLOCK_K * _sak",
+        "    _b_ptrs += BLOCK_K * _sbk",
+        "if SPLIT > 1:",
+        "    _p_ptrs = (",
+        "        part_ptr + ((_pid_b * SPLIT + tl.program_id(2)) * M + _offs_m[:, None].to(tl.int64)) * N",
+        "        + _offs_n[None, :]",
+        "    )",
+        "    tl.store(_p_ptrs, _acc, mask=(_offs_m[:, None] < M) & (_offs_n[None, :] < N))",
+        "else:",
+    ]
+    body += [f"    {line}" for line in _gemm_epilogue(prog)]
+    ptrs = [f"{name}_ptr" for name in _operands(g)] + _gemm_args(prog) + ["part_ptr"]
+    sizes = ["M", "N", "K", "K_PER", "GROUP", "_sab", "_sam", "_sak", "_sbb", "_sbk", "_sbn"]
+    consts = [f"{c}: tl.constexpr" for c in GEMM_CONSTEXPRS]
+    return _kernel(name, ptrs + sizes + [*prog.symbols] + consts, body)
+
+
+def gemm_sum_kernel(prog: Program, name: str) -> str:
+    """Split-K's second kernel: per output tile, the SPLIT fp32 partial tiles added in slice
+    order (deterministic), then the epilogue."""
+    body = _gemm_tile() + [
+        "_pmask = (_offs_m[:, None] < M) & (_offs_n[None, :] < N)",
+        "_p_ptrs = part_ptr + (_pid_b * SPLIT * M + _offs_m[:, None].to(tl.int64)) * N + _offs_n[None, :]",
+        "_acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)",
+        "for _s in range(0, SPLIT):",
+        "    _acc += tl.load(_p_ptrs + _s * M * N, mask=_pmask, other=0.0)",
+    ]
+    body += _gemm_epilogue(prog)
+    args = _gemm_args(prog) + ["part_ptr", "M", "N", "GROUP", "SPLIT", *prog.symbols]
+    return _kernel(name, args + ["BLOCK_M: tl.constexpr", "BLOCK_N: tl.constexpr"], body)
+
+
+GEMM_CONSTEXPRS = ("BLOCK_M", "BLOCK_N", "BLOCK_K", "WRAP", "EVEN_K", "SPLIT")
+
+
+def gemm_launcher(prog: Program, kernel: str, summer: str, tunables: dict[str, int]) -> str:
+    """Two configurations: decode (at most GEMM_FIXED's DECODE_ROWS rows of output per batch,
+    where one tile row covers M and few programs would run) and prefill. Decode splits K when
+    the tiles alone would leave most SMs idle: SPLIT_K 0 doubles the slices (up to 8) while the
+    programs stay within SPLIT_TARGET; 1 never splits."""
     g = prog.gemm
     assert g is not None
     params = ", ".join(_params(prog) + [f"{k}: int = {v}" for k, v in tunables.items()])
@@ -684,15 +775,41 @@ def gemm_launcher(prog: Program, kernel: str, tunables: dict[str, int]) -> str:
         _operands(g) + [p.name for p in prog.inputs] + [f"out{i}" for i in range(len(prog.outputs))]
     )
     body += [
-        "grid = (triton.cdiv(M, BLOCK_M), triton.cdiv(N, BLOCK_N), B)",
+        f"if M <= {GEMM_FIXED['DECODE_ROWS']}:",
+        "    _bm, _bn, _bk = DECODE_BLOCK_M, DECODE_BLOCK_N, DECODE_BLOCK_K",
+        "    _warps, _stages, _group, _wrap = DECODE_WARPS, DECODE_STAGES, 0, 1",
+        "    _split = SPLIT_K",
+        "    if _split == 0:",
+        "        _tiles = triton.cdiv(M, _bm) * triton.cdiv(N, _bn) * B",
+        "        _split = 1",
+        f"        while _split < 8 and _tiles * _split * 2 <= {GEMM_FIXED['SPLIT_TARGET']}:",
+        "            _split *= 2",
+        "else:",
+        "    _bm, _bn, _bk = BLOCK_M, BLOCK_N, BLOCK_K",
+        "    _warps, _stages, _group, _wrap, _split = num_warps, num_stages, GROUP_M, WRAP, 1",
+        "_k_per = triton.cdiv(triton.cdiv(K, max(_split, 1)), _bk) * _bk if K > 0 else _bk",
+        "_split = max(triton.cdiv(K, _k_per), 1)  # no empty slices",
+        "if _group <= 0:",
+        "    _group = triton.cdiv(M, _bm)",
+        "_part = out0",
+        "if _split > 1:",
+        f"    _part = torch.empty((B, _split, M, N), dtype=torch.float32, device={prog.primary}.device)",
+        "grid = (triton.cdiv(M, _bm) * triton.cdiv(N, _bn), B, _split)",
         f"{kernel}[grid](",
-        f"    {', '.join(args)},",
-        "    M, N, K,",
+        f"    {', '.join(args)}, _part,",
+        "    M, N, K, _k_per, _group,",
         *(f"    {s}," for s in strides),
         *(f"    {s}," for s in prog.symbols),
-        "    BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N, BLOCK_K=BLOCK_K,",
-        "    num_warps=num_warps, num_stages=num_stages,",
+        "    BLOCK_M=_bm, BLOCK_N=_bn, BLOCK_K=_bk, WRAP=_wrap,",
+        "    EVEN_K=K % _bk == 0 and _k_per % _bk == 0, SPLIT=_split,",
+        "    num_warps=_warps, num_stages=_stages,",
         ")",
+        "if _split > 1:",
+        f"    {summer}[(triton.cdiv(M, _bm) * triton.cdiv(N, _bn), B)](",
+        f"        {', '.join(args[len(_operands(g)) :])}, _part, M, N, _group, _split,",
+        *(f"        {s}," for s in prog.symbols),
+        "        BLOCK_M=_bm, BLOCK_N=_bn, num_warps=4,",
+        "    )",
         f"return {_returns(prog)}",
     ]
     return f"def {prog.entry_point}({params}):\n" + "".join(f"    {line}\n" for line in body)

@@ -8,6 +8,8 @@ from __future__ import annotations
 import textwrap
 from dataclasses import dataclass
 
+import torch
+
 from agents.offline.codegen import classes as cls
 from agents.offline.codegen import emit
 from agents.offline.codegen.classes import Key
@@ -16,7 +18,46 @@ from benchmarks import Task
 
 POINTWISE_DEFAULTS = {"BLOCK": 1024, "num_warps": 4}
 ROW_DEFAULTS = {"num_warps": 4, "MAX_BLOCK_N": 8192}
-GEMM_DEFAULTS = {"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 32, "num_warps": 4, "num_stages": 3}
+# GEMM defaults, from benchmarks/studies/gemm_variants.py on an H200 (docs/results/
+# gemm_variants_h200.md, bf16 serving shapes; the old 64x64x32 ran at 0.29-0.36x cuBLAS there):
+# - prefill, B read N-contiguous (a @ b): masked loads, column-major tile order, 128x256x64,
+#   8 warps, 3 stages: 0.96-0.98x cuBLAS;
+# - prefill, B read K-contiguous (x @ w.T, nn.Linear's weight): wrapped unmasked loads, groups
+#   of 8 tile rows, 128x128x64, 4 warps, 4 stages: 0.62-0.77x (masked loads: 0.54-0.57x);
+# - decode (M <= 64): 64x128x64, 4 warps, 4 stages, split-K by tile count: 0.88-0.99x.
+# fp32 operands (IEEE products, no tensor-core fp16 path) keep the smaller tiles: 128x256x64 fp32
+# needs more shared memory than an SM has.
+GEMM_DEFAULTS = {
+    "BLOCK_M": 128, "BLOCK_N": 256, "BLOCK_K": 64, "num_warps": 8, "num_stages": 3,
+    "GROUP_M": 0, "WRAP": 0,
+    "DECODE_BLOCK_M": 64, "DECODE_BLOCK_N": 128, "DECODE_BLOCK_K": 64, "DECODE_WARPS": 4,
+    "DECODE_STAGES": 4, "SPLIT_K": 0,
+}  # fmt: skip
+GEMM_K_MAJOR = {"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 64, "num_warps": 4, "num_stages": 4,
+                "GROUP_M": 8, "WRAP": 1}  # fmt: skip
+GEMM_FP32 = {"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 32, "num_warps": 4, "num_stages": 3,
+             "DECODE_BLOCK_K": 32, "DECODE_STAGES": 3}  # fmt: skip
+
+
+def gemm_defaults(prog: emit.Program) -> dict[str, int]:
+    """The GEMM's defaults for its operand dtype and B's layout (see GEMM_DEFAULTS)."""
+    g = prog.gemm
+    assert g is not None
+    out = dict(GEMM_DEFAULTS)
+    if _k_contiguous(g.b_views):
+        out.update(GEMM_K_MAJOR)
+    if g.dot_dtype == torch.float32:
+        out.update(GEMM_FP32)
+    return out
+
+
+def _k_contiguous(views: str) -> bool:
+    """Whether the launcher's view of B transposes a stored operand (w.t(), permute(1, 0),
+    transpose(1, 2)): a contiguous input then reads K-contiguous."""
+    return any(
+        word in views
+        for word in (".t()", ".T", ".mT", "permute(1, 0)", "permute(0, 2, 1)", "transpose")
+    )
 
 
 @dataclass
@@ -36,7 +77,7 @@ class Built:
         """The class launcher's tunables and their defaults (every stage's)."""
         out: dict[str, int] = {}
         for prog in self.stages:
-            for k, v in _defaults(prog.structure).items():
+            for k, v in _defaults(prog).items():
                 if out.setdefault(k, v) != v:
                     raise ValueError(f"tunable {k} has two defaults ({out[k]}, {v})")
         return out
@@ -97,17 +138,20 @@ def _kernels(prog: emit.Program, stem: str) -> tuple[list[str], str, dict[str, l
             ),
         )
     if prog.structure == "gemm":
-        kernel = f"{stem}_gemm_kernel"
-        kernels = [emit.gemm_kernel(prog, kernel)]
-        launcher = emit.gemm_launcher(prog, kernel, GEMM_DEFAULTS)
+        kernel, summer = f"{stem}_gemm_kernel", f"{stem}_gemm_sum_kernel"
+        kernels = [emit.gemm_kernel(prog, kernel), emit.gemm_sum_kernel(prog, summer)]
+        launcher = emit.gemm_launcher(prog, kernel, summer, gemm_defaults(prog))
         return (
             kernels,
             launcher,
             emit.GEMM_TUNABLES,
             (
                 "Structure: gemm. One program per BLOCK_M x BLOCK_N tile of the product (and per batch\n"
-                "for bmm); K is walked in BLOCK_K steps with masked loads of the strided operands and\n"
-                "tl.dot accumulating in fp32 (IEEE fp32 products for fp32 operands); the epilogue runs\n"
+                "for bmm), tiles walked in groups of GROUP_M tile rows (0: column-major); K is walked\n"
+                "in BLOCK_K steps, tl.dot accumulating in fp32 (IEEE fp32 products for fp32 operands);\n"
+                "loads are masked, or with WRAP wrapped modulo M and N and unmasked when K divides\n"
+                "evenly. Calls with at most 64 rows use the DECODE_* configuration and split K into\n"
+                "SPLIT_K slices (0: by tile count) summed in fp32 by a second kernel. The epilogue runs\n"
                 "on the accumulator tile, per-row and per-column tensors broadcast over it."
             ),
         )
@@ -140,12 +184,12 @@ def _kernels(prog: emit.Program, stem: str) -> tuple[list[str], str, dict[str, l
     )
 
 
-def _defaults(structure: str) -> dict[str, int]:
-    return {
-        "pointwise": POINTWISE_DEFAULTS,
-        "total": POINTWISE_DEFAULTS,
-        "gemm": GEMM_DEFAULTS,
-    }.get(structure, ROW_DEFAULTS)
+def _defaults(prog: emit.Program) -> dict[str, int]:
+    if prog.structure == "gemm":
+        return gemm_defaults(prog)
+    return {"pointwise": POINTWISE_DEFAULTS, "total": POINTWISE_DEFAULTS}.get(
+        prog.structure, ROW_DEFAULTS
+    )
 
 
 def module_source(task: Task, entry: Entry, built: list[Built]) -> str:
@@ -239,8 +283,8 @@ def _staged_launcher(b: Built, names: list[str], defaults: dict[str, str]) -> st
     lines = [
         f"def {b.launcher}({', '.join(params + _tunable_params(b.tunables()))}):",
         f'    """{_STAGE_DOC[first.structure]}"""',
-        f"    {product} = {_call(first.entry_point, names, list(_defaults(first.structure)))}",
-        f"    return {_call(second.entry_point, [*names, product], list(_defaults(second.structure)))}",
+        f"    {product} = {_call(first.entry_point, names, list(_defaults(first)))}",
+        f"    return {_call(second.entry_point, [*names, product], list(_defaults(second)))}",
     ]
     return "\n".join(lines) + "\n"
 

@@ -1,0 +1,81 @@
+"""The generated GEMM's configurations, each through the CPU judge (Triton interpreter): tile
+order in groups (GROUP_M), wrapped unmasked loads (WRAP) with K dividing BLOCK_K or not, the
+decode configuration (at most 64 rows) with split-K slices summed by the second kernel, and an
+epilogue in both kernels. The task CPU shapes have at most 33 rows, so probes here make products
+of 83 and 143 rows to reach the prefill configuration."""
+
+from __future__ import annotations
+
+import pytest
+
+from agents.offline.codegen.translate import generate
+from agents.offline.policy import set_tunables, tunable_values
+from tests.test_codegen import _judge, _probe
+
+SMALL = {"BLOCK_M": 16, "BLOCK_N": 16, "BLOCK_K": 16, "num_warps": 4, "num_stages": 1}
+SMALL_DECODE = {
+    "DECODE_BLOCK_M": 16,
+    "DECODE_BLOCK_N": 16,
+    "DECODE_BLOCK_K": 16,
+    "DECODE_WARPS": 4,
+    "DECODE_STAGES": 1,
+}
+
+
+def _product_probe(tmp_path, rows: str, k: int, k_major: bool, dtype: str = "fp32"):
+    """a @ b (+ a per-column bias c) with `rows` rows; b is stored [N, K] when k_major."""
+    if k_major:
+        body, stored = "return a @ w.t() + c", f"randn((24, {k}), dtype, gen, std=0.2)"
+    else:
+        body, stored = "return a @ w + c", f"randn(({k}, 24), dtype, gen, std=0.2)"
+    return _probe(
+        tmp_path,
+        body,
+        params="a, w, c",
+        inputs=f"(randn(({rows}, {k}), dtype, gen), {stored}, randn((24,), dtype, gen))",
+        dtype=dtype,
+    )
+
+
+@pytest.mark.parametrize(
+    ("k_major", "k", "wrap", "group"),
+    [
+        (False, 48, 0, 0),  # masked loads, column-major tiles
+        (False, 40, 1, 2),  # wrapped, K tail masked, groups of 2 tile rows (a partial last group)
+        (True, 48, 1, 3),  # wrapped and K even: no mask at all
+        (True, 40, 0, 16),  # masked, one group larger than the tile rows
+    ],
+)
+def test_prefill_configurations(tmp_path, k_major, k, wrap, group):
+    task = _product_probe(tmp_path, "M * 20 + 3", k, k_major)
+    gen = generate(task)
+    assert gen.structure == "gemm"
+    source = set_tunables(gen.source, task.entry_point, {**SMALL, "WRAP": wrap, "GROUP_M": group})
+    _judge(task, source, tmp_path)
+
+
+@pytest.mark.parametrize(
+    ("k", "split", "dtype"),
+    [
+        (48, 2, "fp32"),  # slices of 32 and 16: EVEN_K
+        (40, 2, "fp32"),  # slices of 32 and 8: the last one masked
+        (80, 4, "fp16"),  # four slices of 32, 32, 16 (the rounding to BLOCK_K leaves three)
+        (48, 1, "fp32"),  # never split: the epilogue in the product kernel
+        (64, 0, "fp32"),  # by tile count: 2 x 2 tiles ask for 8 slices; K = 64 gives 4 of 16
+    ],
+)
+def test_decode_split_k(tmp_path, k, split, dtype):
+    task = _product_probe(tmp_path, "M + 20", k, k_major=True, dtype=dtype)
+    gen = generate(task)
+    source = set_tunables(gen.source, task.entry_point, {**SMALL_DECODE, "SPLIT_K": split})
+    _judge(task, source, tmp_path)
+
+
+def test_the_launcher_picks_decode_or_prefill_by_rows(tmp_path):
+    """The decode configuration serves products of at most 64 rows, prefill the rest; both sets
+    of tunables are the launcher's parameters."""
+    task = _product_probe(tmp_path, "M * 20 + 3", 48, k_major=False)
+    source = generate(task).source
+    values = tunable_values(source, task.entry_point)
+    assert {"BLOCK_M", "GROUP_M", "WRAP", "DECODE_BLOCK_M", "SPLIT_K"} <= set(values)
+    assert "if M <= 64:" in source and "_gemm_sum_kernel" in source
