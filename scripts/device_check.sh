@@ -68,8 +68,11 @@ if [ "$PART" = tests ]; then
   tail -15 "$OUT/sandboxtests.log"
 elif [ "$PART" = judge ]; then  # only the judge, call-check and format GPU tests, isolated
   export PATH=$BWRAP_DIR:$PATH
+  # the fp32-convolution baseline check compares against a calibrated peak, which other tests
+  # on the GPU at the same time pull down: it runs alone, in `calls`
   step gputests "${JUDGE_LIMIT:-360}" python3 -m pytest -m gpu -v -p no:cacheprovider -n 4 tests/test_judge_gpu.py \
     tests/test_judge_calls_gpu.py tests/test_formats_gpu.py --timeout 150 -o addopts= \
+    --deselect tests/test_judge_gpu.py::test_fp32_convolution_baselines_run_at_fp32 \
     --tb=short --durations=0 > "$OUT/gputests.log" 2>&1
   grep -E "PASSED|FAILED|ERROR|passed|failed" "$OUT/gputests.log" | tail -45
 elif [ "$PART" = calls ]; then  # the fp32-convolution baseline check first, on an idle GPU

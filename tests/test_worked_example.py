@@ -150,3 +150,23 @@ def test_every_scripted_reply_says_it_is_scripted_and_each_task_gets_a_story() -
     assert [story_of(i) for i in range(3)] == ["first try", "cut off", "fallback"]
     broken = [e for e in entries if "DELIBERATELY BROKEN" in e["text"]]
     assert {e["match"][0] for e in broken} == {"## Task " + t.id + " (" for t in tasks[1:]}
+
+
+def test_the_readme_title_names_the_suite_or_counts_the_tasks():
+    from types import SimpleNamespace
+
+    from agents.bench.worked_example_readme import title
+    from benchmarks import suite_tasks
+
+    lite = [t.id for t in suite_tasks("lite")]
+    serving = [t.id for t in suite_tasks("serving")]
+    assert title(SimpleNamespace(tasks=lite, methods=["offline", "aka"])) == (
+        "Worked example: the offline policy on the lite suite, beside the presets on scripted "
+        "replies"
+    )
+    assert title(SimpleNamespace(tasks=serving, methods=["offline"])) == (
+        "Worked example: the offline policy on the serving suite"
+    )
+    assert title(SimpleNamespace(tasks=lite[:3], methods=["offline"])).endswith(
+        "on 3 tasks of the lite suite"
+    )

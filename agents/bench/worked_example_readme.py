@@ -124,6 +124,21 @@ def _sessions_table(sessions: list[dict[str, Any]]) -> list[str]:
     return lines
 
 
+def title(plan: Any) -> str:
+    """What the example ran: a whole suite (lite, serving) or the tasks listed, and whether
+    scripted presets ran beside the offline policy."""
+    from benchmarks import suite_tasks
+
+    tasks = set(plan.tasks)
+    lite = {t.id for t in suite_tasks("lite")}
+    where = f"{len(tasks)} tasks" + (" of the lite suite" if tasks < lite else "")
+    for suite in ("lite", "serving"):
+        if tasks == {t.id for t in suite_tasks(suite)}:
+            where = f"the {suite} suite"
+    beside = ", beside the presets on scripted replies" if set(plan.methods) - {"offline"} else ""
+    return f"Worked example: the offline policy on {where}{beside}"
+
+
 def write_readme(
     out: Path,
     plan: Any,
@@ -143,13 +158,15 @@ def write_readme(
     settings = ", ".join(f"{k}={v}" for k, v in plan.settings.items())
     total_wall = sum(s.get("wall_s", 0.0) for s in sessions)
     incomplete = session["status"] in ("deferred", "interrupted", "stopped")
-    lines = [
-        "# Worked example: the offline policy on the lite suite, beside the presets on scripted replies",
-        "",
-        f"> **Scripted:** {SCRIPTED_METHODS_NOTE} Only the `offline` rows are the agent's own "
-        "work: its kernels are written by rules from the task's PyTorch reference or retrieved "
-        "from the knowledge base with the task hidden.",
-        "",
+    lines = [f"# {title(plan)}", ""]
+    if set(plan.methods) - {"offline"}:
+        lines += [
+            f"> **Scripted:** {SCRIPTED_METHODS_NOTE} Only the `offline` rows are the agent's own "
+            "work: its kernels are written by rules from the task's PyTorch reference or "
+            "retrieved from the knowledge base with the task hidden.",
+            "",
+        ]
+    lines += [
         "Open [report.html](report.html) (self-contained, every plot inline) or read "
         "[report.md](report.md); the error -> fix pairs are in [pairs/](pairs/).",
         "",
@@ -183,11 +200,12 @@ def write_readme(
             f"- changed since the snapshot was recorded: {', '.join(info['stale_kernels'])} "
             "(their current source was served)"
         )
-    lines += [
-        f"- replay script: [{info['script']}]({info['script']}) (agents/bench/scripted_replies.py)",
-        f"- error -> fix pairs exported: {info.get('pairs')}",
-        "",
-    ]
+    scripted = bool(set(plan.methods) - {"offline"})
+    if scripted:
+        lines.append(
+            f"- replay script: [{info['script']}]({info['script']}) (agents/bench/scripted_replies.py)"
+        )
+    lines += [f"- error -> fix pairs exported: {info.get('pairs')}", ""]
     if incomplete:
         lines += [
             f"**Incomplete** ({session['status']}): runs not finished are listed below; the same "
@@ -195,7 +213,7 @@ def write_readme(
             "",
         ]
     lines += [
-        "## What is real and what is scripted",
+        "## What is real and what is scripted" if scripted else "## What ran",
         "",
         "- `offline`: the offline policy (agents/offline/policy.py), no model. Generator: "
         + (
@@ -213,11 +231,18 @@ def write_readme(
         + "; optimizer: a coordinate search over the kernel's declared tunables, each step "
         "re-measured against the incumbent. Verdicts and timings are the judge's, on the "
         "device above.",
-        "- `aka`, `geak`, `kernelagent`, `single-shot` **[scripted]**: the same graph and judge, but "
-        "every model reply comes from the replay script: the task's own reference kernel, a "
-        "tunable variant of it, or a deliberately broken variant (a reply cut off mid-module, or "
-        "the PyTorch reference pasted in). Their verdicts and timings are real measurements of "
-        "scripted kernels; they show how each preset's loop behaves, not what a model would do.",
+        *(
+            [
+                "- `aka`, `geak`, `kernelagent`, `single-shot` **[scripted]**: the same graph and "
+                "judge, but every model reply comes from the replay script: the task's own "
+                "reference kernel, a tunable variant of it, or a deliberately broken variant (a "
+                "reply cut off mid-module, or the PyTorch reference pasted in). Their verdicts and "
+                "timings are real measurements of scripted kernels; they show how each preset's "
+                "loop behaves, not what a model would do."
+            ]
+            if scripted
+            else []
+        ),
         "",
         "## Per method",
         "",
@@ -250,7 +275,8 @@ def write_readme(
             if (out / "bench_runs.tgz").is_file()
             else []
         ),
-        f"- `{info['script']}`: the replay script; `sessions.jsonl`: one line per invocation"
+        (f"- `{info['script']}`: the replay script; " if scripted else "- ")
+        + "`sessions.jsonl`: one line per invocation"
         + (f"; `{NOTES}`: the notes above, written by hand" if (out / NOTES).is_file() else ""),
         "",
     ]

@@ -1,7 +1,7 @@
-# expect: launch_mismatch
+# expect: fallback
 # task: softmax_fp32
 # gpu: true
-# why: computes honestly on new inputs but returns a cached result when called again on the same tensor with the same values, which is exactly what the timing loop does; every timed call's launches are counted, and a timed call that launches fewer kernels than the shape's other calls fails the candidate (it was a flag on a passing verdict before)
+# why: computes honestly on new inputs but returns a cached result when called again on the same tensor with the same values, which is exactly what the timing loop does; every timed call's launches are counted, and a timed call that launches fewer kernels than the shape's other calls fails the candidate (it was a flag on a passing verdict before); since the untimed calls around the timing loop are traced too, the cached answer of the call after the loop is caught first, as an output no Triton kernel wrote (fallback; H200, 2026-12-02)
 import torch
 import triton
 import triton.language as tl

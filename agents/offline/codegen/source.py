@@ -18,18 +18,20 @@ from benchmarks import Task
 
 POINTWISE_DEFAULTS = {"BLOCK": 1024, "num_warps": 4}
 ROW_DEFAULTS = {"num_warps": 4, "MAX_BLOCK_N": 8192}
-# GEMM defaults, from benchmarks/studies/gemm_variants.py on an H200 (docs/results/
-# gemm_variants_h200.md, bf16 serving shapes; the old 64x64x32 ran at 0.29-0.36x cuBLAS there):
-# - prefill, B read N-contiguous (a @ b): masked loads, column-major tile order, 128x256x64,
-#   8 warps, 3 stages: 0.96-0.98x cuBLAS;
-# - prefill, B read K-contiguous (x @ w.T, nn.Linear's weight): wrapped unmasked loads, groups
-#   of 8 tile rows, 128x128x64, 4 warps, 4 stages: 0.62-0.77x (masked loads: 0.54-0.57x);
-# - decode (M <= 64): 64x128x64, 4 warps, 4 stages, split-K by tile count: 0.88-0.99x.
+# GEMM defaults, from two H200 studies of bf16 serving shapes (benchmarks/studies/gemm_variants.py;
+# docs/results/gemm_variants_h200.md for hand-written variants, gemm_generated_h200.md for this
+# generator's own kernel with its tunables set; the old 64x64x32 default ran at 0.29-0.36x cuBLAS):
+# - prefill, B read N-contiguous (a @ b): wrapped unmasked loads, groups of 8 tile rows,
+#   128x256x64, 8 warps, 3 stages: 0.91-0.92x cuBLAS (masked loads, column-major: 0.85-0.89x);
+# - prefill, B read K-contiguous (x @ w.T, nn.Linear's weight): wrapped, groups of 8, 128x128x64,
+#   4 warps, 4 stages: 0.67-0.87x (128x256x64: 0.43-0.76x);
+# - decode (M <= 64): 64x128x64, 4 warps, 4 stages, split-K by tile count: 0.65-1.0x cuBLAS inside
+#   a CUDA graph; timed call by call the Python launcher's overhead dominates these shapes.
 # fp32 operands (IEEE products, no tensor-core fp16 path) keep the smaller tiles: 128x256x64 fp32
 # needs more shared memory than an SM has.
 GEMM_DEFAULTS = {
     "BLOCK_M": 128, "BLOCK_N": 256, "BLOCK_K": 64, "num_warps": 8, "num_stages": 3,
-    "GROUP_M": 0, "WRAP": 0,
+    "GROUP_M": 8, "WRAP": 1,
     "DECODE_BLOCK_M": 64, "DECODE_BLOCK_N": 128, "DECODE_BLOCK_K": 64, "DECODE_WARPS": 4,
     "DECODE_STAGES": 4, "SPLIT_K": 0,
 }  # fmt: skip
