@@ -181,3 +181,29 @@ def test_peaks_lookup_says_its_source():
     value, source = peaks.bandwidth()
     assert value == pytest.approx(4.0e12) and source.startswith("measured")
     assert Peaks.from_dict(json.loads(json.dumps(peaks.to_dict()))) == peaks
+
+
+def test_a_calibration_far_under_the_datasheet_is_not_used_or_cached(tmp_path, monkeypatch):
+    """A GPU shared during calibration measured fp32 GEMMs at 25 TFLOP/s (datasheet 67): a Triton
+    convolution then scored attainment 1.03. Such a ceiling gives way to the datasheet's, says
+    so, and is not cached for the next process."""
+    monkeypatch.setenv("KERNFORGE_CACHE_DIR", str(tmp_path))
+    peaks = _fake_peaks("sharedgpu0000001")
+    peaks.matmul_flops_per_s["fp32"] = 25e12
+    peaks.datasheet_flops_per_s["fp32"] = 67e12
+    value, source = peaks.flops_for("fp32")
+    assert value == pytest.approx(67e12)
+    assert source.startswith("datasheet (H200 SXM)") and "25 TFLOP/s" in source
+    assert peaks.flops_for("bf16")[1].startswith("measured")  # 731 of 989: plausible
+    peaks.bandwidth_bytes_per_s = 1.5e12  # under half of 4.8 TB/s
+    value, source = peaks.bandwidth()
+    assert value == pytest.approx(peaks.datasheet_bandwidth_bytes_per_s) and "1500 GB/s" in source
+    assert peaks.suspect() == ["fp32 matmul", "bandwidth"]
+
+    fake_fp = {"gpu_available": True, "key": "sharedgpu0000001", "note": "", "device": "cuda:0"}
+    monkeypatch.setattr(peaks_mod, "device_fingerprint", lambda device: dict(fake_fp))
+    monkeypatch.setattr(peaks_mod, "_memo", {})
+    monkeypatch.setattr(peaks_mod, "calibrate", lambda device: peaks)
+    with pytest.warns(UserWarning, match="fp32 matmul, bandwidth under 50% of the datasheet"):
+        assert get_peaks("cuda") is peaks
+    assert load_peaks("sharedgpu0000001") is None  # not cached: the next process calibrates
