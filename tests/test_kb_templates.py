@@ -449,3 +449,24 @@ def test_pointwise_conv_matches_conv2d_on_a_tail_shape(load, dtype):
     tol = 1e-5 if dtype == torch.float32 else 5e-3
     assert y.dtype == dtype
     torch.testing.assert_close(y.float(), ref, atol=tol, rtol=tol)
+
+
+def test_a_wrapped_template_keeps_its_tunables_searchable(tmp_path):
+    """The wrapper exposes the launcher's KB_META tunables and passes them on, so the offline
+    search can tune a template it had to wrap ("the incumbent exposes no tunables" before)."""
+    from agents.offline.policy import adapt, kb_meta, search_space, set_tunables, tunable_values
+    from benchmarks.harness.judge import JudgeConfig, evaluate
+    from benchmarks.loading import get_task
+
+    task = get_task("attn_causal_prefill_fp32")
+    template = (KERNELS / "tpl_flash_attention.py").read_text()
+    code, _ = adapt(template, task.entry_point, list(task.signature().parameters))
+    values = tunable_values(code, task.entry_point)
+    assert values == {"BLOCK_M": 64, "BLOCK_N": 64, "num_warps": 4, "num_stages": 2}
+    assert set(search_space(kb_meta(code), values)) == set(values)
+    tuned = set_tunables(code, task.entry_point, {"BLOCK_M": 128, "BLOCK_N": 32})
+    assert "BLOCK_M=BLOCK_M" in tuned  # forwarded, not just accepted
+    path = tmp_path / "tuned.py"
+    path.write_text(tuned)
+    verdict = evaluate(task, path, JudgeConfig(device="cpu", trials=1, timeout_s=300))
+    assert verdict.passed, f"{verdict.error_class}: {verdict.message}"

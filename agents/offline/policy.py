@@ -236,6 +236,10 @@ def adapt(
         if _required_arity(node) == len(params):
             args = ", ".join(params)
             signature = ", ".join(f"{p}={defaults[p]}" if p in defaults else p for p in params)
+            if not class_entry:  # the launcher's tunables stay tunable through the wrapper
+                passed = _tunables_to_forward(source, node, params)
+                signature = ", ".join([signature, *(f"{k}={v}" for k, v in passed.items())])
+                args = ", ".join([args, *(f"{k}={k}" for k in passed)])
             if class_entry and class_head is not None:
                 wrapper = (
                     f"\n\n{class_head.rstrip()}\n\n"
@@ -250,6 +254,26 @@ def adapt(
                 )
             return source.rstrip("\n") + "\n" + wrapper, f"wrapped {node.name}()"
     return None
+
+
+def _tunables_to_forward(
+    source: str, launcher: ast.FunctionDef, params: list[str]
+) -> dict[str, str]:
+    """The launcher's keyword arguments that its module's KB_META lists as tunables and whose
+    defaults are literals, {name: default source}, for a wrapper to expose and pass on (so the
+    search can still set them); none that clash with the task's parameters."""
+    meta = kb_meta(source) or {}
+    names = meta.get("tunables") if isinstance(meta.get("tunables"), dict) else {}
+    out = {}
+    for arg, default in _defaults(launcher):
+        if arg.arg not in names or arg.arg in params:
+            continue
+        try:
+            ast.literal_eval(default)
+        except ValueError:
+            continue
+        out[arg.arg] = ast.unparse(default)
+    return out
 
 
 def _decorator_name(node: ast.expr) -> str:

@@ -74,7 +74,7 @@ KB_META = {
         "num_stages": [2, 3, 4],
     },
     "verified_on": ["NVIDIA H200"],
-    "attainment": {"B1 H32 HKV8 S_MAX16384 D128 mixed lengths bf16 splits=auto": 0.1499, "B32 H32 HKV8 S_MAX4096 D128 mixed lengths bf16 splits=1": 0.4729, "B32 H32 HKV8 S_MAX4096 D128 mixed lengths bf16 splits=auto": 0.5866, "source": "docs/results/templates_h200_2026-12-02.json (NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0, 2026-12-02)"},  # nothing measured yet: knowledge_base.verify_templates on a GPU fills it
+    "attainment": {"B1 H32 HKV8 S_MAX16384 D128 mixed lengths bf16 splits=auto": 0.1499, "B32 H32 HKV8 S_MAX4096 D128 mixed lengths bf16 splits=1": 0.4729, "B32 H32 HKV8 S_MAX4096 D128 mixed lengths bf16 splits=auto": 0.5866, "source": "docs/results/templates_h200_2026-12-02.json (NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0, 2026-12-02)"},
     "template": True,
 }
 

@@ -57,7 +57,7 @@ KB_META = {
         "num_stages": [2, 3, 4],
     },
     "verified_on": ["NVIDIA H200"],
-    "attainment": {"B2 H32 HKV8 S4096 D128 causal bf16": 0.4274, "B4 H28 HKV4 S1000 D128 causal bf16": 0.2538, "source": "docs/results/templates_h200_2026-12-02.json (NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0, 2026-12-02)"},  # nothing measured yet: knowledge_base.verify_templates on a GPU fills it
+    "attainment": {"B2 H32 HKV8 S4096 D128 causal bf16": 0.4274, "B4 H28 HKV4 S1000 D128 causal bf16": 0.2538, "source": "docs/results/templates_h200_2026-12-02.json (NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0, 2026-12-02)"},
     "template": True,
 }
 
