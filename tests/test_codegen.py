@@ -67,11 +67,13 @@ def test_row_tasks_pass_the_judge(task_id, tmp_path):
 
 @pytest.mark.parametrize("task_id", ["softmax_fp16", "layernorm_fp32", "silu_and_mul_fp32"])
 def test_long_rows_take_the_looped_kernel(task_id, tmp_path):
-    """A row longer than MAX_BLOCK_N is walked in tiles (one pass per reduction): forced here by
+    """A row longer than MAX_BLOCK_N is walked in tiles (one pass per reduction), and a row with
+    independent columns (silu_and_mul) is split over programs of BLOCK_C columns: forced here by
     the tunable the offline search would rewrite, on rows of 128 and 1000 columns."""
     task = get_task(task_id)
-    source = set_tunables(generate(task).source, task.entry_point, {"MAX_BLOCK_N": 16})
-    _judge(task, source, tmp_path)
+    source = generate(task).source
+    knob = "BLOCK_C" if "BLOCK_C" in tunable_values(source, task.entry_point) else "MAX_BLOCK_N"
+    _judge(task, set_tunables(source, task.entry_point, {knob: 16}), tmp_path)
 
 
 def test_tunables_are_what_the_offline_search_reads():

@@ -51,6 +51,9 @@ TL_DTYPES: dict[torch.dtype, str] = {
 
 POINTWISE_TUNABLES = {"BLOCK": [256, 512, 1024, 2048, 4096], "num_warps": [2, 4, 8]}
 ROW_TUNABLES = {"num_warps": [1, 2, 4, 8], "MAX_BLOCK_N": [2048, 4096, 8192, 16384]}
+# a row program with no reduction and no scan: its columns are independent, so programs take
+# BLOCK_C columns of a row each (few long rows, as at decode, still fill the GPU)
+ROW_TILED_TUNABLES = {"num_warps": [1, 2, 4, 8], "BLOCK_C": [256, 512, 1024, 2048, 4096]}
 GEMM_TUNABLES = {
     "BLOCK_M": [16, 32, 64, 128, 256],
     "BLOCK_N": [16, 32, 64, 128, 256],
@@ -78,7 +81,7 @@ ROW_KINDS = ("row", "scalar", "batch_row")
 # names the kernels and launchers use for themselves
 KERNEL_WORDS = set("pid offs mask row base cols start N n tl float range inner".split())
 LAUNCHER_WORDS = set(
-    "N R n P BLOCK BLOCK_N MAX_BLOCK_N num_warps grid torch triton tl inner float isinstance "
+    "N R n P BLOCK BLOCK_N BLOCK_C MAX_BLOCK_N num_warps grid torch triton tl inner float isinstance "
     "type tuple list NotImplementedError".split()
 )
 BUILTIN_NAMES = set(dir(builtins))
@@ -331,13 +334,21 @@ def _row_base(prog: Program) -> str:
     return "base = row * N"
 
 
+def columns_tiled(prog: Program) -> bool:
+    """Whether the row program's columns are independent (no reduction, no scan, rows read
+    contiguously), so a row can be split over programs."""
+    return not prog.inner and all(s.reduce is None and s.scan is None for s in prog.stmts)
+
+
 def row_kernel(prog: Program, name: str) -> str:
-    """One program per row, the whole row in one tile."""
+    """One program per row, the whole row in one tile; for a program whose columns are
+    independent (`columns_tiled`), one program per BLOCK_N columns of a row (grid axis 1)."""
     step = _step(prog)
+    first = "tl.program_id(1) * BLOCK_N + " if columns_tiled(prog) else ""
     body = [
         "row = tl.program_id(0).to(tl.int64)",
         _row_base(prog),
-        "cols = tl.arange(0, BLOCK_N)",
+        f"cols = {first}tl.arange(0, BLOCK_N)",
         "mask = cols < N",
     ]
     body += [_load(p, "row", step) for p in prog.inputs if p.kind != "wide"]
@@ -542,6 +553,30 @@ def pointwise_launcher(prog: Program, kernel: str, tunables: dict[str, int]) -> 
     body += [
         "grid = (triton.cdiv(n, BLOCK),)",
         f"{kernel}[grid]({_launch_args(prog, 'n')}, BLOCK=BLOCK, num_warps=num_warps)",
+        f"return {_returns(prog)}",
+    ]
+    return f"def {prog.entry_point}({params}):\n" + "".join(f"    {line}\n" for line in body)
+
+
+def tiled_row_launcher(prog: Program, kernel: str, tunables: dict[str, int]) -> str:
+    """The launcher of a row program with independent columns: a (rows, column tiles) grid,
+    tiles of min(next_power_of_2(N), BLOCK_C) columns."""
+    params = ", ".join(
+        _params(prog)
+        + [
+            f"num_warps: int = {tunables['num_warps']}",
+            f"BLOCK_C: int = {tunables['BLOCK_C']}",
+        ]
+    )
+    rows = "out0.numel()" if prog.outputs[0].kind == "row" else "out0.numel() // N"
+    body = [f"{p.name} = {p.name}.contiguous()" for p in prog.inputs]
+    body += [f"N = {prog.width}"]
+    body += _allocations(prog)
+    body += ["if N == 0 or out0.numel() == 0:", f"    return {_returns(prog)}", f"R = {rows}"]
+    body += [f"{name} = {expr}" for name, expr in prog.symbols.items()]
+    body += [
+        "BLOCK_N = min(triton.next_power_of_2(N), BLOCK_C)",
+        f"{kernel}[(R, triton.cdiv(N, BLOCK_N))]({_launch_args(prog, 'N')}, BLOCK_N=BLOCK_N, num_warps=num_warps)",
         f"return {_returns(prog)}",
     ]
     return f"def {prog.entry_point}({params}):\n" + "".join(f"    {line}\n" for line in body)

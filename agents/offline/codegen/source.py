@@ -18,6 +18,7 @@ from benchmarks import Task
 
 POINTWISE_DEFAULTS = {"BLOCK": 1024, "num_warps": 4}
 ROW_DEFAULTS = {"num_warps": 4, "MAX_BLOCK_N": 8192}
+ROW_TILED_DEFAULTS = {"num_warps": 4, "BLOCK_C": 1024}
 # GEMM defaults, from two H200 studies of bf16 serving shapes (benchmarks/studies/gemm_variants.py;
 # docs/results/gemm_variants_h200.md for hand-written variants, gemm_generated_h200.md for this
 # generator's own kernel with its tunables set; the old 64x64x32 default ran at 0.29-0.36x cuBLAS):
@@ -158,6 +159,17 @@ def _kernels(prog: emit.Program, stem: str) -> tuple[list[str], str, dict[str, l
             ),
         )
     one, looped = f"{stem}_row_kernel", f"{stem}_looped_kernel"
+    if emit.columns_tiled(prog):
+        return (
+            [emit.row_kernel(prog, one)],
+            emit.tiled_row_launcher(prog, one, ROW_TILED_DEFAULTS),
+            emit.ROW_TILED_TUNABLES,
+            (
+                "Structure: row, columns independent (no reduction or scan). Each program takes\n"
+                "BLOCK_N = min(next_power_of_2(N), BLOCK_C) columns of one row of the last dim (N\n"
+                "columns): a grid of rows x column tiles, so a few long rows still fill the GPU."
+            ),
+        )
     kernels = [emit.row_kernel(prog, one), emit.looped_row_kernel(prog, looped)]
     launcher = emit.row_launcher(prog, one, looped, ROW_DEFAULTS)
     strided = (
@@ -189,6 +201,8 @@ def _kernels(prog: emit.Program, stem: str) -> tuple[list[str], str, dict[str, l
 def _defaults(prog: emit.Program) -> dict[str, int]:
     if prog.structure == "gemm":
         return gemm_defaults(prog)
+    if prog.structure == "row" and emit.columns_tiled(prog):
+        return ROW_TILED_DEFAULTS
     return {"pointwise": POINTWISE_DEFAULTS, "total": POINTWISE_DEFAULTS}.get(
         prog.structure, ROW_DEFAULTS
     )
