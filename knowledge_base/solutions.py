@@ -28,10 +28,43 @@ def solution_path(task_name: str) -> Path:
     return KERNELS_DIR / f"{task_name}.py"
 
 
-def code_tokens(source: str) -> list[tuple[int, str]]:
-    """(token type, text) of every token of `source` except comments and blank lines."""
-    tokens = tokenize.generate_tokens(io.StringIO(source).readline)
-    return [(tok.type, tok.string) for tok in tokens if tok.type not in _LAYOUT_TOKENS]
+# Python 3.12 splits an f-string into FSTRING_START/MIDDLE/END tokens (PEP 701) and renumbers
+# the token types; 3.11 has one STRING token. The hash must not depend on the Python that runs it
+# (the GPU machine has 3.12, this one 3.11), so tokens are named, not numbered, and an f-string's
+# pieces are joined back into one STRING of its source text.
+_FSTRING_START = getattr(tokenize, "FSTRING_START", None)
+_FSTRING_END = getattr(tokenize, "FSTRING_END", None)
+
+
+def code_tokens(source: str) -> list[tuple[str, str]]:
+    """(token name, text) of every token of `source` except comments and blank lines, the same
+    on every Python version (an f-string is one STRING token)."""
+    lines = source.splitlines(keepends=True)
+    out: list[tuple[str, str]] = []
+    depth, start = 0, (0, 0)
+    for tok in tokenize.generate_tokens(io.StringIO(source).readline):
+        if _FSTRING_START is not None and tok.type == _FSTRING_START:
+            depth += 1
+            if depth == 1:
+                start = tok.start
+            continue
+        if depth:
+            if tok.type == _FSTRING_END:
+                depth -= 1
+                if depth == 0:
+                    out.append(("STRING", _span(lines, start, tok.end)))
+            continue
+        if tok.type not in _LAYOUT_TOKENS:
+            out.append((tokenize.tok_name[tok.type], tok.string))
+    return out
+
+
+def _span(lines: list[str], start: tuple[int, int], end: tuple[int, int]) -> str:
+    """The source text from `start` to `end` ((row from 1, column) positions of tokenize)."""
+    (r0, c0), (r1, c1) = start, end
+    if r0 == r1:
+        return lines[r0 - 1][c0:c1]
+    return lines[r0 - 1][c0:] + "".join(lines[r0 : r1 - 1]) + lines[r1 - 1][:c1]
 
 
 def code_sha256(source: str) -> str:

@@ -34,3 +34,22 @@ def test_no_kernel_in_the_lite_snapshot_is_stale():
         for k, kinds in SEARCHES:
             snap.search("", k=k, task=task, hidden_task=task.id, kinds=kinds)
     assert snap.stale_kernels == set(), "re-record: python -m knowledge_base.snapshot --suite lite"
+
+
+def test_the_hash_is_the_same_on_every_python():
+    """Python 3.12 splits f-strings into several tokens and renumbers token types; the GPU
+    machine runs 3.12, this one 3.11. Tokens are named and an f-string is one STRING of its
+    source text, so a recording made on one checks true on the other (the same 122 hashes on
+    3.11.7, 3.12.1 and 3.13.0, 2026-12-02)."""
+    from knowledge_base.solutions import code_tokens
+
+    source = 'x = f"a{b!r:>{w}} {f\'{c}\'}" + f"""\nmulti {d}\n"""\n'
+    assert code_tokens(source) == [
+        ("NAME", "x"),
+        ("OP", "="),
+        ("STRING", "f\"a{b!r:>{w}} {f'{c}'}\""),
+        ("OP", "+"),
+        ("STRING", 'f"""\nmulti {d}\n"""'),
+        ("NEWLINE", "\n"),
+    ]
+    assert code_sha256(source) != code_sha256(source.replace("{d}", "{e}"))  # inside counts
