@@ -17,7 +17,7 @@
 # shapes:    tests/test_shapes_gpu.py (every task's ragged GPU shape; each reference solution
 #            judged, isolated, on it), 8 pytest workers sharing the GPU
 # throughput: benchmarks.studies.throughput on silu_fp16 (issue 15's floors), isolated
-# gemm:      benchmarks.studies.gemm_variants (the generated GEMM's structure against cuBLAS)
+# gemm:      agents.bench.gemm_study (the generated GEMM's structure against cuBLAS)
 # templates: knowledge_base.verify_templates on the templates not yet proven (TEMPLATES=... names)
 # Parts can be chained in one call: `bash scripts/device_check.sh gemm templates judge`.
 # The judge, call-check and format tests run in 3 pytest workers (pytest-xdist, carried in .whl/);
@@ -88,7 +88,7 @@ elif [ "$PART" = shapes ]; then
     --timeout 300 -o addopts= > "$OUT/shapetests.log" 2>&1
   tail -25 "$OUT/shapetests.log"
 elif [ "$PART" = gemm ]; then
-  step gemm 200 python3 -m benchmarks.studies.gemm_variants --device cuda --deadline 170 \
+  step gemm 200 python3 -m agents.bench.gemm_study --device cuda --deadline 170 \
     --out "$OUT/gemm_variants_h200.md" > "$OUT/gemm.log" 2>&1
   tail -3 "$OUT/gemm.log"
 elif [ "$PART" = templates ]; then

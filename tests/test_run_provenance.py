@@ -134,7 +134,11 @@ def test_hidden_provenance_gives_the_prefill_task_the_flash_attention_template()
     assert [(r["id"], r["kind"], r["how"]) for r in hidden] == [
         ("kernel:tpl_flash_attention", "template", "wrapped flash_attention()")
     ]  # the paged decode template takes 5 required arguments: no wrapper for (q, k, v)
-    assert "def attn_causal_prefill(q, k, v):" in hidden[0]["source"]
+    assert (
+        "def attn_causal_prefill(q, k, v, BLOCK_M=64, BLOCK_N=64, num_warps=4, num_stages=2):"
+        in hidden[0]["source"]
+    )  # the template's tunables stay searchable through the wrapper
+    assert set(hidden[0]["tunables"]) == {"BLOCK_M", "BLOCK_N", "num_warps", "num_stages"}
     assert reference_provenance(hidden[0]).label == "template:tpl_flash_attention"
 
 

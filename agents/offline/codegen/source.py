@@ -19,7 +19,7 @@ from benchmarks import Task
 POINTWISE_DEFAULTS = {"BLOCK": 1024, "num_warps": 4}
 ROW_DEFAULTS = {"num_warps": 4, "MAX_BLOCK_N": 8192}
 ROW_TILED_DEFAULTS = {"num_warps": 4, "BLOCK_C": 1024}
-# GEMM defaults, from two H200 studies of bf16 serving shapes (benchmarks/studies/gemm_variants.py;
+# GEMM defaults, from two H200 studies of bf16 serving shapes (agents/bench/gemm_study.py;
 # docs/results/gemm_variants_h200.md for hand-written variants, gemm_generated_h200.md for this
 # generator's own kernel with its tunables set; the old 64x64x32 default ran at 0.29-0.36x cuBLAS):
 # - prefill, B read N-contiguous (a @ b): wrapped unmasked loads, groups of 8 tile rows,

@@ -1,7 +1,7 @@
 """How far the generated GEMM's structure is from cuBLAS, one structural change at a time.
 
-    python -m benchmarks.studies.gemm_variants --device cuda --out gemm_variants.md
-    TRITON_INTERPRET=1 python -m benchmarks.studies.gemm_variants --device cpu --smoke  # CPU check
+    python -m agents.bench.gemm_study --device cuda --out gemm_variants.md
+    TRITON_INTERPRET=1 python -m agents.bench.gemm_study --device cpu --smoke  # CPU check
 
 The serving suite's two GEMM tasks (linear: x @ w^T with w stored [N, K]; matmul: a @ b) at their
 weighted GPU shapes, bf16, against `torch.nn.functional.linear` / `torch.matmul` (cuBLAS) and
@@ -27,8 +27,8 @@ also timed inside a CUDA graph (`do_bench_cudagraph`), the way serving runs them
 of each (variant, configuration, shape) is timed too: that is compilation plus one launch, what a
 configuration search pays per candidate.
 
-Imports only torch, triton and benchmarks.loading (for the task shapes), so it runs on the GPU
-machine without the agent's dependencies; --generated also imports the generator.
+Imports torch, triton, benchmarks (the task shapes) and, for --generated, the generator
+(agents.offline.codegen), which is why it lives in agents/bench and not benchmarks/studies.
 """
 
 from __future__ import annotations
@@ -48,7 +48,7 @@ import torch
 import triton
 import triton.language as tl
 
-from benchmarks.loading import get_task
+from benchmarks import get_task
 
 
 @triton.jit
@@ -544,7 +544,7 @@ def run_study(
         "torch": torch.__version__,
         "triton": triton.__version__,
         "dtype": str(dtype),
-        "command": "python -m benchmarks.studies.gemm_variants --device "
+        "command": "python -m agents.bench.gemm_study --device "
         + device
         + (" --smoke" if smoke else "")
         + (" --generated" if generated else ""),
