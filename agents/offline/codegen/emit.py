@@ -558,22 +558,25 @@ def pointwise_launcher(prog: Program, kernel: str, tunables: dict[str, int]) -> 
     return f"def {prog.entry_point}({params}):\n" + "".join(f"    {line}\n" for line in body)
 
 
-def tiled_row_launcher(prog: Program, kernel: str, tunables: dict[str, int]) -> str:
-    """The launcher of a row program with independent columns: a (rows, column tiles) grid,
-    tiles of min(next_power_of_2(N), BLOCK_C) columns."""
-    params = ", ".join(
-        _params(prog)
-        + [
-            f"num_warps: int = {tunables['num_warps']}",
-            f"BLOCK_C: int = {tunables['BLOCK_C']}",
-        ]
-    )
+def _row_launcher_head(prog: Program, tunables: dict[str, int]) -> tuple[str, list[str]]:
+    """A row launcher's parameters (the entry's, then `tunables` with their defaults) and the
+    body up to the launch: contiguous inputs, N, the outputs, the empty case, R, the symbols."""
+    params = ", ".join(_params(prog) + [f"{k}: int = {v}" for k, v in tunables.items()])
     rows = "out0.numel()" if prog.outputs[0].kind == "row" else "out0.numel() // N"
     body = [f"{p.name} = {p.name}.contiguous()" for p in prog.inputs]
     body += [f"N = {prog.width}"]
     body += _allocations(prog)
     body += ["if N == 0 or out0.numel() == 0:", f"    return {_returns(prog)}", f"R = {rows}"]
     body += [f"{name} = {expr}" for name, expr in prog.symbols.items()]
+    return params, body
+
+
+def tiled_row_launcher(prog: Program, kernel: str, tunables: dict[str, int]) -> str:
+    """The launcher of a row program with independent columns: a (rows, column tiles) grid,
+    tiles of min(next_power_of_2(N), BLOCK_C) columns."""
+    params, body = _row_launcher_head(
+        prog, {"num_warps": tunables["num_warps"], "BLOCK_C": tunables["BLOCK_C"]}
+    )
     body += [
         "BLOCK_N = min(triton.next_power_of_2(N), BLOCK_C)",
         f"{kernel}[(R, triton.cdiv(N, BLOCK_N))]({_launch_args(prog, 'N')}, BLOCK_N=BLOCK_N, num_warps=num_warps)",
@@ -583,19 +586,9 @@ def tiled_row_launcher(prog: Program, kernel: str, tunables: dict[str, int]) -> 
 
 
 def row_launcher(prog: Program, one_pass: str, looped: str, tunables: dict[str, int]) -> str:
-    params = ", ".join(
-        _params(prog)
-        + [
-            f"num_warps: int = {tunables['num_warps']}",
-            f"MAX_BLOCK_N: int = {tunables['MAX_BLOCK_N']}",
-        ]
+    params, body = _row_launcher_head(
+        prog, {"num_warps": tunables["num_warps"], "MAX_BLOCK_N": tunables["MAX_BLOCK_N"]}
     )
-    rows = "out0.numel()" if prog.outputs[0].kind == "row" else "out0.numel() // N"
-    body = [f"{p.name} = {p.name}.contiguous()" for p in prog.inputs]
-    body += [f"N = {prog.width}"]
-    body += _allocations(prog)
-    body += ["if N == 0 or out0.numel() == 0:", f"    return {_returns(prog)}", f"R = {rows}"]
-    body += [f"{name} = {expr}" for name, expr in prog.symbols.items()]
     body += [
         "BLOCK_N = triton.next_power_of_2(N)",
         "if BLOCK_N <= MAX_BLOCK_N:",

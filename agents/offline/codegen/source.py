@@ -36,8 +36,7 @@ GEMM_DEFAULTS = {
     "DECODE_BLOCK_M": 64, "DECODE_BLOCK_N": 128, "DECODE_BLOCK_K": 64, "DECODE_WARPS": 4,
     "DECODE_STAGES": 4, "SPLIT_K": 0,
 }  # fmt: skip
-GEMM_K_MAJOR = {"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 64, "num_warps": 4, "num_stages": 4,
-                "GROUP_M": 8, "WRAP": 1}  # fmt: skip
+GEMM_K_MAJOR = {"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 64, "num_warps": 4, "num_stages": 4}
 GEMM_FP32 = {"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 32, "num_warps": 4, "num_stages": 3,
              "DECODE_BLOCK_K": 32, "DECODE_STAGES": 3}  # fmt: skip
 
