@@ -250,7 +250,7 @@ def run_candidate(job: CandidateJob, folder: Path, progress: _Progress) -> Candi
     """Every correctness trial of the candidate, each shipped as a trial file; then, when the
     judge answers go_perf, its timings."""
     # the timer binds torch's sync and event functions when imported: before any candidate code
-    from benchmarks.harness import probes
+    from benchmarks.harness import probes, transport
     from benchmarks.harness.fallback import TritonLaunchCounter, protect_tracers
     from profiling import time_cuda  # noqa: F401  (binds torch.cuda functions at import)
 
@@ -260,6 +260,9 @@ def run_candidate(job: CandidateJob, folder: Path, progress: _Progress) -> Candi
     protect_tracers(counter)
     probes.protect(sys.modules[__name__], ["same_bits", "_time_candidate", "_profile_streams"])
     probes.protect(_TrialRunner, ["run", "_call"])
+    # what ships a call's answer to the judge: a writer swapped at import could write the right
+    # answer computed after the traced call (tests/hostile/calls_swap_the_trial_writer.py)
+    probes.protect(transport, ["write_trial"])
     task = _load_task(job)
     result = CandidateResult()
 
