@@ -160,10 +160,22 @@ class ShapeResult(BaseModel):
     cosine: float | None = None
     rel_l1: float | None = None
     rmse: float | None = None
-    # timing, microseconds (None = not measured)
+    # timing, microseconds (None = not measured): the times the speedups, the roofline fields
+    # and the score use, taken the way `timing` says
     candidate_us: float | None = None
     eager_us: float | None = None
     compile_us: float | None = None
+    # "call": each call timed on its own (every shape); "graph": per call of many captured into
+    # one CUDA graph and replayed, as decode is served (benchmarks/harness/graph_timing.py),
+    # used where the candidate, eager and torch.compile all have that figure
+    timing: str = "call"
+    # both figures, whichever the score uses (None where not taken; graph: decode shapes only)
+    call_us: float | None = None
+    eager_call_us: float | None = None
+    compile_call_us: float | None = None
+    graph_us: float | None = None
+    eager_graph_us: float | None = None
+    compile_graph_us: float | None = None
     # where eager_us and compile_us came from; None where no baseline was taken (no GPU) and in
     # verdicts written before baselines were cached
     baseline: BaselineOrigin | None = None

@@ -39,6 +39,7 @@ _EXPORTS: dict[str, str] = {
     "geomean": "profiling.roofline",
     "roofline": "profiling.roofline",
     # profiling.timing
+    "flush_bytes": "profiling.timing",
     "launch_floor_us": "profiling.timing",
     "time_cuda": "profiling.timing",
 }

@@ -115,3 +115,29 @@ def test_per_shape_rates_come_from_the_verdicts_counts(tmp_path: Path) -> None:
     old.verdict = None  # neither the row nor a verdict: not recorded, never a number
     (line,) = analyze([old], {"gemm": 1.0}).shapes
     assert line.bytes is None and line.gbps(12.5) is None
+
+
+def test_baselines_of_a_decode_shape_are_taken_as_served_when_a_verdict_has_them() -> None:
+    def decode(cand: float, eager: float, graph: dict | None) -> dict:
+        s = {**shape("d", cand, eager, eager / 2, 1.0), "phase": "decode"}
+        s.update({"eager_call_us": eager, "compile_call_us": eager / 2, "timing": "call"})
+        if graph:
+            s.update({**graph, "timing": "graph"})
+        return s
+
+    rows = [
+        # one candidate that a graph could not hold: its verdict has per-call times only
+        timed("silu", "offline", [decode(40.0, 30.0, None)]),
+        # two whose verdicts timed everything inside a CUDA graph as well
+        timed("silu", "geak", [decode(5.0, 9.0, {"eager_graph_us": 9.0, "compile_graph_us": 6.0})]),
+        timed(
+            "silu", "aka", [decode(4.0, 11.0, {"eager_graph_us": 11.0, "compile_graph_us": 7.0})]
+        ),
+    ]
+    base = {b.method: b.shapes[0] for b in baseline_rows(rows)}
+    assert base["eager"]["timing"] == "graph" and base["eager"]["candidate_us"] == 10.0
+    assert base["torch.compile"]["candidate_us"] == 6.5  # graph medians, never the call times
+    assert base["eager"]["speedup_compile"] == pytest.approx(6.5 / 10.0)
+    # rows with per-call times only (written before graphs were kept) stay call by call
+    old = [timed("silu", "offline", [shape("d", 40.0, 30.0, 15.0, 1.0)])]
+    assert {b.shapes[0]["timing"] for b in baseline_rows(old)} == {"call"}

@@ -31,7 +31,7 @@ from collections import Counter
 from dataclasses import dataclass
 
 from benchmarks.harness.fallback import ALLOWED_ATEN_OPS
-from benchmarks.harness.messages import CandidatePerf, FallbackInfo
+from benchmarks.harness.messages import CandidatePerf, FallbackInfo, GraphTiming
 from benchmarks.harness.probes import PYTHON_ELEMENT_LIMIT
 from benchmarks.verdict import ErrorClass
 
@@ -163,6 +163,36 @@ class CallAudit:
                     f"{', '.join(sorted(timing.timed_kernels))}, but its other calls launch "
                     f"{', '.join(sorted(want))} ({seen})",
                 )
+            self._check_graph(shape, timing.graph, want, seen)
+
+    def _check_graph(
+        self, shape: str, graph: GraphTiming | None, want: Counter[str], seen: str
+    ) -> None:
+        """The calls captured into a CUDA graph (benchmarks/harness/graph_timing.py): traced
+        like any call, and `calls` uncaptured plus `calls` captured calls must launch exactly
+        2 x calls times what every other call of the shape launches."""
+        if graph is None or graph.graph_us is None or self.failure is not None:
+            return
+        where = f"shape {shape}, the calls captured into a CUDA graph"
+        if graph.traced is None:
+            self._fail(ErrorClass.HARNESS_ERROR, f"the worker sent no record of {where}")
+            return
+        self.ops.update(graph.traced.all_ops)
+        self.ops.update(graph.traced.launch_ops)
+        failure = judge_call(graph.traced, where)
+        if failure is not None:
+            self._fail(failure.error, failure.message)
+            return
+        calls = 2 * graph.calls
+        expected = Counter({name: n * calls for name, n in want.items()})
+        got = Counter(graph.traced.launches)
+        if calls <= 0 or got != expected:
+            self._fail(
+                ErrorClass.LAUNCH_MISMATCH,
+                f"{calls} calls on {where} launched {_kernels(got)}, but one call of that shape "
+                f"launches {_kernels(want)} ({seen}): the candidate did other work while it was "
+                "captured",
+            )
 
     def _check_launches(self, shape: str, where: str, launches: Counter[str]) -> None:
         if shape not in self._first:

@@ -29,6 +29,7 @@ from benchmarks.harness import shapes as shape_plan
 from benchmarks.harness.calls import CallAudit
 from benchmarks.harness.child import Child, acquire, default_root, send_inputs, signal_name
 from benchmarks.harness.compare import bitwise_equal, changed_inputs, compare_outputs
+from benchmarks.harness.graph_timing import graph_nudge_seed, wants_graph
 from benchmarks.harness.judge_config import JudgeConfig
 from benchmarks.harness.messages import (
     PROTOCOL_VERSION,
@@ -227,7 +228,12 @@ def _evaluate_once(
             candidate_path=str(folder / "candidate.py"),
             device=device,
             shapes=[
-                ShapeSpec(name=s.name, dims=dict(s.dims), timed=shape_plan.is_scored(s))
+                ShapeSpec(
+                    name=s.name,
+                    dims=dict(s.dims),
+                    timed=shape_plan.is_scored(s),
+                    graph=shape_plan.is_scored(s) and wants_graph(s.phase),
+                )
                 for s in shapes
             ],
             modes=modes,
@@ -630,66 +636,109 @@ def _check_after_timing(
     result: CandidateResult,
     verdict: Verdict,
 ) -> _Failure | None:
-    """Each timed shape's call after timing (benchmarks/harness/after_timing.py): its inputs and
-    its answer checked against the timing inputs regenerated here, with the same element changed."""
+    """Each timed shape's call after timing (benchmarks/harness/after_timing.py), and the CUDA
+    graph's replay after its own change where the shape was timed inside one
+    (benchmarks/harness/graph_timing.py): inputs and answer checked against the timing inputs
+    regenerated here, with the same elements changed."""
     if result.perf is None:
         return None
     specs = {s.name: s for s in job.shapes}
     for name, timing in result.perf.shapes.items():
         spec = specs.get(name)
-        where = f"shape {name}, the call after timing (one element of each input changed)"
         if spec is None or not timing.after_file:
             return _Failure(
                 ErrorClass.HARNESS_ERROR,
                 f"the worker did not ship the call after timing for {name}",
                 Stage.PERF,
             )
-        try:
-            payload = read_trial(folder / timing.after_file, str(gen.device))
-        except TransportError as exc:
-            return _Failure(
-                ErrorClass.WRONG_OUTPUT_TYPE,
-                f"outputs on {where} could not be read back: {exc}",
-                Stage.PERF,
+        checks = [
+            (
+                timing.after_file,
+                after_timing.nudge_seed(job.seed, name),
+                f"shape {name}, the call after timing (one element of each input changed)",
+                "as if the timed calls were answered from a cache",
             )
-        gen.manual_seed(trial_seed(job.seed, name, "perf", 0))
-        args = task.make_inputs(spec.dims, "standard", gen)
-        outs = task.output_args(spec.dims)
-        original = [a.clone() if isinstance(a, torch.Tensor) else a for a in args]
-        after_timing.nudge(args, after_timing.nudge_seed(job.seed, name), skip=outs)
-        changed = changed_inputs(payload.get("inputs"), args)
-        if changed is None:
-            return _Failure(
-                ErrorClass.HARNESS_ERROR,
-                f"the worker did not ship the inputs of {where}",
-                Stage.PERF,
+        ]
+        graph = timing.graph
+        if spec.graph and graph is not None and graph.graph_us is not None:
+            if not graph.after_file:
+                return _Failure(
+                    ErrorClass.HARNESS_ERROR,
+                    f"the worker timed {name} inside a CUDA graph but shipped no replay after it",
+                    Stage.PERF,
+                )
+            checks.append(
+                (
+                    graph.after_file,
+                    graph_nudge_seed(job.seed, name),
+                    f"shape {name}, the CUDA graph replayed after timing (one element of each "
+                    "input changed)",
+                    "as if the work was done outside the graph's capture",
+                )
             )
-        changed = [i for i in changed if i not in outs]
-        if changed:
-            return _Failure(
-                ErrorClass.INPUT_MUTATED,
-                f"the inputs {changed} differ after timing on shape {name}: the candidate wrote "
-                "into an input while it was timed; inputs are read-only",
-                Stage.PERF,
-            )
-        with torch.no_grad(), full_precision():
-            want = task.reference_for(spec.dims)(*args)
-            scale = task.error_terms(args)
-        if not after_timing.finite(want) and _finite_reference(task, spec.dims, original):
-            verdict.skipped.append(
-                f"{where}: not compared, the changed element leaves the task's domain "
-                "(the reference is no longer finite)"
-            )
-            continue
-        cmp = compare_outputs(payload["out"], want, task.tolerance, scale)
-        if not cmp.ok:
-            return _Failure(
-                cmp.error_class,
-                f"{cmp.message} [{where}]: the answer did not follow the changed input, as if "
-                "the timed calls were answered from a cache",
-                Stage.PERF,
-                cmp.mismatch,
-            )
+        for file, seed, where, as_if in checks:
+            failure = _check_changed_call(task, spec, job.seed, folder, gen, file, seed, where)
+            if isinstance(failure, str):
+                verdict.skipped.append(failure)
+            elif failure is not None:
+                if failure.error in (ErrorClass.NUMERICAL_MISMATCH, ErrorClass.NAN_INF_MISMATCH):
+                    failure.message += f": the answer did not follow the changed input, {as_if}"
+                return failure
+    return None
+
+
+def _check_changed_call(
+    task: Task,
+    spec: ShapeSpec,
+    base_seed: int,
+    folder: Path,
+    gen: torch.Generator,
+    file: str,
+    seed: int,
+    where: str,
+) -> _Failure | str | None:
+    """One answer on the timing inputs changed by `nudge(seed)`, checked: a failure, a note on
+    why it was not compared, or None."""
+    name = spec.name
+    try:
+        payload = read_trial(folder / file, str(gen.device))
+    except TransportError as exc:
+        return _Failure(
+            ErrorClass.WRONG_OUTPUT_TYPE,
+            f"outputs on {where} could not be read back: {exc}",
+            Stage.PERF,
+        )
+    gen.manual_seed(trial_seed(base_seed, name, "perf", 0))
+    args = task.make_inputs(spec.dims, "standard", gen)
+    outs = task.output_args(spec.dims)
+    original = [a.clone() if isinstance(a, torch.Tensor) else a for a in args]
+    after_timing.nudge(args, seed, skip=outs)
+    changed = changed_inputs(payload.get("inputs"), args)
+    if changed is None:
+        return _Failure(
+            ErrorClass.HARNESS_ERROR,
+            f"the worker did not ship the inputs of {where}",
+            Stage.PERF,
+        )
+    changed = [i for i in changed if i not in outs]
+    if changed:
+        return _Failure(
+            ErrorClass.INPUT_MUTATED,
+            f"the inputs {changed} differ after timing on shape {name}: the candidate wrote "
+            "into an input while it was timed; inputs are read-only",
+            Stage.PERF,
+        )
+    with torch.no_grad(), full_precision():
+        want = task.reference_for(spec.dims)(*args)
+        scale = task.error_terms(args)
+    if not after_timing.finite(want) and _finite_reference(task, spec.dims, original):
+        return (
+            f"{where}: not compared, the changed element leaves the task's domain "
+            "(the reference is no longer finite)"
+        )
+    cmp = compare_outputs(payload["out"], want, task.tolerance, scale)
+    if not cmp.ok:
+        return _Failure(cmp.error_class, f"{cmp.message} [{where}]", Stage.PERF, cmp.mismatch)
     return None
 
 

@@ -70,6 +70,9 @@ class ShapeSpec:
     name: str
     dims: dict[str, int]
     timed: bool = True  # False: checked for correctness only, never timed (a ragged GPU shape)
+    # True: also timed as served, many calls captured into one CUDA graph (decode shapes;
+    # benchmarks/harness/graph_timing.py)
+    graph: bool = False
 
 
 @dataclass(frozen=True)
@@ -268,11 +271,13 @@ class CorrectnessDoneEvent(Event):
 
 @dataclass(frozen=True, kw_only=True)
 class PerfEvent(Event):
-    """Timing of `shape` starts (round `round` in a remeasure job)."""
+    """Timing of `shape` starts (round `round` in a remeasure job; `graph`: inside a CUDA
+    graph)."""
 
     kind: ClassVar[str] = "perf"
     shape: str
     round: int | None = None
+    graph: bool = False
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -364,6 +369,26 @@ class StreamProfile:
 
 
 @dataclass(frozen=True)
+class GraphTiming:
+    """One shape timed as served (benchmarks/harness/graph_timing.py): `calls` calls, each on
+    its own copy of the inputs, captured into one CUDA graph and replayed; `graph_us` is the
+    median replay time divided by `calls`. `error` says why there is no time ("" when timed)."""
+
+    calls: int = 0
+    launches: int = 0  # Triton launches seen while the calls were captured
+    kernels: list[str] = field(default_factory=list)  # the kernels they launched
+    traced: FallbackInfo | None = None  # the capture, traced like a call (all `calls` of it)
+    graph_us: float | None = None
+    p20_us: float | None = None
+    p80_us: float | None = None
+    reps: int = 0
+    # the graph replayed once more after the timing inputs were changed a second time: its trial
+    # file (the judge checks the answer of the first copy); "" when none was written
+    after_file: str = ""
+    error: str = ""
+
+
+@dataclass(frozen=True)
 class ShapeTiming:
     """The candidate's time on one shape, with the launch counts that check the timing."""
 
@@ -385,6 +410,8 @@ class ShapeTiming:
     # the call after timing on the timing inputs with one element changed
     # (benchmarks.harness.after_timing): its trial file in the worker's folder, "" if none
     after_file: str = ""
+    # the shape timed inside a CUDA graph as well (ShapeSpec.graph), or None
+    graph: GraphTiming | None = None
 
 
 @dataclass(frozen=True)
@@ -424,6 +451,11 @@ class BaselineTimes:
     eager_us: float
     compile_us: float | None
     compile_error: str = ""
+    # per call inside a CUDA graph (decode shapes, ShapeSpec.graph), None where not asked or
+    # the capture failed (why: graph_error)
+    eager_graph_us: float | None = None
+    compile_graph_us: float | None = None
+    graph_error: str = ""
 
 
 @dataclass

@@ -15,6 +15,7 @@ from typing import Any
 
 from benchmarks.harness import baselines
 from benchmarks.harness.child import run_job
+from benchmarks.harness.graph_timing import wants_graph
 from benchmarks.harness.messages import BaselineJob, ShapeSpec, to_dict
 from benchmarks.task import Shape, Task
 from benchmarks.verdict import ShapeResult, Verdict
@@ -48,7 +49,9 @@ def measure_baselines(
         task_path=str(task.path),
         dtype=task.dtype,
         device="cuda",
-        shapes=[ShapeSpec(name=s.name, dims=dict(s.dims)) for s in shapes],
+        shapes=[
+            ShapeSpec(name=s.name, dims=dict(s.dims), graph=wants_graph(s.phase)) for s in shapes
+        ],
         seed=seed,
     )
     return to_dict(run_job("cuda", job, timeout_s=timeout_s, root=work_root))
@@ -120,6 +123,45 @@ def roofline_fields(
     }
 
 
+def choose_timing(sr: ShapeResult, graph: dict | None, base: dict, asked: bool) -> None:
+    """Keep both figures of a shape (call by call, and inside a CUDA graph where it was asked),
+    and set the times the score uses: the graph's where the candidate, eager and torch.compile
+    (unless torch.compile failed outright) all have one, else every method's per-call time.
+    `sr.candidate_us`, `eager_us` and `compile_us` hold the per-call times when this is called."""
+    sr.call_us, sr.eager_call_us, sr.compile_call_us = sr.candidate_us, sr.eager_us, sr.compile_us
+    if not asked:
+        return
+    graph = graph or {}
+    sr.graph_us = graph.get("graph_us")
+    sr.eager_graph_us, sr.compile_graph_us = (
+        base.get("eager_graph_us"),
+        base.get("compile_graph_us"),
+    )
+    missing = []
+    if graph.get("error"):
+        missing.append(f"the candidate ({graph['error']})")
+    elif sr.graph_us is None and sr.candidate_us is not None:
+        missing.append("the candidate (not timed in a graph)")
+    if sr.eager_graph_us is None:
+        missing.append(f"eager ({base.get('graph_error') or 'not timed in a graph'})")
+    if sr.compile_graph_us is None and sr.compile_us is not None:
+        missing.append(f"torch.compile ({base.get('graph_error') or 'not timed in a graph'})")
+    if sr.candidate_us is None:
+        return
+    if missing:
+        sr.notes.append(
+            "timed call by call for every method: no CUDA-graph time for " + "; ".join(missing)
+        )
+        return
+    sr.timing = "graph"
+    sr.candidate_us, sr.eager_us = sr.graph_us, sr.eager_graph_us
+    sr.compile_us = sr.compile_graph_us
+    sr.notes.append(
+        f"timed as served, inside a CUDA graph (the score's figure): {sr.graph_us:.2f} µs per "
+        f"call; call by call {sr.call_us:.2f} µs"
+    )
+
+
 def fill_perf(
     verdict: Verdict, task: Task, shapes: list[Shape], cand: dict, config: Any
 ) -> list[str]:
@@ -172,6 +214,7 @@ def fill_perf(
         sr.baseline = (base.get("origins") or {}).get(shape.name)
         if b.get("compile_error"):
             sr.notes.append(f"torch.compile failed: {b['compile_error']}")
+        choose_timing(sr, c.get("graph") if sr.candidate_us else None, b, wants_graph(shape.phase))
         if sr.candidate_us:
             if sr.eager_us:
                 sr.speedup_eager = sr.eager_us / sr.candidate_us
@@ -193,7 +236,7 @@ def fill_perf(
                 impossible.append(shape.name)
                 if "impossible_time" not in verdict.flags:
                     verdict.flags.append("impossible_time")
-            if floor:
+            if floor and sr.timing == "call":
                 sr.launch_bound = roofline.launch_bound(sr.candidate_us, floor)
                 if sr.launch_bound:
                     sr.notes.append(

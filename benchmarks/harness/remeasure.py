@@ -2,8 +2,10 @@
 
 Both kernels (already judged correct) are timed in one child process, in the order
 incumbent, candidate, candidate, incumbent per round and shape, so drift in clocks or temperature
-hits both equally. The noise is how far repeated timings of the *same* code disagree; a gain
-counts only when it is larger than that noise (and than `min_gain`).
+hits both equally. Decode shapes are timed as the judge scores them, per call of many captured
+into one CUDA graph (benchmarks/harness/graph_timing.py), where both kernels can be captured.
+The noise is how far repeated timings of the *same* code disagree; a gain counts only when it
+is larger than that noise (and than `min_gain`).
 
 On a machine without a GPU nothing is measured, and the result says so.
 """
@@ -13,6 +15,7 @@ from __future__ import annotations
 from pydantic import BaseModel, Field
 
 from benchmarks.harness.child import run_job
+from benchmarks.harness.graph_timing import wants_graph
 from benchmarks.harness.judge_config import REMEASURE_ROUNDS
 from benchmarks.harness.messages import RemeasureJob, ShapeSpec
 from benchmarks.harness.shapes import fresh_seed
@@ -82,7 +85,10 @@ def interleaved(
         device="cuda",
         incumbent_path="{folder}/incumbent.py",
         candidate_path="{folder}/candidate.py",
-        shapes=[ShapeSpec(name=s.name, dims=dict(s.dims)) for s in task.shapes],
+        shapes=[
+            ShapeSpec(name=s.name, dims=dict(s.dims), graph=wants_graph(s.phase))
+            for s in task.shapes
+        ],
         rounds=rounds,
         seed=fresh_seed() if seed is None else seed,
     )

@@ -53,6 +53,7 @@ from benchmarks.harness.messages import (
     FirstCalledEvent,
     FirstInputsEvent,
     FirstRepeatedEvent,
+    GraphTiming,
     ImportedEvent,
     ImportEvent,
     Job,
@@ -258,7 +259,9 @@ def run_candidate(job: CandidateJob, folder: Path, progress: _Progress) -> Candi
     counter.install()
     probes.install()
     protect_tracers(counter)
-    probes.protect(sys.modules[__name__], ["same_bits", "_time_candidate", "_profile_streams"])
+    probes.protect(
+        sys.modules[__name__], ["same_bits", "_time_candidate", "_profile_streams", "_time_graph"]
+    )
     probes.protect(_TrialRunner, ["run", "_call"])
     # what ships a call's answer to the judge: a writer swapped at import could write the right
     # answer computed after the traced call (tests/hostile/calls_swap_the_trial_writer.py)
@@ -558,7 +561,81 @@ def _time_candidate(
             after_file=after_file,
         )
         del args
+    # decode shapes also as served, inside a CUDA graph: after every per-call timing, so a
+    # capture that goes wrong cannot cost the shapes their per-call figures
+    for index, shape in enumerate(s for s in job.shapes if s.graph and s.name in shapes):
+        progress(PerfEvent(shape=shape.name, graph=True))
+        fn = bound.get(shape.name, shape.dims)
+        graph = _time_graph(fn, task, job, shape, gen, counter, folder, index)
+        shapes[shape.name] = dataclasses.replace(shapes[shape.name], graph=graph)
     return CandidatePerf(launch_floor_us=floor, shapes=shapes)
+
+
+def _time_graph(
+    fn: Any,
+    task: Any,
+    job: CandidateJob,
+    shape: ShapeSpec,
+    gen: Any,
+    counter: Any,
+    folder: Path,
+    index: int,
+) -> GraphTiming:
+    """The candidate on `shape` timed inside a CUDA graph (benchmarks/harness/graph_timing.py):
+    the capture traced like a call, then the graph replayed on inputs changed once more, its
+    answer shipped for the judge to check. A capture that fails is a reason, not a failure."""
+    import torch
+
+    from benchmarks.harness.after_timing import nudge
+    from benchmarks.harness.fallback import record_call
+    from benchmarks.harness.graph_timing import (
+        capture,
+        graph_nudge_seed,
+        make_copies,
+        replay,
+        time_replay,
+    )
+    from benchmarks.harness.transport import write_trial
+    from profiling import flush_bytes
+
+    gen.manual_seed(trial_seed(job.seed, shape.name, "perf", 0))
+    args = task.make_inputs(shape.dims, "standard", gen)
+    copies = make_copies(args, flush_bytes(torch.cuda.current_device()))
+    held: list[Any] = []
+
+    def captured_calls() -> list[Any]:
+        held.append(capture(fn, copies))
+        flat: list[Any] = []
+        for out in held[0].outs:
+            flat.extend(out if isinstance(out, tuple | list) else [out])
+        return flat
+
+    try:
+        _, traced = record_call(counter, captured_calls, (), lambda: None)
+    except Exception as exc:  # noqa: BLE001 - a kernel a graph cannot hold is timed per call
+        torch.cuda.synchronize()
+        return GraphTiming(error=f"capture failed: {type(exc).__name__}: {str(exc)[:300]}")
+    captured = held[0]
+    calls = captured.calls
+    median, p20, p80, reps = time_replay(captured)
+    nudge(args, graph_nudge_seed(job.seed, shape.name), skip=task.output_args(shape.dims))
+    replay(captured)
+    torch.cuda.synchronize()
+    after_file = write_trial(folder, f"graph_after_{index}", captured.outs[0], None, [], list(args))
+    copies.clear()
+    del held[:], captured, args
+    torch.cuda.empty_cache()
+    return GraphTiming(
+        calls=calls,
+        launches=sum(traced.launches.values()),
+        kernels=sorted(traced.launches),
+        graph_us=median,
+        p20_us=p20,
+        p80_us=p80,
+        reps=reps,
+        after_file=after_file,
+        traced=traced,
+    )
 
 
 # ------------------------------------------------------------------------------------------
@@ -608,10 +685,35 @@ def _baseline_times(job: BaselineJob, progress: _Progress) -> BaselineResult:
                 compile_us=None,
                 compile_error=f"{type(exc).__name__}: {str(exc)[:300]}",
             )
+        if shape.graph:  # as served: the same method as the candidate's (graph_timing.py)
+            times = _baseline_graph_times(times, eager, compiled, args)
         result.shapes[shape.name] = times
         del args
         torch.cuda.empty_cache()
     return result
+
+
+def _baseline_graph_times(
+    times: BaselineTimes, eager: Any, compiled: Any, args: tuple
+) -> BaselineTimes:
+    """`times` with eager's and torch.compile's per-call times inside a CUDA graph."""
+    from benchmarks.harness.graph_timing import time_in_graph
+
+    eager_graph_us, eager_error = time_in_graph(eager, args)
+    compile_graph_us, compile_error = None, ""
+    if times.compile_us is not None:
+        compile_graph_us, compile_error = time_in_graph(compiled, args)
+    errors = [
+        f"{who}: {why}"
+        for who, why in (("eager", eager_error), ("torch.compile", compile_error))
+        if why
+    ]
+    return dataclasses.replace(
+        times,
+        eager_graph_us=eager_graph_us,
+        compile_graph_us=compile_graph_us,
+        graph_error="; ".join(errors),
+    )
 
 
 # ------------------------------------------------------------------------------------------
@@ -651,15 +753,40 @@ def run_remeasure(job: RemeasureJob, folder: Path, progress: _Progress) -> Remea
         args = task.make_inputs(shape.dims, "standard", gen)
         for fn in fns.values():
             fn(*args)  # compile and autotune outside the clock
+        # decode shapes as the judge scores them: inside a CUDA graph, when both kernels allow
+        timers = _graph_timers(fns, args) if shape.graph else None
+        if timers is None:
+            timers = {label: (lambda f=fn, a=args: f(*a), 1) for label, fn in fns.items()}
         for r in range(job.rounds):
-            progress(PerfEvent(shape=shape.name, round=r))
+            progress(PerfEvent(shape=shape.name, round=r, graph=timers["candidate"][1] > 1))
             for label in ("incumbent", "candidate", "candidate", "incumbent"):
-                t = time_cuda(lambda f=fns[label], a=args: f(*a), device_wide=True).median_us
+                call, per = timers[label]
+                t = time_cuda(call, device_wide=True).median_us / per
                 times[label].setdefault(shape.name, []).append(t)
-        del args
+        del args, timers
         torch.cuda.empty_cache()
     result.times = times
     return result
+
+
+def _graph_timers(fns: dict[str, Any], args: tuple) -> dict[str, tuple[Any, int]] | None:
+    """Per label, a replay of its calls captured into a CUDA graph and how many calls it holds;
+    None when either kernel cannot be captured (both are then timed call by call)."""
+    import torch
+
+    from benchmarks.harness.graph_timing import capture, make_copies, replay
+    from profiling import flush_bytes
+
+    copies = make_copies(args, flush_bytes(torch.cuda.current_device()))
+    timers: dict[str, tuple[Any, int]] = {}
+    try:
+        for label, fn in fns.items():
+            captured = capture(fn, copies)
+            timers[label] = (lambda c=captured: replay(c), captured.calls)
+    except Exception:  # noqa: BLE001 - a kernel a graph cannot hold is re-measured per call
+        torch.cuda.synchronize()
+        return None
+    return timers
 
 
 def _warm_up(device: str, folder: Path) -> None:

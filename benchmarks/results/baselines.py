@@ -7,7 +7,9 @@ also has the two baselines' times; this module turns them into result rows (`met
 "ahead of torch.compile" is then one table: the rows sit side by side.
 
 For one task, a baseline row's shape has:
-    time         the median over every timed row of that task of the baseline's time on the shape
+    time         the median over every timed row of that task of the baseline's time on the shape:
+                 per call inside a CUDA graph where a verdict timed it so (decode shapes,
+                 benchmarks/harness/graph_timing.py), else call by call (`timing` says which)
     attainment   roofline time / baseline time; the roofline time is the median of the verdicts'
                  `roofline_us` (or, in rows without it, attainment x candidate_us), so the
                  baselines are scored with the same roofline as the candidates
@@ -29,6 +31,26 @@ from benchmarks.verdict import STAGE_ORDER
 from profiling import roofline
 
 BASELINES = {"eager": "eager_us", "torch.compile": "compile_us"}
+# each baseline's time call by call and inside a CUDA graph, as the verdicts keep them; rows
+# written before both were kept have only eager_us / compile_us (call by call)
+TIMED_FIELDS = (
+    "eager_us",
+    "compile_us",
+    "eager_call_us",
+    "compile_call_us",
+    "eager_graph_us",
+    "compile_graph_us",
+)
+
+
+def _time(per: dict[str, list[float]], how: str, field: str) -> float | None:
+    """The median of a baseline's times taken `how` ("graph" or "call"): `field` is eager_us
+    or compile_us; call-by-call times from rows that kept only those fields count too."""
+    if how == "graph":
+        return _median(per[field.replace("_us", "_graph_us")])
+    return _median(per[field.replace("_us", "_call_us")]) or _median(per[field])
+
+
 BASELINE_SOURCE = "baseline"
 
 
@@ -52,7 +74,7 @@ def _task_baselines(task_rows: list[ResultRow]) -> list[ResultRow]:
             for count in COUNTS:  # the first row that recorded it
                 if meta[key].get(count) is None and s.get(count) is not None:
                     meta[key] = {**meta[key], count: s[count]}
-            per = times.setdefault(key, {"eager_us": [], "compile_us": []})
+            per = times.setdefault(key, {f: [] for f in TIMED_FIELDS})
             for field in per:
                 if isinstance(s.get(field), int | float) and s[field] > 0:
                     per[field].append(float(s[field]))
@@ -66,10 +88,12 @@ def _task_baselines(task_rows: list[ResultRow]) -> list[ResultRow]:
     for method, field in BASELINES.items():
         shapes = []
         for key, per in times.items():
-            mine = _median(per[field])
+            # as served where some verdict timed the baselines inside a CUDA graph (decode)
+            how = "graph" if per["eager_graph_us"] else "call"
+            mine = _time(per, how, field)
             if mine is None:
                 continue
-            eager, comp = _median(per["eager_us"]), _median(per["compile_us"])
+            eager, comp = _time(per, how, "eager_us"), _time(per, how, "compile_us")
             t_roof = _median(roof.get(key, []))
             shapes.append(
                 {
@@ -87,6 +111,7 @@ def _task_baselines(task_rows: list[ResultRow]) -> list[ResultRow]:
                     "flops": meta[key].get("flops"),
                     "bytes": meta[key].get("bytes"),
                     "roofline_us": t_roof,
+                    "timing": how,
                 }
             )
         if not shapes:

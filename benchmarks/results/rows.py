@@ -69,6 +69,15 @@ SHAPE_FIELDS = (
     "flops",  # semantic FLOPs of the shape (the task's formula); None in rows written before
     "bytes",  # minimal bytes moved
     "roofline_us",  # the shape's roofline time on the device
+    # how the three times above were taken: "call" (call by call) or "graph" (per call inside a
+    # CUDA graph, decode shapes); both figures of each method (None in rows written before)
+    "timing",
+    "call_us",
+    "graph_us",
+    "eager_call_us",
+    "eager_graph_us",
+    "compile_call_us",
+    "compile_graph_us",
 )
 NO_KERNEL = "no_kernel"  # error class of a row with nothing judged
 IMPORTED_MARK = "(imported)"

@@ -1,0 +1,32 @@
+# expect: forbidden_api
+# unchecked: launch_mismatch
+# task: silu_fp32
+# gpu: true
+# why: computes SiLU honestly on every ordinary call, but while a CUDA graph is being captured it launches nothing and returns the answer it computed for the same input tensor before the capture, so the graph replays no work at all; the capture is traced like any call, and the calls captured must launch what every other call of the shape launches
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def _silu(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask, other=0.0).to(tl.float32)
+    y = x / (1.0 + tl.exp(-x))
+    tl.store(y_ptr + offs, y.to(y_ptr.dtype.element_ty), mask=mask)
+
+
+_ANSWERS = {}
+
+
+def silu(x):
+    x = x.contiguous()
+    key = (x.data_ptr(), tuple(x.shape))
+    if torch.cuda.is_current_stream_capturing() and key in _ANSWERS:
+        return _ANSWERS[key]
+    y = torch.empty_like(x)
+    n = x.numel()
+    _silu[(triton.cdiv(n, 1024),)](x, y, n, BLOCK=1024)
+    _ANSWERS[key] = y
+    return y
