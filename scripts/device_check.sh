@@ -13,6 +13,7 @@
 # isolation: the judge's wall time per candidate on the GPU with and without bubblewrap
 #            (benchmarks.studies.harness_speed, the same task and repeats both times)
 # judge:     only the judge, call-check and format GPU tests (tests' first part, isolated)
+# graph:     tests/test_graph_timing_gpu.py (decode shapes timed inside CUDA graphs), alone
 # calls:     the fp32-convolution baseline test (alone on the GPU) and tests/test_judge_calls_gpu.py
 # shapes:    tests/test_shapes_gpu.py (every task's ragged GPU shape; each reference solution
 #            judged, isolated, on it), 8 pytest workers sharing the GPU
@@ -56,7 +57,8 @@ if [ "$PART" = tests ]; then
   step doctor 60 python3 -m agents.cli doctor
   # SIGINT at the limit: pytest then still prints which tests failed and why
   step gputests 360 python3 -m pytest -m gpu -v -p no:cacheprovider -n 4 tests/test_judge_gpu.py \
-    tests/test_judge_calls_gpu.py tests/test_formats_gpu.py --timeout 150 -o addopts= \
+    tests/test_judge_calls_gpu.py tests/test_formats_gpu.py tests/test_graph_timing_gpu.py \
+    --timeout 150 -o addopts= \
     --tb=short --durations=0 > "$OUT/gputests.log" 2>&1
   tail -25 "$OUT/gputests.log"
   step profilingtests 150 python3 -m pytest -m gpu -q -p no:cacheprovider tests/test_profiling_gpu.py \
@@ -71,10 +73,16 @@ elif [ "$PART" = judge ]; then  # only the judge, call-check and format GPU test
   # the fp32-convolution baseline check compares against a calibrated peak, which other tests
   # on the GPU at the same time pull down: it runs alone, in `calls`
   step gputests "${JUDGE_LIMIT:-360}" python3 -m pytest -m gpu -v -p no:cacheprovider -n 4 tests/test_judge_gpu.py \
-    tests/test_judge_calls_gpu.py tests/test_formats_gpu.py --timeout 150 -o addopts= \
+    tests/test_judge_calls_gpu.py tests/test_formats_gpu.py tests/test_graph_timing_gpu.py \
+    --timeout 150 -o addopts= \
     --deselect tests/test_judge_gpu.py::test_fp32_convolution_baselines_run_at_fp32 \
     --tb=short --durations=0 > "$OUT/gputests.log" 2>&1
   grep -E "PASSED|FAILED|ERROR|passed|failed" "$OUT/gputests.log" | tail -45
+elif [ "$PART" = graph ]; then  # decode shapes timed inside CUDA graphs (alone on the GPU)
+  export PATH=$BWRAP_DIR:$PATH
+  step graphtests 240 python3 -m pytest -m gpu -v -p no:cacheprovider tests/test_graph_timing_gpu.py \
+    --timeout 200 -o addopts= --tb=short --durations=0 > "$OUT/graphtests.log" 2>&1
+  grep -E "PASSED|FAILED|ERROR|passed|failed|^E " "$OUT/graphtests.log" | tail -40
 elif [ "$PART" = calls ]; then  # the fp32-convolution baseline check first, on an idle GPU
   export PATH=$BWRAP_DIR:$PATH
   step callstests 300 python3 -m pytest -m gpu -v -p no:cacheprovider \
