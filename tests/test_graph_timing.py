@@ -269,3 +269,12 @@ def test_a_graph_time_without_its_replay_is_a_harness_error(tmp_path: Path) -> N
         task, job, tmp_path, torch.Generator(), result, Verdict(task_id=task.id)
     )
     assert failure is not None and failure.error == ErrorClass.HARNESS_ERROR
+
+
+def test_the_cost_study_says_not_measured_without_a_gpu(capsys) -> None:
+    from benchmarks.studies.graph_timing_cost import main
+
+    if torch.cuda.is_available():  # pragma: no cover - the device runs it for real
+        return
+    assert main(["--tasks", "silu_fp32"]) == 2
+    assert "not measured" in capsys.readouterr().out

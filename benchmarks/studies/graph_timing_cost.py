@@ -74,19 +74,21 @@ def main(argv: list[str] | None = None) -> int:
     from benchmarks.harness.precision import full_precision
     from benchmarks.harness.worker import load_module
     from benchmarks.loading import get_task
-    from knowledge_base import solution_path
+    from benchmarks.solutions import add_solutions_option, solution_file, solutions_dir
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tasks", default="softmax_fp16,silu_fp32")
     parser.add_argument("--out", default="")
+    add_solutions_option(parser)
     opts = parser.parse_args(argv)
+    solutions = solutions_dir(parser, opts.solutions)
     if not torch.cuda.is_available():
         print("graph_timing_cost: needs a CUDA GPU (not measured)")
         return 2
     rows = []
     for task_id in opts.tasks.split(","):
         task = get_task(task_id)
-        module = load_module(solution_path(task.name), f"sol_{task.id}")
+        module = load_module(solution_file(solutions, task.name), f"sol_{task.id}")
         for shape in task.shapes:
             if not wants_graph(shape.phase):
                 continue
