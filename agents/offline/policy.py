@@ -26,13 +26,13 @@ runs a kernel.
 from __future__ import annotations
 
 import ast
-import math
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agents.core.diagnosis import rule_reflection
 from agents.core.policy import Proposal
 from agents.core.state import AgentState, Attempt, Provenance, optimized_from
+from agents.offline.search import next_config
 from benchmarks import parse_python
 
 if TYPE_CHECKING:
@@ -143,34 +143,6 @@ def set_tunables(source: str, entry_point: str, values: dict[str, Any]) -> str:
     for start, end, text in edits:
         data = data[:start] + text.encode("utf-8") + data[end:]
     return data.decode("utf-8")
-
-
-def _distance(a: Any, b: Any) -> float:
-    if isinstance(a, int | float) and isinstance(b, int | float) and a > 0 and b > 0:
-        return abs(math.log2(b / a))
-    return 0.0 if a == b else 1.0
-
-
-def next_config(
-    current: dict[str, Any], space: dict[str, list[Any]], tried: list[dict[str, Any]]
-) -> dict[str, Any] | None:
-    """The next configuration of a coordinate search around `current`: change one tunable to
-    its nearest untried value (tunables in `space` order); None when every neighbour was tried."""
-    seen = [dict(t) for t in tried]
-    options = []
-    for order, (name, values) in enumerate(space.items()):
-        if name not in current:
-            continue
-        for value in values:
-            if value == current[name]:
-                continue
-            config = {**current, name: value}
-            if config not in seen:
-                options.append((_distance(current[name], value), order, config))
-    if not options:
-        return None
-    options.sort(key=lambda item: (item[0], item[1]))
-    return options[0][2]
 
 
 def search_space(
