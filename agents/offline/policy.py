@@ -415,6 +415,7 @@ class OfflinePolicy:
     repairs = False  # a different reference is a fresh start, not a fix of the failed kernel
     writes_tests = False
     trusted_code = True  # knowledge-base kernels and generated ones, with tunables set
+    uses_counters = False  # the search ranks configurations by time; no counter is read
 
     def references(
         self, ctx: RunContext, kernel_hits: list[dict[str, Any]]
