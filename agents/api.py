@@ -229,7 +229,11 @@ def _start(
             "llm": provider.describe() if provider else "offline",
             "device": {"requested": config.device, "resolved": device},
             # the label rows.py reads: a scripted seam's runs are marked scripted everywhere
-            "config": {**config.to_json(), "scripted_measure": seams.scripted},
+            "config": {
+                **config.to_json(),
+                "scripted_measure": seams.scripted,
+                "scripted_sweep": seams.scripted_sweep is not None,
+            },
             "settings": settings.to_json() if settings else None,
             "versions": _versions(),
             "fingerprint": device_fingerprint(device),
@@ -273,8 +277,10 @@ def _start(
             "no GPU: correctness through the Triton CPU interpreter; speed is not measured",
             style="yellow",
         )
-    if seams.scripted:
+    if seams.scripted_measure is not None:
         progress.note("TEST SEAM: re-measurements are scripted, not measured", style="magenta")
+    if seams.scripted_sweep is not None:
+        progress.note("TEST SEAM: sweeps are scripted, not measured", style="magenta")
     run.event(
         "start",
         task=task.id,
@@ -283,6 +289,7 @@ def _start(
         method=config.method,
         offline=provider is None,
         scripted_measure=seams.scripted,
+        scripted_sweep=seams.scripted_sweep is not None,
     )
     initial = {
         "run_id": run.run_id,

@@ -11,7 +11,7 @@ never the modules behind them; a test (tests/test_layering.py) pins that. The ro
 - `benchmarks/executor/`: executors that judge many candidates at once (inline, local lanes per
   GPU, Ray), every one through the same judge
 - `benchmarks/harness/`: the judge (static check, isolated worker, typed messages, comparison,
-  fallback detection, timing, roofline fields, re-measurement)
+  fallback detection, timing, roofline fields, re-measurement, sweeps of many configurations)
 - `benchmarks/results/`: result rows, run records, analysis (S_agg, fast_p), reports, pair export,
   importers of kernels made elsewhere
 - `benchmarks/studies/`: the scripts that write docs/results/
@@ -34,6 +34,7 @@ _EXPORTS: dict[str, str] = {
     "ExecutorSpec": "benchmarks.executor.choose",
     "make_executor": "benchmarks.executor.choose",
     "RemeasureRequest": "benchmarks.executor.request",
+    "SweepRequest": "benchmarks.executor.request",
     "visible_gpus": "benchmarks.executor.local",
     # benchmarks.harness.child
     "drain_spares": "benchmarks.harness.child",
@@ -48,6 +49,10 @@ _EXPORTS: dict[str, str] = {
     # benchmarks.harness.remeasure
     "interleaved": "benchmarks.harness.remeasure",
     "Remeasure": "benchmarks.harness.remeasure",
+    # benchmarks.harness.sweep
+    "sweep": "benchmarks.harness.sweep",
+    "Sweep": "benchmarks.harness.sweep",
+    "SweepEntry": "benchmarks.harness.sweep",
     # benchmarks.harness.sandbox
     "candidate_launch": "benchmarks.harness.sandbox",
     "describe_isolation": "benchmarks.harness.sandbox:describe",

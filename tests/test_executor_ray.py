@@ -92,3 +92,28 @@ def test_a_batch_on_ray_survives_a_killed_worker_and_comes_back_in_order(ray_exe
     assert (slow.candidate, slow.passed, slow.stage_reached.value) == ("slow", True, "no_fallback")
     assert slow.shape_seed == 7 and slow.isolation
     assert ray_executor.slots == 2 and ray_executor.describe().startswith("ray: local Ray")
+
+
+def test_a_sweep_on_ray_runs_its_cpu_stage_in_chunks_then_answers_with_its_record(ray_executor):
+    """A sweep on Ray: its CPU stage in chunks (one CPU task each; on this CPU-only Ray the
+    stage is asked for a Hopper target, which Triton cross-compiles), then the task that sweeps
+    (here on the CPU: not measured), whose record says what was compiled ahead."""
+    from benchmarks import Sweep, SweepRequest
+
+    task = get_task("silu_fp32")
+    sources = [GOOD.replace("BLOCK: int = 4096", f"BLOCK: int = {b}") for b in (1024, 2048)]
+    request = SweepRequest(
+        EvalRequest.for_task(task, GOOD, CONFIG, ship_task=True),
+        sources,
+        [{"BLOCK": 1024}, {"BLOCK": 2048}],
+    )
+    ray_executor.target = (9, 0)
+    try:
+        got = ray_executor.submit(request).result(timeout=600)
+    finally:
+        ray_executor.target = None
+    assert isinstance(got, Sweep) and not got.measured
+    assert got.reason.startswith("not measured (no GPU)") and len(got.entries) == 2
+    assert got.compile_note.startswith("2 compile process(es): chunk 0: compiled ahead"), (
+        got.compile_note
+    )

@@ -58,6 +58,17 @@ JOBS = [
         rounds=2,
         seed=0,
     ),
+    m.SweepJob(
+        task_path="/t/softmax.py",
+        dtype="fp32",
+        device="cuda",
+        config_paths=["{folder}/cfg_0.py", "{folder}/cfg_3.py"],
+        shapes=SHAPES,
+        seed=5,
+        warmup_ms=5.0,
+        rep_ms=20.0,
+        max_reps=100,
+    ),
 ]
 
 EVENTS = [
@@ -108,6 +119,18 @@ RESULTS = [
     ),
     m.RemeasureResult(
         status="error", error_class="import_error", message="importing the incumbent failed"
+    ),
+    m.SweepResult(
+        entries=[
+            m.SweepTiming(index=0, times_us={"small": 3.5}),
+            m.SweepTiming(index=1, error="shape small: output 0: off by up to 2"),
+        ]
+    ),
+    m.SweepResult(
+        status="error",
+        error_class="crash",
+        message="the CUDA context broke at configuration 1",
+        entries=[m.SweepTiming(index=0, times_us={"small": 3.5})],
     ),
 ]
 

@@ -20,7 +20,8 @@ NODE_ATTRIBUTES = (
     "llm method device runs_dir seed benchmark kb max_iterations max_tokens max_cost_usd "
     "max_wall_s max_gpu_s candidates reflect lineage max_repairs restart first_success codegen "
     "optimize ancestors llm_tests nocode_retries history_window target_attainment dropout "
-    "dropout_after dropout_every judge_trials judge_timeout_s remeasure_rounds ncu"
+    "dropout_after dropout_every judge_trials judge_timeout_s remeasure_rounds ncu sweep "
+    "sweep_max_configs sweep_finalists"
 ).split()
 
 

@@ -85,8 +85,9 @@ class RunContext:
 
     @property
     def can_measure(self) -> bool:
-        """Whether a speed difference can be measured here (a GPU, or the scripted test seam)."""
-        return self.device == "cuda" or self.seams.scripted
+        """Whether a speed difference can be measured here (a GPU, or the scripted_measure test
+        seam: a scripted sweep alone ranks, it does not re-measure)."""
+        return self.device == "cuda" or self.seams.scripted_measure is not None
 
     def open_kb(self) -> Any:
         """The knowledge base: the project's own, or the `open_kb` test seam's."""

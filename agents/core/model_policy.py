@@ -93,6 +93,7 @@ class ModelPolicy:
     repairs = True
     writes_tests = True
     trusted_code = False  # model-written (or replayed) code: isolated or refused
+    uses_counters = True  # the optimizer prompt shows the Nsight Compute summary
 
     def references(
         self, ctx: RunContext, kernel_hits: list[dict[str, Any]]

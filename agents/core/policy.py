@@ -99,6 +99,12 @@ class Policy(Protocol):
         so the judge may run it without OS isolation where none exists; model-written code never is."""
         ...
 
+    @property
+    def uses_counters(self) -> bool:
+        """Whether its optimisation reads hardware counters (the profile node's Nsight Compute
+        summary); when it does not, the profile node skips ncu and says so."""
+        ...
+
     def references(
         self, ctx: RunContext, kernel_hits: list[dict[str, Any]]
     ) -> list[dict[str, Any]]:

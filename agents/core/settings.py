@@ -244,6 +244,30 @@ SETTINGS: tuple[Setting, ...] = (
         "optimise correct kernels (profile -> optimizer -> measure-revise)",
     ),
     Setting(
+        "agent.sweep",
+        "bool",
+        True,
+        "the offline policy times many configurations of the incumbent's tunables at once in "
+        "one GPU worker (a ranking only) and judges just the best few; off: one configuration "
+        "per round (coordinate search)",
+    ),
+    Setting(
+        "agent.sweep_max_configs",
+        "int",
+        48,
+        "configurations one sweep times at most (the whole space when it is no larger, else the "
+        "incumbent's neighbours and a seeded sample; those the hardware cannot hold are pruned)",
+        minimum=1,
+    ),
+    Setting(
+        "agent.sweep_finalists",
+        "int",
+        3,
+        "the sweep's best configurations (faster there than the incumbent's own) that go "
+        "through the full judge and the re-measurement; then the run ends",
+        minimum=1,
+    ),
+    Setting(
         "agent.ancestors",
         "int",
         1,

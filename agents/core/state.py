@@ -238,6 +238,9 @@ class AgentState(TypedDict, total=False):
     retrieved: list[dict[str, Any]]  # knowledge-base hits, as shown in prompts
     knowledge_note: str  # what retrieval found, or why there is no knowledge
     references: list[dict[str, Any]]  # kernels the offline policy may start from
+    # the offline policy's sweeps, by lineage (the incumbent's origin): plain JSON, each its
+    # ranking and the finalists proposed so far (agents/offline/search.py sweep_record)
+    sweeps: dict[str, dict[str, Any]]
     reflection: dict[str, Any] | None  # the reflector's diagnosis of the latest failure
     reflections: list[dict[str, Any]]  # every diagnosis of the latest round (per-slot lineage)
     model_test: dict[str, Any] | None  # the model-written test (agent.llm_tests): code and path

@@ -14,8 +14,11 @@
 - optimizer: a measured search over the entry point's tunables. A reference kernel lists them
   in its `KB_META["tunables"]` (e.g. {"BLOCK_N": [1024, 2048], "num_warps": [4, 8]}); they are
   trailing keyword arguments of the entry point (of ModelNew.forward for a class entry point),
-  and a candidate is the incumbent with one
-  default rewritten (coordinate search, nearest values first).
+  and a candidate is the incumbent with defaults rewritten. First a sweep (agent.sweep): many
+  configurations timed at once in one GPU worker for a ranking, its best few (faster there
+  than the incumbent's own) proposed one per round as finalists, each judged and re-measured
+  like any candidate; where no sweep could be measured, a coordinate search (one default
+  rewritten per round, nearest values first). Both in `agents/offline/search.py`.
 - reflector: diagnosis by rules, from the verdict's error class and message.
 
 `OfflinePolicy` (at the bottom) is these decisions behind the interface the nodes call
@@ -26,13 +29,13 @@ runs a kernel.
 from __future__ import annotations
 
 import ast
-import math
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agents.core.diagnosis import rule_reflection
 from agents.core.policy import Proposal
 from agents.core.state import AgentState, Attempt, Provenance, optimized_from
+from agents.offline.search import enumerate_configs, next_config, next_finalist, sweep_record
 from benchmarks import parse_python
 
 if TYPE_CHECKING:
@@ -143,34 +146,6 @@ def set_tunables(source: str, entry_point: str, values: dict[str, Any]) -> str:
     for start, end, text in edits:
         data = data[:start] + text.encode("utf-8") + data[end:]
     return data.decode("utf-8")
-
-
-def _distance(a: Any, b: Any) -> float:
-    if isinstance(a, int | float) and isinstance(b, int | float) and a > 0 and b > 0:
-        return abs(math.log2(b / a))
-    return 0.0 if a == b else 1.0
-
-
-def next_config(
-    current: dict[str, Any], space: dict[str, list[Any]], tried: list[dict[str, Any]]
-) -> dict[str, Any] | None:
-    """The next configuration of a coordinate search around `current`: change one tunable to
-    its nearest untried value (tunables in `space` order); None when every neighbour was tried."""
-    seen = [dict(t) for t in tried]
-    options = []
-    for order, (name, values) in enumerate(space.items()):
-        if name not in current:
-            continue
-        for value in values:
-            if value == current[name]:
-                continue
-            config = {**current, name: value}
-            if config not in seen:
-                options.append((_distance(current[name], value), order, config))
-    if not options:
-        return None
-    options.sort(key=lambda item: (item[0], item[1]))
-    return options[0][2]
 
 
 def search_space(
@@ -431,6 +406,11 @@ def solution_note(task: Any, references: list[dict[str, Any]]) -> str | None:
 # -- the policy -----------------------------------------------------------------------------------
 
 
+def can_sweep(ctx: RunContext) -> bool:
+    """Whether a sweep can rank anything here: a GPU, or the scripted_sweep test seam."""
+    return ctx.device == "cuda" or ctx.seams.scripted_sweep is not None
+
+
 def untried_references(state: AgentState) -> list[dict[str, Any]]:
     """The reference kernels no attempt of the run came from yet."""
     tried = {a.origin for a in state.get("attempts", [])}
@@ -443,6 +423,7 @@ class OfflinePolicy:
     repairs = False  # a different reference is a fresh start, not a fix of the failed kernel
     writes_tests = False
     trusted_code = True  # knowledge-base kernels and generated ones, with tunables set
+    uses_counters = False  # the search ranks configurations by time; no counter is read
 
     def references(
         self, ctx: RunContext, kernel_hits: list[dict[str, Any]]
@@ -505,7 +486,9 @@ class OfflinePolicy:
         return rule_reflection(target)
 
     def optimize(self, ctx: RunContext, state: AgentState, best: Attempt) -> Proposal:
-        """The next configuration of the coordinate search over the incumbent's tunables."""
+        """The next configuration of the incumbent's tunables: the sweep's next finalist when a
+        sweep of this lineage could be measured (run on the first call, agent.sweep), else the
+        next step of the coordinate search."""
         ref = next((r for r in state.get("references", []) if r["id"] == best.origin), None)
         space = ref["tunables"] if ref else {}
         code = ctx.run.read_code(best)
@@ -514,6 +497,156 @@ class OfflinePolicy:
         tried = [
             a.tunables for a in state.get("attempts", []) if a.origin == best.origin and a.tunables
         ]
+        sweeps = dict(state.get("sweeps") or {})
+        if space and ctx.config.sweep and best.origin not in sweeps and can_sweep(ctx):
+            sweeps[best.origin] = self._sweep(ctx, best, code, space, current, tried)
+        record = sweeps.get(best.origin)
+        updates = {"sweeps": sweeps} if sweeps != (state.get("sweeps") or {}) else {}
+        if record is not None and record["measured"]:
+            return self._finalist(ctx, best, code, current, tried, record, sweeps)
+        proposal = self._coordinate(ctx, state, best, code, space, current, tried)
+        proposal.updates = {**proposal.updates, **updates}
+        return proposal
+
+    def _sweep(
+        self,
+        ctx: RunContext,
+        best: Attempt,
+        code: str,
+        space: dict[str, list[Any]],
+        current: dict[str, Any],
+        tried: list[dict[str, Any]],
+    ) -> dict[str, Any]:
+        """One sweep over the incumbent's configurations: enumerated and pruned here, ranked
+        in one GPU worker (or by the scripted_sweep seam); its record for the state, and its
+        `sweep` event."""
+        from agents.core.measure import sweep_configs
+
+        cfg = ctx.config
+        found = enumerate_configs(
+            current,
+            space,
+            tried,
+            max_configs=cfg.sweep_max_configs,
+            dtype=ctx.task.dtype,
+            seed=ctx.task.id,
+        )
+        entry = ctx.task.entry_point
+        sources = [
+            set_tunables(code, entry, {k: v for k, v in c.items() if current.get(k) != v})
+            for c in found.configs
+        ]
+        ctx.progress.note(
+            f"offline policy: sweeping {len(found.configs)} configuration(s) of attempt {best.id} "
+            f"({found.how}; {found.product} in the space, {len(found.pruned)} pruned, "
+            f"{found.already_tried} already tried)"
+        )
+        swept = sweep_configs(ctx, best.id, sources, found.configs)
+        record = sweep_record(swept, found, incumbent_id=best.id, finalists=cfg.sweep_finalists)
+        per_minute = (
+            round(60.0 * len(found.configs) / swept.seconds, 1) if swept.seconds > 0 else None
+        )
+        ctx.event(
+            "sweep",
+            incumbent=best.id,
+            measured=record["measured"],
+            reason=record["reason"],
+            scripted=record["scripted"],
+            configs=record["configs"],
+            failed=record["failed"],
+            pruned=record["pruned"],
+            pruned_examples=[{"config": c, "why": why} for c, why in found.pruned[:3]],
+            already_tried=record["already_tried"],
+            product=record["product"],
+            how=record["how"],
+            seconds=record["seconds"],
+            configs_per_minute=per_minute,
+            compile_note=swept.compile_note,
+            incumbent_us=record["baseline_us"],
+            top=record["ranked"][:5],
+            failures=[{"config": e.config, "error": e.error} for e in swept.failed[:5]],
+        )
+        if record["measured"]:
+            best_entry = record["ranked"][0]
+            said = (
+                f"sweep: {record['configs']} configuration(s) in {record['seconds']:.1f} s, "
+                f"{record['failed']} failed; fastest {best_entry['score_us']:.2f} us "
+                f"({best_entry['config']})"
+            )
+            if record["baseline_us"] is not None:
+                said += f", the incumbent's own {record['baseline_us']:.2f} us"
+            ctx.progress.note(said + (" [scripted]" if record["scripted"] else ""))
+        else:
+            ctx.progress.note(
+                f"sweep: {record['reason']}; coordinate search instead", style="yellow"
+            )
+        return record
+
+    def _finalist(
+        self,
+        ctx: RunContext,
+        best: Attempt,
+        code: str,
+        current: dict[str, Any],
+        tried: list[dict[str, Any]],
+        record: dict[str, Any],
+        sweeps: dict[str, dict[str, Any]],
+    ) -> Proposal:
+        """The sweep's next finalist as a proposal, or the run's stop when there is none."""
+        config, rank, why = next_finalist(record, tried)
+        if config is None:
+            reason = f"{why}; the incumbent is attempt {best.id} ({current})"
+            logged = {"incumbent": best.id, "configuration": current}
+            return Proposal(
+                code=None, note=reason, logged=logged, stop=reason, updates={"sweeps": sweeps}
+            )
+        record = {**record, "proposed": [*record["proposed"], config]}
+        sweeps = {**sweeps, best.origin: record}
+        changed = {k: v for k, v in config.items() if current.get(k) != v}
+        change = ", ".join(f"{k}: {current[k]} -> {v}" for k, v in changed.items())
+        score = next(e["score_us"] for e in record["ranked"] if e["config"] == config)
+        baseline = record["baseline_us"]
+        gain = baseline / score - 1.0 if baseline else None
+        n = len(record["proposed"])
+        where = f"sweep finalist {n} of at most {record['finalists']}, rank {rank} of {record['configs']}"
+        timed = f"{score:.2f} us in the sweep" + (
+            f" against the incumbent's own {baseline:.2f} us" if baseline else ""
+        )
+        prompt = (
+            f"# offline policy: sweep finalist\n\nIncumbent attempt {best.id} with {current}.\n"
+            f"The sweep ranked {record['configs']} configurations ({record['how']}); "
+            f"this is {where}: {timed}.\n\nTry {change}.\n"
+        )
+        return Proposal(
+            code=set_tunables(code, ctx.task.entry_point, changed),
+            prompt=prompt,
+            change=change,
+            predicted_gain=gain,
+            provenance=optimized_from(best, OPTIMIZER, change),
+            tunables=config,
+            logged={
+                "change": change,
+                "predicted_gain": gain,
+                "note": f"{where}: {timed} (a ranking in one process; the judge and the "
+                "re-measurement decide)",
+                "scripted": record["scripted"],
+            },
+            said=f"optimizer (sweep, {where}): {change}",
+            updates={"sweeps": sweeps},
+        )
+
+    def _coordinate(
+        self,
+        ctx: RunContext,
+        state: AgentState,
+        best: Attempt,
+        code: str,
+        space: dict[str, list[Any]],
+        current: dict[str, Any],
+        tried: list[dict[str, Any]],
+    ) -> Proposal:
+        """The next configuration of the coordinate search over the incumbent's tunables."""
+        entry = ctx.task.entry_point
         config = next_config(current, space, tried) if space else None
         if config is None:
             reason = (

@@ -4,8 +4,8 @@
         verdicts = executor.map([EvalRequest.for_task(task, src, config) for src in sources])
 
 `submit(request)` returns a `concurrent.futures.Future` of the request's `Verdict` (of a
-`RemeasureRequest`: its `Remeasure`, measured where the executor times candidates, so a
-re-measurement never overlaps a judge's timing on a GPU); `map` submits a batch and returns its
+`RemeasureRequest`: its `Remeasure`; of a `SweepRequest`: its `Sweep`; both measured where the
+executor times candidates, so they never overlap a judge's timing on a GPU); `map` submits a batch and returns its
 results in the batch's order; `close` ends the executor's workers.
 `slots` is how many requests it can usefully hold at once (a caller that may stop early, such as
 the agent with `first_success`, keeps no more than that in flight).
@@ -24,7 +24,7 @@ from concurrent.futures import Future
 from types import TracebackType
 from typing import Any
 
-from benchmarks.executor.request import EvalRequest, RemeasureRequest, run_request
+from benchmarks.executor.request import Request, run_request
 
 
 class Executor(ABC):
@@ -34,11 +34,11 @@ class Executor(ABC):
     slots: int = 1
 
     @abstractmethod
-    def submit(self, request: EvalRequest | RemeasureRequest) -> Future:
-        """Start judging `request`; a future of its Verdict, or of its Remeasure (its exception:
-        ExecutorError)."""
+    def submit(self, request: Request) -> Future:
+        """Start judging `request`; a future of its Verdict, its Remeasure or its Sweep (its
+        exception: ExecutorError)."""
 
-    def map(self, requests: Iterable[EvalRequest | RemeasureRequest]) -> list[Any]:
+    def map(self, requests: Iterable[Request]) -> list[Any]:
         """The results of `requests`, in their order."""
         futures = [self.submit(r) for r in requests]
         return [f.result() for f in futures]
@@ -69,7 +69,7 @@ class InlineExecutor(Executor):
     kind = "inline"
     slots = 1
 
-    def submit(self, request: EvalRequest | RemeasureRequest) -> Future:
+    def submit(self, request: Request) -> Future:
         future: Future = Future()
         future.set_running_or_notify_cancel()
         try:

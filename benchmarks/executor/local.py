@@ -15,6 +15,11 @@ its loaded tasks, its baseline cache and device fingerprint stay between candida
 GPU means two timings never share a GPU. On the CPU there are `lanes` of them (the Triton
 interpreter runs on the CPU, so more lanes than cores only slow each other down).
 
+A re-measurement and a sweep (`SweepRequest`: many configurations of one kernel timed in one
+worker, for a ranking) are GPU work and go to a lane like a candidate, so they never overlap
+another timing. A sweep's CPU stage compiles its configurations ahead, dealt over the compile
+workers (one sandboxed process per chunk), and its worker is seeded with the union.
+
 A lane whose process dies while judging (killed, out of memory), or that finds its CUDA context
 broken after an evaluation (a `torch.cuda.synchronize()` that raises), is replaced by a fresh
 process; a request it was judging is judged once more on the fresh one. A request that fails a
@@ -23,7 +28,6 @@ second time fails its future with an ExecutorError.
 
 from __future__ import annotations
 
-import dataclasses
 import multiprocessing as mp
 import os
 import queue
@@ -37,11 +41,20 @@ from multiprocessing.connection import Connection, wait
 from typing import Any
 
 from benchmarks.executor.base import Executor
-from benchmarks.executor.precompile import Precompiled, precompile, seed_folder
+from benchmarks.executor.precompile import (
+    Precompiled,
+    merged,
+    precompile,
+    precompile_sweep,
+    seed_folder,
+    seeded,
+    sweep_chunks,
+)
 from benchmarks.executor.request import (
-    EvalRequest,
     ExecutorError,
     RemeasureRequest,
+    Request,
+    SweepRequest,
     run_request,
 )
 
@@ -127,18 +140,23 @@ def _healthy(device: str) -> bool:
         return False
 
 
-def _label(request: EvalRequest | RemeasureRequest) -> str:
-    if isinstance(request, RemeasureRequest):
+def _label(request: Request) -> str:
+    if isinstance(request, RemeasureRequest | SweepRequest):
         return request.label
     return request.label or request.candidate
 
 
-def parse_answer(request: EvalRequest | RemeasureRequest, body: str) -> Any:
-    """A lane's answer as its record: a Verdict, or a Remeasure for a re-measurement."""
+def parse_answer(request: Request, body: str) -> Any:
+    """A lane's answer as its record: a Verdict, a Remeasure for a re-measurement, a Sweep for
+    a sweep."""
     if isinstance(request, RemeasureRequest):
         from benchmarks.harness.remeasure import Remeasure
 
         return Remeasure.model_validate_json(body)
+    if isinstance(request, SweepRequest):
+        from benchmarks.harness.sweep import Sweep
+
+        return Sweep.model_validate_json(body)
     from benchmarks.verdict import Verdict
 
     return Verdict.model_validate_json(body)
@@ -146,7 +164,7 @@ def parse_answer(request: EvalRequest | RemeasureRequest, body: str) -> Any:
 
 @dataclass
 class _Job:
-    request: EvalRequest | RemeasureRequest
+    request: Request
     future: Future
     precompiled: Precompiled | None = None
 
@@ -210,7 +228,7 @@ class _Lane:
     def _where(self) -> str:
         return f" (GPU {self.gpu})" if self.gpu is not None else ""
 
-    def _ask(self, request: EvalRequest | RemeasureRequest) -> tuple[str, str, str, bool]:
+    def _ask(self, request: Request) -> tuple[str, str, str, bool]:
         assert self.conn is not None
         try:
             self.conn.send(request)
@@ -246,9 +264,7 @@ class _Lane:
         from benchmarks.harness.child import default_root
 
         seed = seed_folder(job.precompiled, default_root())
-        if seed is not None and isinstance(job.request, EvalRequest):
-            config = dataclasses.replace(job.request.config, triton_cache_seed=str(seed))
-            job.request = dataclasses.replace(job.request, config=config)
+        job.request = seeded(job.request, seed, job.precompiled)
         try:
             self._judge_once_more_if_lost(job)
         finally:
@@ -341,11 +357,13 @@ class LocalExecutor(Executor):
             if lane.current is not None and lane.proc is not None
         }
 
-    def submit(self, request: EvalRequest | RemeasureRequest) -> Future:
+    def submit(self, request: Request) -> Future:
         if self.closing:
             raise ExecutorError("the executor is closed")
         job = _Job(request.portable(), Future())
-        if self._pool is None or isinstance(request, RemeasureRequest):
+        if isinstance(job.request, SweepRequest) and self._pool is not None and self.target:
+            self._stage_sweep(job, job.request)
+        elif self._pool is None or isinstance(request, RemeasureRequest | SweepRequest):
             self.ready.put(job)
         else:
             stage = self._pool.submit(precompile, job.request, self.target)
@@ -357,6 +375,28 @@ class LocalExecutor(Executor):
         if not done.cancelled() and done.exception() is None:
             job.precompiled = done.result()
         self.ready.put(job)
+
+    def _stage_sweep(self, job: _Job, request: SweepRequest) -> None:
+        """A sweep's CPU stage: its configurations dealt to the compile workers, each chunk
+        compiled in one sandboxed process; once every chunk is done, the union of their caches
+        goes with the sweep to a lane (a chunk that failed only leaves more to compile there)."""
+        assert self._pool is not None
+        chunks = sweep_chunks(len(request.sources), self._pool._max_workers)  # noqa: SLF001
+        stages = [self._pool.submit(precompile_sweep, request, self.target, c) for c in chunks]
+        left = [len(stages)]
+        lock = threading.Lock()
+
+        def one_done(_: Future) -> None:
+            with lock:
+                left[0] -= 1
+                if left[0]:
+                    return
+            parts = [f.result() for f in stages if not f.cancelled() and f.exception() is None]
+            job.precompiled = merged(parts) if parts else None
+            self.ready.put(job)
+
+        for stage in stages:
+            stage.add_done_callback(one_done)
 
     def close(self) -> None:
         if self.closing:

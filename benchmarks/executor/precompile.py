@@ -28,8 +28,10 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
-from benchmarks.executor.request import EvalRequest, load_request_task
+from benchmarks.executor.request import EvalRequest, SweepRequest, load_request_task
+from benchmarks.harness.judge_config import JudgeConfig
 from benchmarks.task import Task
 
 WARM_TIMEOUT_S = 180.0
@@ -79,10 +81,25 @@ def compile_ahead(
 ) -> tuple[dict[str, bytes], str]:
     """The Triton cache `benchmarks.executor.warm_compile` fills for this candidate (as
     relative path -> bytes), and a note saying what happened."""
+    return compile_sources([request.source], request.config, task, target, timeout_s)
+
+
+def compile_sources(
+    sources: list[str],
+    config: JudgeConfig,
+    task: Task,
+    target: tuple[int, int],
+    timeout_s: float = WARM_TIMEOUT_S,
+    *,
+    keep_partial: bool = False,
+) -> tuple[dict[str, bytes], str]:
+    """The Triton cache one sandboxed CPU process (`benchmarks.executor.warm_compile`) fills by
+    compiling the kernels of every source in `sources` for `target`, and a note. `keep_partial`:
+    a process that runs past `timeout_s` still hands over what it compiled (the cache writes
+    each file whole), else nothing."""
     from benchmarks.harness import integrity, sandbox
     from benchmarks.harness.child import default_root
 
-    config = request.config
     refused = sandbox.refusal(trusted=config.trusted, allow_unisolated=config.allow_unisolated)
     if refused:
         return {}, f"not compiled ahead: {refused}"
@@ -90,7 +107,11 @@ def compile_ahead(
     try:
         (folder / "inputs").mkdir()
         staged = integrity.stage(task, folder)
-        (folder / "candidate.py").write_text(request.source, encoding="utf-8")
+        paths = []
+        for i, source in enumerate(sources):
+            path = folder / ("candidate.py" if len(sources) == 1 else f"candidate_{i}.py")
+            path.write_text(source, encoding="utf-8")
+            paths.append(str(path))
         shapes = [
             dict(s.dims)
             for s in task.shapes_for("cuda")
@@ -99,7 +120,7 @@ def compile_ahead(
         spec = {
             "task_path": str(staged),
             "task_id": task.id,
-            "candidate_path": str(folder / "candidate.py"),
+            "candidate_paths": paths,
             "shapes": shapes,
             "arch": target[0] * 10 + target[1],
             "warp_size": 32,
@@ -111,6 +132,7 @@ def compile_ahead(
         # the cache in the bound folder (not the sandbox's private tmpfs), where the host reads it
         cache = folder / ".triton" / "cache"
         env = {**launch.env, "CUDA_VISIBLE_DEVICES": "", "TRITON_CACHE_DIR": str(cache)}
+        late = ""
         with open(folder / "warm.log", "wb") as log:
             proc = subprocess.Popen(
                 launch.argv,
@@ -127,10 +149,12 @@ def compile_ahead(
             except subprocess.TimeoutExpired:
                 os.killpg(proc.pid, signal.SIGKILL)
                 proc.wait()
-                return {}, f"not compiled ahead: ran past {timeout_s:.0f} s"
+                if not keep_partial:
+                    return {}, f"not compiled ahead: ran past {timeout_s:.0f} s"
+                late = f"stopped after {timeout_s:.0f} s; "
         files, why = _collect(cache)
         outcomes = _outcomes(folder)
-        return files, why or f"compiled ahead: {len(files)} cache file(s); calls: {outcomes}"
+        return files, why or f"compiled ahead: {late}{len(files)} cache file(s); calls: {outcomes}"
     finally:
         shutil.rmtree(folder, ignore_errors=True)
 
@@ -173,3 +197,70 @@ def seed_folder(staged: Precompiled | None, root: Path) -> Path | None:
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_bytes(data)
     return folder
+
+
+# --------------------------------------------------------------------------------------------
+# a sweep's CPU stage: every configuration compiled ahead, its worker seeded with the union
+# --------------------------------------------------------------------------------------------
+
+
+def sweep_chunks(count: int, workers: int) -> list[list[int]]:
+    """The indices 0..count-1 dealt round-robin into at most `workers` non-empty chunks, one
+    sandboxed compile process each."""
+    n = max(1, min(workers, count))
+    return [list(range(k, count, n)) for k in range(n) if k < count]
+
+
+def precompile_sweep(
+    request: SweepRequest, target: tuple[int, int] | None, indices: list[int]
+) -> Precompiled:
+    """The CPU stage of a sweep for the sources at `indices`: their kernels compiled for
+    `target` in ONE sandboxed CPU process. Sources the static check rejects are not run here
+    (the sweep drops them itself, with the message)."""
+    from benchmarks.harness.static_check import check_task_candidate
+
+    t0 = time.perf_counter()
+    if target is None:
+        return Precompiled(True, compile_note="not compiled ahead: no GPU target")
+    task = load_request_task(request.base)
+    sources = [
+        request.sources[i]
+        for i in indices
+        if check_task_candidate(request.sources[i], task, filename=f"cfg_{i}.py").ok
+    ]
+    if not sources:
+        return Precompiled(True, compile_note="not compiled ahead: the static check failed")
+    files, note = compile_sources(
+        sources, request.base.config, task, target, WARM_TIMEOUT_S, keep_partial=True
+    )
+    return Precompiled(True, "", time.perf_counter() - t0, files, note)
+
+
+def merged(parts: list[Precompiled]) -> Precompiled:
+    """The chunks of a sweep's CPU stage as one: the union of their Triton caches. One worker
+    then holds every configuration's kernels: the configurations are variants of ONE kernel
+    (the same source but for its tunables), so no candidate's cache reaches another's."""
+    files: dict[str, bytes] = {}
+    for part in parts:
+        files.update(part.triton_files)
+    notes = "; ".join(f"chunk {k}: {p.compile_note}" for k, p in enumerate(parts))
+    seconds = max((p.seconds for p in parts), default=0.0)
+    return Precompiled(True, "", seconds, files, f"{len(parts)} compile process(es): {notes}")
+
+
+def seeded(request: Any, seed: Path | None, staged: Precompiled | None) -> Any:
+    """`request` told where the Triton cache its CPU stage compiled lies (`seed`, from
+    `seed_folder`), and, for a sweep, what that stage did."""
+    import dataclasses
+
+    if isinstance(request, SweepRequest):
+        note = staged.compile_note if staged is not None else ""
+        base = request.base
+        if seed is not None:
+            config = dataclasses.replace(base.config, triton_cache_seed=str(seed))
+            base = dataclasses.replace(base, config=config)
+        return dataclasses.replace(request, base=base, compile_note=note)
+    if seed is not None and isinstance(request, EvalRequest):
+        config = dataclasses.replace(request.config, triton_cache_seed=str(seed))
+        return dataclasses.replace(request, config=config)
+    return request

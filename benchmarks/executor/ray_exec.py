@@ -12,7 +12,9 @@ warm. A request carries its task's files, so a node whose checkout lacks (or dif
 task file still judges the right one. A task whose worker process or node is lost is run again
 by Ray (`max_retries`); a candidate's own faults never raise (they are verdicts), so only the
 machinery's failures are retried. A re-measurement (`RemeasureRequest`) is one GPU task of its
-own, so it never shares a GPU with a judge's timing either.
+own, so it never shares a GPU with a judge's timing either; so is a sweep (`SweepRequest`), after
+its CPU stage's chunks (its configurations compiled ahead, a CPU task per chunk), whose caches'
+union seeds its worker.
 
 Every node needs kernforge installed (the same version as the caller: the verdicts are its
 code's). Ray is an optional dependency (`pip install 'kernforge[ray]'`), imported only here.
@@ -27,13 +29,24 @@ from typing import Any
 
 from benchmarks.executor.base import Executor
 from benchmarks.executor.local import gpu_arch, parse_answer
-from benchmarks.executor.precompile import Precompiled, precompile, seed_folder
+from benchmarks.executor.precompile import (
+    Precompiled,
+    merged,
+    precompile,
+    precompile_sweep,
+    seed_folder,
+    seeded,
+    sweep_chunks,
+)
 from benchmarks.executor.request import (
     EvalRequest,
     ExecutorError,
     RemeasureRequest,
+    Request,
+    SweepRequest,
     judge_request,
     measure_request,
+    sweep_request,
 )
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -72,6 +85,22 @@ def judge_on_ray(request: EvalRequest, staged: Precompiled | None) -> str:
 def measure_on_ray(request: RemeasureRequest) -> str:
     """The Ray task that re-measures a candidate against the incumbent; the Remeasure as JSON."""
     return measure_request(request).model_dump_json()
+
+
+def sweep_on_ray(request: SweepRequest, *staged: Precompiled) -> str:
+    """The Ray task that times a sweep's configurations (after its CPU stage's chunks, `staged`,
+    whose caches' union is handed to its worker); the Sweep as JSON."""
+    import shutil
+
+    from benchmarks.harness.child import default_root
+
+    union = merged(list(staged)) if staged else None
+    seed = seed_folder(union, default_root())
+    try:
+        return sweep_request(seeded(request, seed, union)).model_dump_json()
+    finally:
+        if seed is not None:
+            shutil.rmtree(seed, ignore_errors=True)
 
 
 class RayExecutor(Executor):
@@ -117,8 +146,12 @@ class RayExecutor(Executor):
         self._stage = ray.remote(num_cpus=1, max_retries=max_retries)(precompile)
         self._judge = ray.remote(num_cpus=1, max_retries=max_retries, **gpu)(judge_on_ray)
         self._measure = ray.remote(num_cpus=1, max_retries=max_retries, **gpu)(measure_on_ray)
+        self._stage_sweep = ray.remote(num_cpus=1, max_retries=max_retries)(precompile_sweep)
+        self._sweep = ray.remote(num_cpus=1, max_retries=max_retries, **gpu)(sweep_on_ray)
         resources = ray.cluster_resources()
         self.slots = max(1, int(resources.get("GPU" if device == "cuda" else "CPU", 1)))
+        # a sweep's CPU stage is dealt over this many compile tasks (the cluster's CPUs)
+        self.compile_slots = max(1, int(resources.get("CPU", 1)))
         if device == "cuda" and not resources.get("GPU"):
             raise ExecutorError(
                 "ray executor: CUDA was asked for, but the Ray cluster offers no GPU "
@@ -133,10 +166,16 @@ class RayExecutor(Executor):
         """The address other processes may join this Ray at (its GCS address)."""
         return str(self._ray.get_runtime_context().gcs_address)
 
-    def submit(self, request: EvalRequest | RemeasureRequest) -> Future:
+    def submit(self, request: Request) -> Future:
         portable = request.portable()
         if isinstance(portable, RemeasureRequest):
             ref = self._measure.remote(portable)
+            what = portable.label
+        elif isinstance(portable, SweepRequest):
+            # the CPU stage in chunks, one Ray task each (one CPU), then one GPU task
+            chunks = sweep_chunks(len(portable.sources), self.compile_slots) if self.target else []
+            staged = [self._stage_sweep.remote(portable, self.target, c) for c in chunks]
+            ref = self._sweep.remote(portable, *staged)
             what = portable.label
         else:
             ref = self._judge.remote(portable, self._stage.remote(portable, self.target))

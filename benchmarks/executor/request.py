@@ -163,10 +163,59 @@ def measure_request(request: RemeasureRequest) -> Any:
     )
 
 
-def run_request(request: EvalRequest | RemeasureRequest) -> Any:
-    """The verdict of an EvalRequest, or the Remeasure of a RemeasureRequest."""
+@dataclass(frozen=True)
+class SweepRequest:
+    """Many configurations of one kernel timed in one GPU worker, for a ranking
+    (`benchmarks.harness.sweep.sweep`): `base` names the task, the device, the input seed and
+    whether the code is the project's own (`config.trusted`); its source is the incumbent's (the
+    label names it). `sources[i]` is the kernel with `configs[i]` set. It is GPU work, so an
+    executor runs it where it times candidates: never beside another timing. An executor with
+    CPU workers compiles every source's kernels ahead and seeds the sweep's worker with them
+    (`base.config.triton_cache_seed`, `compile_note`)."""
+
+    base: EvalRequest
+    sources: list[str]
+    configs: list[dict[str, Any]]
+    timeout_s: float = 600.0
+    compile_note: str = ""  # what the executor's CPU stage compiled ahead (set by the executor)
+
+    @property
+    def label(self) -> str:
+        return f"sweep of {len(self.sources)} configurations of {self.base.label or self.base.candidate}"
+
+    def portable(self) -> SweepRequest:
+        return dataclasses.replace(self, base=self.base.portable())
+
+
+def sweep_request(request: SweepRequest) -> Any:
+    """The `Sweep` of one request, measured in this process's workers."""
+    from benchmarks.harness.sweep import sweep
+
+    config = request.base.config
+    return sweep(
+        load_request_task(request.base),
+        list(request.sources),
+        [dict(c) for c in request.configs],
+        device=config.device,
+        seed=config.seed,
+        timeout_s=request.timeout_s,
+        trusted=config.trusted,
+        allow_unisolated=config.allow_unisolated,
+        triton_cache_seed=config.triton_cache_seed,
+        compile_note=request.compile_note,
+    )
+
+
+Request = EvalRequest | RemeasureRequest | SweepRequest
+
+
+def run_request(request: Request) -> Any:
+    """The verdict of an EvalRequest, the Remeasure of a RemeasureRequest, or the Sweep of a
+    SweepRequest."""
     if isinstance(request, RemeasureRequest):
         return measure_request(request)
+    if isinstance(request, SweepRequest):
+        return sweep_request(request)
     return judge_request(request)
 
 

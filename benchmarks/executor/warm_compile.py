@@ -7,13 +7,15 @@ program does that part in a CPU worker while the GPU judges another candidate. I
 same sandbox as a candidate's worker, but as a CPU worker: no GPU device node is visible, so the
 candidate's code (which runs here) cannot reach the GPU, let alone disturb a timing on it.
 
-It imports the candidate and calls its entry point once per GPU shape on inputs made on the CPU,
+It imports the candidate (each of several: a sweep's configurations, variants of one kernel,
+share one such process) and calls its entry point once per GPU shape on inputs made on the CPU,
 with Triton told that the current device is a GPU of the judging machine's architecture
 (`FOLDER/warm.json`: arch, warp size) and with every kernel launch turned into a compile
 (`JITFunction.run(..., warmup=True)`; an autotuner compiles each of its configs, timing none).
 The compiled kernels land in Triton's cache in `FOLDER/.triton/cache`; the executor hands that
 cache to this same candidate's judge, whose worker then finds its kernels compiled. The cache is
-never given to another candidate. Nothing here decides anything: a call that fails (garbage
+never given to another candidate (a sweep's worker gets the union of its configurations' caches:
+variants of one kernel, timed for a ranking in one process anyway). Nothing here decides anything: a call that fails (garbage
 values where a launch would have written, a query of a GPU that is not there) only means fewer
 kernels compiled ahead, and the judge compiles the rest itself.
 """
@@ -78,20 +80,31 @@ def main(argv: list[str]) -> int:
     import torch
 
     compile_only(int(spec["arch"]), int(spec["warp_size"]))
-    from benchmarks.harness.worker import load_module
     from benchmarks.loading import load_task_file
 
     task = next(t for t in load_task_file(spec["task_path"]) if t.id == spec["task_id"])
-    outcomes = []
+    outcomes: list[str] = []
+    paths = spec["candidate_paths"]
+    for n, path in enumerate(paths):
+        name = "kernforge_candidate" if len(paths) == 1 else f"kernforge_candidate_{n}"
+        outcomes += _compile_one(task, path, name, spec["shapes"], torch)
+        # written after each source: a process stopped for time still says what it did
+        (folder / "warm_result.json").write_text(json.dumps(outcomes), encoding="utf-8")
+    return 0
+
+
+def _compile_one(task: Any, path: str, name: str, shapes: list[dict], torch: Any) -> list[str]:
+    """Import the candidate at `path` as module `name` and call it once per shape (every launch
+    a compile); what each step did."""
+    from benchmarks.harness.worker import load_module
+
     try:
-        entry = getattr(
-            load_module(spec["candidate_path"], "kernforge_candidate"), task.entry_point
-        )
+        entry = getattr(load_module(path, name), task.entry_point)
     except BaseException as exc:  # noqa: BLE001 - the judge reports import errors, not this
-        outcomes.append(f"import: {type(exc).__name__}: {str(exc)[:200]}")
-        entry = None
+        return [f"import: {type(exc).__name__}: {str(exc)[:200]}"]
+    outcomes = []
     gen = torch.Generator()
-    for dims in spec["shapes"] if entry is not None else []:
+    for dims in shapes:
         try:
             gen.manual_seed(0)
             args = task.make_inputs(dims, "standard", gen)
@@ -100,8 +113,7 @@ def main(argv: list[str]) -> int:
             outcomes.append("compiled")
         except BaseException as exc:  # noqa: BLE001 - fewer kernels compiled ahead, nothing more
             outcomes.append(f"{type(exc).__name__}: {str(exc)[:200]}")
-    (folder / "warm_result.json").write_text(json.dumps(outcomes), encoding="utf-8")
-    return 0
+    return outcomes
 
 
 if __name__ == "__main__":

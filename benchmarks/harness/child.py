@@ -399,18 +399,25 @@ def run_job(
     root: Path | None = None,
     files: dict[str, str] | None = None,
     isolate: bool | None = None,
+    triton_cache_seed: str = "",
 ) -> Result:
     """Run one trusted or measurement job to completion in a fresh child; its result, an error
     result when it timed out, died or wrote a malformed result. `files` are written into the
-    child's folder first (name -> text); "{folder}" in the job's strings is replaced by its path.
-    `isolate` (default: by job) runs it sandboxed: every job but "baseline" (the task's own
-    reference, trusted) imports candidate code."""
+    child's folder first (name -> text); "{folder}" in the job's strings (and lists of strings)
+    is replaced by its path. `isolate` (default: by job) runs it sandboxed: every job but
+    "baseline" (the task's own reference, trusted) imports candidate code. `triton_cache_seed`:
+    a folder of Triton cache files compiled ahead for this job's kernels, copied where the
+    worker takes them into its own cache (as the judge seeds a candidate's)."""
     if isolate is None:
         isolate = job.kind != "baseline"
     child = acquire(device, root or default_root(), prewarm=False, isolate=isolate)
     cls = result_type(job)
     try:
         job = dataclasses.replace(job, task_path=child.stage(job.task_path))
+        if triton_cache_seed and Path(triton_cache_seed).is_dir():
+            shutil.copytree(
+                triton_cache_seed, child.folder / ".triton" / "cache", dirs_exist_ok=True
+            )
         for name, text in (files or {}).items():
             (child.folder / name).write_text(text)
         job = _in_folder(job, child.folder)
@@ -451,12 +458,16 @@ def _wait_watched(child: Child, timeout_s: float, watched: bool) -> str | None:
 
 
 def _in_folder(job: Job, folder: Path) -> Job:
-    """`job` with "{folder}" in its string fields replaced by `folder`."""
-    changes = {
-        f.name: value.replace("{folder}", str(folder))
-        for f in dataclasses.fields(job)
-        if isinstance(value := getattr(job, f.name), str)
-    }
+    """`job` with "{folder}" in its string fields, and in its lists of strings, replaced by
+    `folder`."""
+    where = str(folder)
+    changes: dict[str, object] = {}
+    for f in dataclasses.fields(job):
+        value = getattr(job, f.name)
+        if isinstance(value, str):
+            changes[f.name] = value.replace("{folder}", where)
+        elif isinstance(value, list) and value and all(isinstance(v, str) for v in value):
+            changes[f.name] = [v.replace("{folder}", where) for v in value]
     return dataclasses.replace(job, **changes)
 
 

@@ -17,6 +17,13 @@ if TYPE_CHECKING:
 # Rounds of incumbent/candidate/candidate/incumbent timing in benchmarks.harness.remeasure.interleaved.
 REMEASURE_ROUNDS = 2
 
+# A sweep (benchmarks.harness.sweep) times each configuration briefly, for a ranking only (its
+# finalists go through the judge and the interleaved re-measurement): milliseconds of warm-up and
+# of timed calls per shape (`profiling.time_cuda`), and at most this many timed calls.
+SWEEP_WARMUP_MS = 5.0
+SWEEP_REP_MS = 20.0
+SWEEP_MAX_REPS = 100
+
 
 @dataclass
 class JudgeConfig:

@@ -1,6 +1,7 @@
 """The judge <-> worker protocol: every message between the two processes, defined once.
 
-    judge -> worker   request.json     one job: CandidateJob | BaselineJob | RemeasureJob
+    judge -> worker   request.json     one job: CandidateJob | BaselineJob | RemeasureJob |
+                                       SweepJob
                                        (its kind under the key "job"; a candidate job's input
                                        seed is not in it)
                       inputs.json      InputsMessage: the candidate job's input seed, written
@@ -10,7 +11,8 @@
                                        (its kind under the key "event", its clock under "t")
                       trial_<n>.json   one trial's outputs (format: benchmarks/harness/transport.py)
                       result.json      the job's result: CandidateResult | BaselineResult |
-                                       RemeasureResult (which one follows from the job)
+                                       RemeasureResult | SweepResult (which one follows from
+                                       the job)
 
 Each message is a dataclass and travels as plain, readable JSON: `dump` writes one, `parse_job`,
 `parse_event` and `parse_result` read one back. A reader checks every field's type, refuses
@@ -169,8 +171,29 @@ class RemeasureJob:
     seed: int
 
 
-Job = CandidateJob | BaselineJob | RemeasureJob
-JOBS: dict[str, type] = {cls.kind: cls for cls in (CandidateJob, BaselineJob, RemeasureJob)}
+@dataclass(frozen=True)
+class SweepJob:
+    """Time many configurations of one kernel, one after another, in this one process (for a
+    ranking only: the process runs candidate code, so nothing it says decides a verdict). Each
+    configuration is called once untimed (compile), its output compared with the reference's on
+    the same inputs, then timed briefly; one that fails is recorded and the next one runs."""
+
+    kind: ClassVar[str] = "sweep"
+    task_path: str
+    dtype: str
+    device: str
+    config_paths: list[str]  # one module per configuration, in the order the result names them
+    shapes: list[ShapeSpec]
+    seed: int
+    warmup_ms: float
+    rep_ms: float
+    max_reps: int
+
+
+Job = CandidateJob | BaselineJob | RemeasureJob | SweepJob
+JOBS: dict[str, type] = {
+    cls.kind: cls for cls in (CandidateJob, BaselineJob, RemeasureJob, SweepJob)
+}
 
 
 # --------------------------------------------------------------------------------------------
@@ -474,11 +497,30 @@ class RemeasureResult(JobResult):
     times: dict[str, dict[str, list[float]]] = field(default_factory=dict)
 
 
-Result = CandidateResult | BaselineResult | RemeasureResult
+@dataclass(frozen=True)
+class SweepTiming:
+    """One configuration of a sweep job: its median time per shape (microseconds), or why it
+    failed ("" when it did not). `index` is its position in the job's `config_paths`."""
+
+    index: int
+    times_us: dict[str, float] = field(default_factory=dict)
+    error: str = ""
+
+
+@dataclass
+class SweepResult(JobResult):
+    """A sweep job's result: one entry per configuration it reached, in order. An error result
+    (the CUDA context broke, say) keeps the entries measured before it."""
+
+    entries: list[SweepTiming] = field(default_factory=list)
+
+
+Result = CandidateResult | BaselineResult | RemeasureResult | SweepResult
 RESULTS: dict[str, type] = {
     CandidateJob.kind: CandidateResult,
     BaselineJob.kind: BaselineResult,
     RemeasureJob.kind: RemeasureResult,
+    SweepJob.kind: SweepResult,
 }
 
 
@@ -497,7 +539,7 @@ def to_dict(message: Any) -> dict[str, Any]:
     body = dataclasses.asdict(message)
     if isinstance(message, Event):
         return {"event": message.kind, **body}
-    if isinstance(message, CandidateJob | BaselineJob | RemeasureJob):
+    if isinstance(message, CandidateJob | BaselineJob | RemeasureJob | SweepJob):
         return {"job": message.kind, **body}
     return body
 

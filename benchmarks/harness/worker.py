@@ -68,6 +68,9 @@ from benchmarks.harness.messages import (
     ShapeTiming,
     StartEvent,
     StreamProfile,
+    SweepJob,
+    SweepResult,
+    SweepTiming,
     Trial,
     TrialEvent,
     dump,
@@ -789,6 +792,222 @@ def _graph_timers(fns: dict[str, Any], args: tuple) -> dict[str, tuple[Any, int]
     return timers
 
 
+# ------------------------------------------------------------------------------------------
+# sweep job: many configurations of one kernel, timed one after another, for a ranking only
+# ------------------------------------------------------------------------------------------
+
+
+def run_sweep(job: SweepJob, folder: Path, progress: _Progress, timer: Any = None) -> SweepResult:
+    """Every configuration of the job in turn: imported, bound per shape, called once outside
+    the clock (compile), its answer compared with the reference's on the same inputs, then timed
+    briefly. A configuration that fails (import, set-up, an exception, a wrong answer, inputs
+    written) is recorded with a one-line reason and the next one runs; a CUDA context that breaks
+    ends the job, keeping what was measured before. Nothing here is believed for a verdict: it
+    all runs in the candidates' process. `timer` replaces `profiling.time_cuda` (tests on the
+    CPU; it takes the call and the job)."""
+    import torch
+
+    task = _load_task(job)
+    graphs = timer is None and job.device == "cuda"  # decode shapes inside CUDA graphs
+    if timer is None:
+        from profiling import time_cuda
+
+        def _gpu_timer(call: Any, job: SweepJob) -> float:
+            return time_cuda(
+                call,
+                warmup_ms=job.warmup_ms,
+                rep_ms=job.rep_ms,
+                max_reps=job.max_reps,
+                device_wide=True,  # a configuration's side streams are timed too
+            ).median_us
+
+        timer = _gpu_timer
+
+    result = SweepResult()
+    shapes = [s for s in job.shapes if s.timed]
+    # every input and every reference answer is made before any configuration is imported
+    gen = torch.Generator(device=job.device)
+    inputs: dict[str, tuple] = {}
+    wants: dict[str, Any] = {}
+    for shape in shapes:
+        gen.manual_seed(trial_seed(job.seed, shape.name, "perf", 0))
+        inputs[shape.name] = task.make_inputs(shape.dims, "standard", gen)
+        wants[shape.name] = _reference_answer(task, shape.dims, inputs[shape.name])
+    for index, path in enumerate(job.config_paths):
+        progress(ImportEvent(which=f"configuration {index}"))
+        entry = _sweep_config(
+            task, job, index, path, shapes, inputs, wants, progress, timer, graphs
+        )
+        result.entries.append(entry)
+        broken = _cuda_broken(job.device) if entry.error else None
+        if broken:
+            kept = sum(1 for e in result.entries if not e.error)
+            result.fail(
+                "crash",
+                f"the CUDA context broke at configuration {index} ({entry.error}): {broken}; "
+                f"the sweep ended there, keeping the {kept} configuration(s) measured before it",
+            )
+            return result
+        if job.device == "cuda":
+            torch.cuda.empty_cache()
+    return result
+
+
+def _reference_answer(task: Any, dims: dict, args: tuple) -> tuple[Any, Any]:
+    """The reference's output on a copy of `args`, and the task's error terms (or None)."""
+    import torch
+
+    from benchmarks.harness.precision import full_precision
+
+    copy = tuple(a.clone() if isinstance(a, torch.Tensor) else a for a in args)
+    with torch.no_grad(), full_precision():
+        return task.reference_for(dims)(*copy), task.error_terms(copy)
+
+
+def _sweep_config(
+    task: Any,
+    job: SweepJob,
+    index: int,
+    path: str,
+    shapes: list[ShapeSpec],
+    inputs: dict[str, tuple],
+    wants: dict[str, Any],
+    progress: _Progress,
+    timer: Any,
+    graphs: bool = False,
+) -> SweepTiming:
+    """One configuration of a sweep: its time per shape, or the first reason it failed. Decode
+    shapes (ShapeSpec.graph) are timed per call inside a CUDA graph, as the judge scores them,
+    where the configuration can be captured."""
+    import torch
+
+    try:
+        entry = getattr(load_module(path, f"kernforge_sweep_{index}"), task.entry_point)
+    except BaseException as exc:  # noqa: BLE001 - a failing configuration is recorded, not fatal
+        return SweepTiming(index=index, error=f"import failed: {_one_line(exc)}")
+    bound = _Bound(task, entry, job.device)
+    times: dict[str, float] = {}
+    for shape in shapes:
+        fn = bound.get(shape.name, shape.dims)
+        if isinstance(fn, _SetupFailure):
+            return SweepTiming(index=index, error=fn.message.splitlines()[0][:300])
+        progress(PerfEvent(shape=shape.name))
+        pristine = inputs[shape.name]
+        args = tuple(a.clone() if isinstance(a, torch.Tensor) else a for a in pristine)
+        try:
+            out = fn(*args)  # compile and autotune outside the clock
+            if job.device == "cuda":
+                torch.cuda.synchronize()
+            wrong = _sweep_mismatch(out, *wants[shape.name], task.tolerance)
+            del out
+            skip = set(task.output_args(shape.dims))
+            written = [
+                i
+                for i, (a, p) in enumerate(zip(args, pristine, strict=True))
+                if isinstance(p, torch.Tensor) and i not in skip and not same_bits(a, p)
+            ]
+            if not wrong and written:
+                wrong = f"it wrote its input(s) {written}"
+            if wrong:
+                return SweepTiming(index=index, error=f"shape {shape.name}: {wrong}")
+            graph = _sweep_graph_time(fn, args, job) if shape.graph and graphs else None
+            times[shape.name] = graph or float(timer(lambda f=fn, a=args: f(*a), job))
+        except BaseException as exc:  # noqa: BLE001
+            return SweepTiming(index=index, error=f"shape {shape.name}: {_one_line(exc)}")
+        finally:
+            del args
+    return SweepTiming(index=index, times_us=times)
+
+
+def _sweep_graph_time(fn: Any, args: tuple, job: SweepJob) -> float | None:
+    """Per-call microseconds of `fn(*args)` inside a CUDA graph (graph_timing.py) with the
+    sweep's short timing budget, or None when it cannot be captured (then timed per call)."""
+    import torch
+
+    from benchmarks.harness.graph_timing import capture, make_copies, replay
+    from profiling import flush_bytes, time_cuda
+
+    try:
+        captured = capture(fn, make_copies(args, flush_bytes(torch.cuda.current_device())))
+        replay(captured)
+        timing = time_cuda(
+            lambda c=captured: replay(c),
+            warmup_ms=job.warmup_ms,
+            rep_ms=job.rep_ms,
+            max_reps=job.max_reps,
+            device_wide=True,
+        )
+        return timing.median_us / captured.calls
+    except Exception:  # noqa: BLE001 - a configuration a graph cannot hold is timed per call
+        torch.cuda.synchronize()
+        return None
+
+
+def _sweep_mismatch(got: Any, want: Any, scale: Any, tolerance: Any) -> str | None:
+    """Why `got` is not the reference's answer `want` within the task's tolerance, or None. A
+    cheap check for ranking (the judge's own comparison runs in the judge, on shipped outputs):
+    types, shapes, dtypes, where the non-finite values are, and closeness."""
+    import torch
+
+    gots = list(got) if isinstance(got, tuple | list) else [got]
+    wants = list(want) if isinstance(want, tuple | list) else [want]
+    scales = list(scale) if isinstance(scale, tuple | list) else [scale] * len(wants)
+    if len(gots) != len(wants):
+        return f"returned {len(gots)} output(s), expected {len(wants)}"
+    for i, (g, w) in enumerate(zip(gots, wants, strict=True)):
+        w = w if isinstance(w, torch.Tensor) else torch.as_tensor(w)
+        if type(g) is not torch.Tensor:
+            return f"output {i} is a {type(g).__name__}, not a tensor"
+        if g.shape != w.shape or g.dtype != w.dtype:
+            return f"output {i} is {g.dtype} {tuple(g.shape)}, expected {w.dtype} {tuple(w.shape)}"
+        a, b = g.detach().double(), w.detach().to(g.device).double()
+        finite = torch.isfinite(b)
+        if not torch.equal(torch.isfinite(a), finite) or not bool(
+            ((a == b) | (torch.isnan(a) & torch.isnan(b)))[~finite].all()
+        ):
+            return f"output {i}: NaN or Inf where the reference has none, or the reverse"
+        a, b = a[finite], b[finite]
+        if not a.numel():
+            continue
+        if tolerance.is_quant:
+            diff = a - b
+            cosine = float(torch.nn.functional.cosine_similarity(a, b, dim=0))
+            rel_l1 = float(diff.abs().sum() / b.abs().sum().clamp_min(1e-30))
+            rmse = float(diff.pow(2).mean().sqrt())
+            if cosine < tolerance.cosine or rel_l1 > tolerance.rel_l1 or rmse > tolerance.rmse:
+                return f"output {i}: cosine {cosine:.5f}, rel L1 {rel_l1:.3g}, RMSE {rmse:.3g} outside the task's contract"
+            continue
+        bound = (tolerance.atol or 0.0) + (tolerance.rtol or 0.0) * b.abs()
+        s = scales[i] if i < len(scales) else None
+        if isinstance(s, torch.Tensor) and tuple(s.shape) == tuple(w.shape) and tolerance.terms:
+            bound = bound + tolerance.terms * s.detach().to(g.device).double()[finite]
+        excess = (a - b).abs() - bound
+        if bool((excess > 0).any()):
+            return f"output {i}: off by up to {float((a - b).abs().max()):.3g} (beyond the task's tolerance)"
+    return None
+
+
+def _one_line(exc: BaseException) -> str:
+    """'Name: first line of the message', cut to a readable length."""
+    text = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {text[0][:300] if text else ''}".rstrip(": ")
+
+
+def _cuda_broken(device: str) -> str | None:
+    """Why this process's CUDA context no longer works (an illegal access is sticky), or None."""
+    if device != "cuda":
+        return None
+    import torch
+
+    try:
+        torch.cuda.synchronize()
+        torch.empty(1, device="cuda").add_(1)
+        torch.cuda.synchronize()
+    except BaseException as exc:  # noqa: BLE001 - a broken context raises anything
+        return _one_line(exc)
+    return None
+
+
 def _warm_up(device: str, folder: Path) -> None:
     """Pay, before any request arrives, the one-time costs of a fresh process that are not the
     candidate's: Triton's driver and launcher set-up (a trusted kernel of our own), the CUDA
@@ -909,6 +1128,9 @@ def _run_job(req_path: Path, folder: Path, progress: _Progress) -> JobResult:
             return run_candidate(job, folder, progress)
         if isinstance(job, BaselineJob):
             return run_baseline(job, folder, progress)
+        if isinstance(job, SweepJob):
+            _take_seeded_cache(folder)  # every configuration's kernels, compiled ahead on CPUs
+            return run_sweep(job, folder, progress)
         return run_remeasure(job, folder, progress)
     except BaseException as exc:  # noqa: BLE001 - report, never die silently
         result = result_type(job)()

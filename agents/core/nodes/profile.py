@@ -1,8 +1,9 @@
 """profile: what the optimizer is told about the incumbent's speed.
 
 Always: the judge's roofline numbers per shape (time, roofline time, attainment, launch floor).
-On a GPU with `ncu` (and `profile.ncu` on): an Nsight Compute summary of the incumbent on its
-most important shape (SpeedOfLight, memory workload, occupancy, registers/spills, stall
+On a GPU with `ncu` (and `profile.ncu` on), when the run's policy reads counters
+(`Policy.uses_counters`; where the policy reads none, as the search without a model, ncu is
+skipped, saying why in profile.json and the event): an Nsight Compute summary of the incumbent on its most important shape (SpeedOfLight, memory workload, occupancy, registers/spills, stall
 reasons) condensed by `profiling.ncu.diagnose` into memory-, compute-, latency/occupancy- or
 launch-bound. Where ncu is absent or fails the profile says so and the feedback is timing only;
 without a GPU it says "not measured". Written to attempts/<incumbent>/profile.json.
@@ -20,6 +21,10 @@ from typing import Any
 from agents.core.context import RunContext
 from agents.core.state import AgentState, Attempt, incumbent
 from benchmarks import parse_python
+
+NCU_UNREAD = (
+    "this run's policy reads no hardware counters (its search ranks configurations by time)"
+)
 
 
 def roofline_rows(verdict: dict[str, Any]) -> list[dict[str, Any]]:
@@ -156,6 +161,11 @@ def profile(state: AgentState, ctx: RunContext) -> dict[str, Any]:
     elif not ctx.config.ncu:
         result["feedback"] = "timing only"
         result["diagnosis"] = f"{timing_diagnosis(rows)} (Nsight Compute off: profile.ncu = false)"
+    elif not ctx.policy.uses_counters:
+        # ncu costs seconds of GPU per incumbent; spent only where a decision reads it
+        result["feedback"] = "timing only"
+        result["ncu_skipped"] = NCU_UNREAD
+        result["diagnosis"] = f"{timing_diagnosis(rows)} (Nsight Compute skipped: {NCU_UNREAD})"
     else:
         from profiling import ncu_available
 
@@ -199,6 +209,7 @@ def profile(state: AgentState, ctx: RunContext) -> dict[str, Any]:
         feedback=result["feedback"],
         diagnosis=result["diagnosis"],
         ncu=result["ncu"],
+        **({"ncu_skipped": result["ncu_skipped"]} if "ncu_skipped" in result else {}),
     )
     ctx.progress.note(f"profile of attempt {best.id}: {result['diagnosis']}")
     return {
