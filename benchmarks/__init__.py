@@ -53,6 +53,7 @@ _EXPORTS: dict[str, str] = {
     "sweep": "benchmarks.harness.sweep",
     "Sweep": "benchmarks.harness.sweep",
     "SweepEntry": "benchmarks.harness.sweep",
+    "weighted_score": "benchmarks.harness.sweep",
     # benchmarks.harness.sandbox
     "candidate_launch": "benchmarks.harness.sandbox",
     "describe_isolation": "benchmarks.harness.sandbox:describe",

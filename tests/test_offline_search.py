@@ -10,6 +10,8 @@ from types import SimpleNamespace
 
 from agents.offline.search import (
     HOPPER_SMEM_PER_BLOCK,
+    compose_by_phase,
+    decode_tunables,
     enumerate_configs,
     neighbours,
     next_finalist,
@@ -113,7 +115,9 @@ def test_the_pruned_are_counted_and_never_swept() -> None:
 
 def _record(scores: list[tuple[dict, float | None]], finalists: int = 2) -> dict:
     entries = [
-        SimpleNamespace(config=c, score=s, measured=s is not None, error="" if s else "boom")
+        SimpleNamespace(
+            config=c, score=s, times_us={}, measured=s is not None, error="" if s else "boom"
+        )
         for c, s in scores
     ]
     ranked = sorted(entries, key=lambda e: (not e.measured, e.score or 0.0))
@@ -125,6 +129,8 @@ def _record(scores: list[tuple[dict, float | None]], finalists: int = 2) -> dict
         entries=ranked,
         failed=[e for e in ranked if not e.measured],
         entry_for=lambda c: next((e for e in entries if e.config == c), None),
+        shapes=[],
+        weights=[],
     )
     found = SimpleNamespace(
         configs=[c for c, _ in scores], pruned=[], already_tried=0, product=9, how="x"
@@ -157,3 +163,85 @@ def test_the_finalists_end_at_the_setting_and_skip_what_was_tried() -> None:
     # the incumbent's own configuration failed in the sweep: every measured one may go
     record = _record([(a, None), (b, 8.0)], finalists=2)
     assert record["baseline_us"] is None and next_finalist(record, []) == (b, 1, "")
+
+
+# -- decode tunables searched apart from the others, then composed --------------------------
+
+SPLIT = {"BLOCK_M": [64, 128], "BLOCK_N": [64, 128], "DECODE_BLOCK_N": [32, 64], "SPLIT_K": [0, 4]}
+SPLIT_NOW = {"BLOCK_M": 128, "BLOCK_N": 128, "DECODE_BLOCK_N": 64, "SPLIT_K": 0}
+
+
+def test_decode_tunables_are_named_so() -> None:
+    assert decode_tunables(list(SPLIT)) == ["DECODE_BLOCK_N", "SPLIT_K"]
+    assert decode_tunables(list(GEMM)) == []
+
+
+def test_a_large_split_space_samples_one_class_at_a_time() -> None:
+    space = {
+        **{f"P{i}": [1, 2, 3, 4] for i in range(4)},
+        **{f"DECODE_{i}": [1, 2, 3, 4] for i in range(4)},
+    }
+    now = {n: 1 for n in space}
+    found = enumerate_configs(now, space, [], max_configs=40, dtype="bf16", seed="t")
+    assert len(found.configs) == 40 and "each with the other class" in found.how
+    for config in found.configs:
+        changed = {n for n in config if config[n] != now[n]}
+        decode = {n for n in changed if n.startswith("DECODE_")}
+        assert not (decode and changed - decode), config  # never both classes at once
+
+
+def test_the_best_decode_and_the_best_other_values_are_composed() -> None:
+    shapes, weights = ["pre", "dec"], [0.6, 0.4]
+    phases = {"pre": "prefill", "dec": "decode"}
+    fast_prefill = {**SPLIT_NOW, "BLOCK_M": 64}  # prefill 80 (from 100), decode unchanged 10
+    fast_decode = {**SPLIT_NOW, "SPLIT_K": 4}  # decode 5 (from 10), prefill unchanged 100
+    entries = [
+        {"config": SPLIT_NOW, "times_us": {"pre": 100.0, "dec": 10.0}},
+        {"config": fast_prefill, "times_us": {"pre": 80.0, "dec": 10.0}},
+        {"config": fast_decode, "times_us": {"pre": 100.0, "dec": 5.0}},
+    ]
+    composed = compose_by_phase(entries, shapes, weights, phases)
+    assert composed is not None and composed["composed"]
+    assert composed["config"] == {**SPLIT_NOW, "BLOCK_M": 64, "SPLIT_K": 4}
+    assert composed["times_us"] == {"pre": 80.0, "dec": 5.0}
+    # the weighted geometric mean of 80 and 5 with weights 0.6 and 0.4, by hand
+    assert abs(composed["score_us"] - (80.0**0.6) * (5.0**0.4)) < 1e-9
+    # nothing to compose: no decode shape, or tunables that do not split
+    assert compose_by_phase(entries, ["pre"], [1.0], {"pre": "prefill"}) is None
+    plain = [{"config": {"BLOCK_M": 64}, "times_us": {"pre": 1.0, "dec": 1.0}}]
+    assert compose_by_phase(plain, shapes, weights, phases) is None
+
+
+def test_the_composed_configuration_is_ranked_by_the_score_its_times_imply() -> None:
+    fast_prefill = {**SPLIT_NOW, "BLOCK_M": 64}
+    fast_decode = {**SPLIT_NOW, "SPLIT_K": 4}
+    times = [(SPLIT_NOW, 100.0, 10.0), (fast_prefill, 80.0, 10.0), (fast_decode, 100.0, 5.0)]
+    entries = [
+        SimpleNamespace(
+            config=c,
+            times_us={"pre": p, "dec": d},
+            score=(p**0.5) * (d**0.5),
+            measured=True,
+            error="",
+        )
+        for c, p, d in times
+    ]
+    sweep = SimpleNamespace(
+        measured=True,
+        reason="",
+        scripted=True,
+        seconds=1.0,
+        entries=entries,
+        failed=[],
+        entry_for=lambda c: next((e for e in entries if e.config == c), None),
+        shapes=["pre", "dec"],
+        weights=[1.0, 1.0],
+    )
+    found = SimpleNamespace(
+        configs=[c for c, _, _ in times], pruned=[], already_tried=0, product=16, how="x"
+    )
+    phases = {"pre": "prefill", "dec": "decode"}
+    record = sweep_record(sweep, found, incumbent_id=1, finalists=2, phases=phases)
+    first = record["ranked"][0]
+    assert first["composed"] and first["config"] == {**SPLIT_NOW, "BLOCK_M": 64, "SPLIT_K": 4}
+    assert next_finalist(record, []) == (first["config"], 1, "")

@@ -542,7 +542,13 @@ class OfflinePolicy:
             f"{found.already_tried} already tried)"
         )
         swept = sweep_configs(ctx, best.id, sources, found.configs)
-        record = sweep_record(swept, found, incumbent_id=best.id, finalists=cfg.sweep_finalists)
+        record = sweep_record(
+            swept,
+            found,
+            incumbent_id=best.id,
+            finalists=cfg.sweep_finalists,
+            phases={s.name: s.phase for s in ctx.task.shapes},
+        )
         per_minute = (
             round(60.0 * len(found.configs) / swept.seconds, 1) if swept.seconds > 0 else None
         )

@@ -22,6 +22,8 @@ import random
 from dataclasses import dataclass, field
 from typing import Any
 
+from benchmarks import weighted_score
+
 # Shared memory one thread block may use on Hopper (H100/H200: 227 KB of the SM's 228 KB;
 # CUDA C++ Programming Guide, "Compute Capabilities", compute capability 9.0).
 HOPPER_SMEM_PER_BLOCK = 227 * 1024
@@ -124,6 +126,21 @@ def next_config(
     return next((c for c in neighbours(current, space) if c not in seen), None)
 
 
+# -- shape classes: tunables that only decode shapes use ------------------------------------
+
+# A tunable named so is read only by the kernel's decode path (the generated GEMM's launcher
+# takes its decode configuration from them for <= 64 rows, agents/offline/codegen/emit.py), and
+# the others only by its prefill path: the two can be searched apart and composed.
+DECODE_PREFIX = "DECODE_"
+DECODE_NAMES = ("SPLIT_K",)
+DECODE_PHASE = "decode"
+
+
+def decode_tunables(names: list[str]) -> list[str]:
+    """The tunables among `names` that only the kernel's decode path reads."""
+    return [n for n in names if n.startswith(DECODE_PREFIX) or n in DECODE_NAMES]
+
+
 # -- the sweep's configurations --------------------------------------------------------------
 
 
@@ -182,25 +199,99 @@ def enumerate_configs(
     for config in neighbours(current, {n: space[n] for n in names}):
         consider(config)
     rng = random.Random(seed)
-    for _ in range(SAMPLE_DRAWS_PER_CONFIG * max_configs):
+    decode = decode_tunables(names)
+    classes = [decode, [n for n in names if n not in decode]] if decode else [names]
+    if decode and len(classes[1]):
+        # the decode and the other tunables never meet in one path: sample each class with the
+        # other at the incumbent's values, so every configuration informs its own shapes
+        result.how = (
+            "the incumbent, its coordinate neighbours and a seeded sample of the decode "
+            "tunables and of the others, each with the other class at the incumbent's values"
+        )
+    for draw in range(SAMPLE_DRAWS_PER_CONFIG * max_configs):
         if len(result.configs) >= max_configs:
             break
-        consider({n: rng.choice(v) for n, v in zip(names, values, strict=True)})
+        varied = classes[draw % len(classes)]
+        consider(
+            {
+                n: (rng.choice(v) if n in varied else current[n])
+                for n, v in zip(names, values, strict=True)
+            }
+        )
     return result
+
+
+def compose_by_phase(
+    entries: list[dict[str, Any]],
+    shapes: list[str],
+    weights: list[float],
+    phases: dict[str, str],
+) -> dict[str, Any] | None:
+    """Where a kernel's decode tunables and its others are read by separate paths: the
+    configuration made of the best measured values of each class, each class ranked on its own
+    shapes (decode-phase shapes for the decode tunables, the rest for the others), with the
+    score those times imply. None where the tunables do not split, a class has no shapes, or
+    the composition is a configuration the sweep already measured. `entries`: measured
+    configurations as {"config", "times_us"}."""
+    if not entries:
+        return None
+    names = list(entries[0]["config"])
+    decode = decode_tunables(names)
+    others = [n for n in names if n not in decode]
+    dec_shapes = [s for s in shapes if phases.get(s) == DECODE_PHASE]
+    pre_shapes = [s for s in shapes if phases.get(s) != DECODE_PHASE]
+    if not decode or not others or not dec_shapes or not pre_shapes:
+        return None
+
+    def best(on: list[str]) -> dict[str, Any]:
+        w = [weights[shapes.index(s)] for s in on]
+        usable = [e for e in entries if all(s in e["times_us"] for s in on)]
+        return min(usable, key=lambda e: weighted_score(e["times_us"], on, w))
+
+    pre, dec = best(pre_shapes), best(dec_shapes)
+    config = {n: (dec if n in decode else pre)["config"][n] for n in names}
+    if any(e["config"] == config for e in entries):
+        return None
+    times = {s: (dec if s in dec_shapes else pre)["times_us"][s] for s in shapes}
+    return {
+        "config": config,
+        "score_us": weighted_score(times, shapes, weights),
+        "composed": True,
+        "times_us": times,
+    }
 
 
 # -- the sweep's finalists -------------------------------------------------------------------
 
 
 def sweep_record(
-    sweep: Any, enumeration: Enumeration, *, incumbent_id: int, finalists: int
+    sweep: Any,
+    enumeration: Enumeration,
+    *,
+    incumbent_id: int,
+    finalists: int,
+    phases: dict[str, str] | None = None,
 ) -> dict[str, Any]:
     """What the run keeps of a sweep (`benchmarks.Sweep`) in its state: plain JSON, so the
     checkpoint and `--resume` carry it. `ranked` holds the measured configurations, fastest
-    first; `baseline_us` is the incumbent's own configuration's score in the sweep (None when it
-    failed there); `proposed` grows as finalists are proposed."""
+    first, with the one `compose_by_phase` makes from the best decode and the best other
+    values (`phases`: shape name -> serving phase) where the tunables split so; `baseline_us` is
+    the incumbent's own configuration's score in the sweep (None when it failed there);
+    `proposed` grows as finalists are proposed."""
     incumbent = enumeration.configs[0]
     own = sweep.entry_for(incumbent)
+    ranked = [{"config": e.config, "score_us": e.score} for e in sweep.entries if e.measured]
+    composed = compose_by_phase(
+        [{"config": e.config, "times_us": e.times_us} for e in sweep.entries if e.measured],
+        list(sweep.shapes),
+        list(sweep.weights),
+        phases or {},
+    )
+    if composed is not None:
+        ranked.append(
+            {"config": composed["config"], "score_us": composed["score_us"], "composed": True}
+        )
+        ranked.sort(key=lambda e: e["score_us"])
     return {
         "incumbent_id": incumbent_id,
         "incumbent_config": incumbent,
@@ -215,7 +306,7 @@ def sweep_record(
         "how": enumeration.how,
         "seconds": round(float(sweep.seconds), 3),
         "baseline_us": own.score if own is not None and own.measured else None,
-        "ranked": [{"config": e.config, "score_us": e.score} for e in sweep.entries if e.measured],
+        "ranked": ranked,
         "finalists": finalists,
         "proposed": [],
     }
