@@ -228,9 +228,10 @@ def write_readme(
             "measure the repository's reference kernels and the tunable search, not the agent's "
             "ability to write a kernel"
         )
-        + "; optimizer: a coordinate search over the kernel's declared tunables, each step "
-        "re-measured against the incumbent. Verdicts and timings are the judge's, on the "
-        "device above.",
+        + "; optimizer: a sweep of many configurations of the kernel's declared tunables, "
+        "timed in one GPU worker for a ranking (agents/offline/search.py), whose best few "
+        "are judged and re-measured against the incumbent (a coordinate search where no sweep "
+        "can be measured). Verdicts and timings are the judge's, on the device above.",
         *(
             [
                 "- `aka`, `geak`, `kernelagent`, `single-shot` **[scripted]**: the same graph and "
