@@ -95,6 +95,8 @@ class Progress:
                 label = " (scripted)" if m.scripted else ""
                 verdict = "[green]accepted[/]" if attempt.accepted else "[yellow]rejected[/]"
                 line += f"; re-measured {m.gain:+.1%} vs noise {m.noise:.1%}{label}: {verdict}"
+                if m.why:
+                    line += f" [dim]({escape(m.why)})[/]"
             else:
                 line += f"; [dim]{escape(m.reason)}[/]"
         elif attempt.accepted:

@@ -4,13 +4,16 @@ Both kernels (already judged correct) are timed in one child process, in the ord
 incumbent, candidate, candidate, incumbent per round and shape, so drift in clocks or temperature
 hits both equally. Decode shapes are timed as the judge scores them, per call of many captured
 into one CUDA graph (benchmarks/harness/graph_timing.py), where both kernels can be captured.
-The noise is how far repeated timings of the *same* code disagree; a gain counts only when it
-is larger than that noise (and than `min_gain`).
+The noise is how far repeated timings of the *same* code disagree, shape by shape; a candidate
+is accepted when it is faster beyond that noise (and `min_gain`) on some shape, slower beyond it
+on none, and faster overall by the shapes' importance weights (`summarize`).
 
 On a machine without a GPU nothing is measured, and the result says so.
 """
 
 from __future__ import annotations
+
+import math
 
 from pydantic import BaseModel, Field
 
@@ -20,7 +23,6 @@ from benchmarks.harness.judge_config import REMEASURE_ROUNDS
 from benchmarks.harness.messages import RemeasureJob, ShapeSpec
 from benchmarks.harness.shapes import fresh_seed
 from benchmarks.task import Task
-from profiling import geomean
 
 
 class Remeasure(BaseModel):
@@ -35,32 +37,71 @@ class Remeasure(BaseModel):
     incumbent_us: list[float] = Field(default_factory=list)  # per shape: median of its timings
     candidate_us: list[float] = Field(default_factory=list)
     shapes: list[str] = Field(default_factory=list)
-    gain: float = 0.0  # geomean over shapes of incumbent/candidate, minus 1
+    # geomean over shapes of incumbent/candidate, minus 1, weighted by the shapes' importance
+    # where the caller gave weights (the score's weighting)
+    gain: float = 0.0
     noise: float = 0.0  # largest relative spread between repeated timings of the same code
+    # per shape (the order of `shapes`): incumbent/candidate - 1, and the spread of that shape's
+    # repeated timings of the same code (the larger of the two kernels')
+    shape_gain: list[float] = Field(default_factory=list)
+    shape_noise: list[float] = Field(default_factory=list)
     significant: bool = False
+    why: str = ""  # the acceptance rule's reading, one line
     scripted: bool = False  # True when a test seam produced it, not a GPU
 
 
-def summarize(times: dict[str, dict[str, list[float]]], min_gain: float = 0.01) -> Remeasure:
-    """Gain and noise from interleaved timings ({"incumbent"|"candidate": {shape: [us, ...]}})."""
+def _spread(values: list[float]) -> float:
+    return (max(values) - min(values)) / min(values) if len(values) > 1 else 0.0
+
+
+def summarize(
+    times: dict[str, dict[str, list[float]]],
+    min_gain: float = 0.01,
+    weights: dict[str, float] | None = None,
+) -> Remeasure:
+    """Gain and noise from interleaved timings ({"incumbent"|"candidate": {shape: [us, ...]}}).
+
+    Each shape is read against its own noise (the spread of its repeated timings of the same
+    code), since one noisy shape says nothing about another. The candidate is significantly
+    faster when it is faster beyond its noise (and `min_gain`) on some shape, slower beyond its
+    noise on none, and faster overall: the geomean gain over shapes, weighted by `weights`
+    (shape -> importance; equal without), above `min_gain`."""
     shapes = list(times["incumbent"])
     inc = [sorted(times["incumbent"][s])[len(times["incumbent"][s]) // 2] for s in shapes]
     cand = [sorted(times["candidate"][s])[len(times["candidate"][s]) // 2] for s in shapes]
-    noise = 0.0
-    for label in ("incumbent", "candidate"):
-        for s in shapes:
-            vals = times[label][s]
-            if len(vals) > 1:
-                noise = max(noise, (max(vals) - min(vals)) / min(vals))
-    gain = geomean([i / c for i, c in zip(inc, cand, strict=True)]) - 1.0
+    noise_s = [max(_spread(times["incumbent"][s]), _spread(times["candidate"][s])) for s in shapes]
+    gain_s = [i / c - 1.0 for i, c in zip(inc, cand, strict=True)]
+    w = [max(0.0, float((weights or {}).get(s, 1.0))) for s in shapes]
+    if not any(w):
+        w = [1.0] * len(shapes)
+    ratios = [i / c for i, c in zip(inc, cand, strict=True)]
+    gain = math.exp(sum(wi * math.log(r) for wi, r in zip(w, ratios, strict=True)) / sum(w)) - 1.0
+    faster = [s for s, g, n in zip(shapes, gain_s, noise_s, strict=True) if g > max(n, min_gain)]
+    slower = [
+        s
+        for s, i, c, n in zip(shapes, inc, cand, noise_s, strict=True)
+        if c / i - 1.0 > max(n, min_gain)
+    ]
+    significant = bool(faster) and not slower and gain > min_gain
+    if slower:
+        why = f"slower beyond its noise on {', '.join(slower)}"
+    elif not faster:
+        why = "faster beyond its noise on no shape"
+    elif gain <= min_gain:
+        why = f"faster beyond its noise on {', '.join(faster)}, but {gain:+.2%} overall"
+    else:
+        why = f"faster beyond its noise on {', '.join(faster)}, slower on none, {gain:+.2%} overall"
     return Remeasure(
         measured=True,
         incumbent_us=inc,
         candidate_us=cand,
         shapes=shapes,
         gain=gain,
-        noise=noise,
-        significant=gain > max(noise, min_gain),
+        noise=max(noise_s, default=0.0),
+        shape_gain=gain_s,
+        shape_noise=noise_s,
+        significant=significant,
+        why=why,
     )
 
 
@@ -99,7 +140,7 @@ def interleaved(
     problem = _unusable(result.times)
     if problem:
         return Remeasure(measured=False, reason=f"re-measurement failed: {problem}")
-    return summarize(result.times, min_gain)
+    return summarize(result.times, min_gain, {s.name: s.weight for s in task.shapes})
 
 
 def _unusable(times: dict[str, dict[str, list[float]]]) -> str | None:

@@ -6,7 +6,7 @@ verdicts are read back in slot order, and each is recorded as it is read. For ea
 1. judge it (`benchmarks.harness.judge.evaluate`, in a child process) and write attempts/<n>/ at once;
    with agent.llm_tests, also run the model's own test on it (feedback for repairs only);
 2. if it is correct: the first correct kernel becomes the incumbent; any later one must beat
-   the incumbent in an interleaved re-measurement by more than the measured noise
+   the incumbent in an interleaved re-measurement beyond the measured noise, shape by shape
    (agents/core/measure.py). The optimizer's prediction and the measured outcome go to events.jsonl.
    Without a GPU nothing can be measured, and the candidate is not accepted.
 3. if it fixes failing ancestors, record the error->fix pairs (agents/core/pairs.py);
@@ -172,6 +172,7 @@ def decide(ctx: RunContext, attempt: Attempt, incumbent: Attempt | None) -> Atte
         measured_gain=m.gain if m.measured else None,
         noise=m.noise if m.measured else None,
         significant=m.significant,
+        why=m.why if m.measured else None,
         accepted=accepted,
         scripted=m.scripted,
         reason=m.reason,
@@ -180,7 +181,7 @@ def decide(ctx: RunContext, attempt: Attempt, incumbent: Attempt | None) -> Atte
         ctx.event(
             "incumbent",
             id=attempt.id,
-            reason=f"re-measured gain {m.gain:+.2%} > noise {m.noise:.2%}",
+            reason=f"re-measured: {m.why or f'gain {m.gain:+.2%} > noise {m.noise:.2%}'}",
             replaces=incumbent.id,
         )
     return attempt.model_copy(update={"measurement": m, "accepted": accepted})
