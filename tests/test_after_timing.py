@@ -69,7 +69,7 @@ def _check(folder: Path, after_file: str = "after.json") -> tuple[object, Verdic
     task = get_task("softmax_fp32")
     job = SimpleNamespace(seed=SEED, shapes=[ShapeSpec(name="s", dims=dict(DIMS))])
     result = SimpleNamespace(
-        perf=SimpleNamespace(shapes={"s": SimpleNamespace(after_file=after_file)})
+        perf=SimpleNamespace(shapes={"s": SimpleNamespace(after_file=after_file, graph=None)})
     )
     verdict = Verdict(task_id=task.id, device="cpu")
     return judge._check_after_timing(task, job, folder, torch.Generator(), result, verdict), verdict
