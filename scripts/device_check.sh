@@ -13,7 +13,8 @@
 # isolation: the judge's wall time per candidate on the GPU with and without bubblewrap
 #            (benchmarks.studies.harness_speed, the same task and repeats both times)
 # judge:     only the judge, call-check and format GPU tests (tests' first part, isolated)
-# graph:     tests/test_graph_timing_gpu.py (decode shapes timed inside CUDA graphs), alone
+# graph:     tests/test_graph_timing_gpu.py (decode shapes timed inside CUDA graphs) and
+#            tests/test_sweep_gpu.py (a sweep through the local executor), alone on the GPU
 # calls:     the fp32-convolution baseline test (alone on the GPU) and tests/test_judge_calls_gpu.py
 # shapes:    tests/test_shapes_gpu.py (every task's ragged GPU shape; each reference solution
 #            judged, isolated, on it), 8 pytest workers sharing the GPU
@@ -62,8 +63,8 @@ if [ "$PART" = tests ]; then
   tail -25 "$OUT/gputests.log"
   # CUDA-graph replays are long enough for the GPU's time-slicing between processes to land
   # inside them (a 3.8 us silu call read 137 us beside three other judges): alone, like ncu
-  step graphtests 240 python3 -m pytest -m gpu -q -p no:cacheprovider tests/test_graph_timing_gpu.py \
-    --timeout 200 -o addopts= > "$OUT/graphtests.log" 2>&1
+  step graphtests 300 python3 -m pytest -m gpu -q -p no:cacheprovider tests/test_graph_timing_gpu.py \
+    tests/test_sweep_gpu.py --timeout 200 -o addopts= > "$OUT/graphtests.log" 2>&1
   tail -6 "$OUT/graphtests.log"
   step profilingtests 150 python3 -m pytest -m gpu -q -p no:cacheprovider tests/test_profiling_gpu.py \
     --timeout 120 -o addopts= > "$OUT/profilingtests.log" 2>&1
@@ -83,8 +84,9 @@ elif [ "$PART" = judge ]; then  # only the judge, call-check and format GPU test
   grep -E "PASSED|FAILED|ERROR|passed|failed" "$OUT/gputests.log" | tail -45
 elif [ "$PART" = graph ]; then  # decode shapes timed inside CUDA graphs (alone on the GPU)
   export PATH=$BWRAP_DIR:$PATH
-  step graphtests 240 python3 -m pytest -m gpu -v -p no:cacheprovider tests/test_graph_timing_gpu.py \
-    --timeout 200 -o addopts= --tb=short --durations=0 > "$OUT/graphtests.log" 2>&1
+  step graphtests 300 python3 -m pytest -m gpu -v -p no:cacheprovider tests/test_graph_timing_gpu.py \
+    tests/test_sweep_gpu.py --timeout 200 -o addopts= --tb=short --durations=0 \
+    > "$OUT/graphtests.log" 2>&1
   grep -E "PASSED|FAILED|ERROR|passed|failed|^E " "$OUT/graphtests.log" | tail -40
 elif [ "$PART" = calls ]; then  # the fp32-convolution baseline check first, on an idle GPU
   export PATH=$BWRAP_DIR:$PATH
