@@ -86,7 +86,10 @@ def test_a_kernel_a_graph_cannot_hold_is_timed_call_by_call(
         assert any("capture failed" in n for n in s.notes), s.notes
 
 
-@pytest.mark.parametrize("name", ["graph_stale_when_captured", "graph_skip_when_captured"])
+@pytest.mark.parametrize(
+    "name",
+    ["graph_stale_when_captured", "graph_skip_when_captured", "graph_partial_when_captured"],
+)
 def test_a_candidate_that_behaves_otherwise_when_captured_fails(
     name: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -18,6 +18,7 @@ import re
 import shutil
 import signal
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -29,7 +30,7 @@ from benchmarks.harness import shapes as shape_plan
 from benchmarks.harness.calls import CallAudit
 from benchmarks.harness.child import Child, acquire, default_root, send_inputs, signal_name
 from benchmarks.harness.compare import bitwise_equal, changed_inputs, compare_outputs
-from benchmarks.harness.graph_timing import graph_nudge_seed, wants_graph
+from benchmarks.harness.graph_timing import graph_nudge, wants_graph
 from benchmarks.harness.judge_config import JudgeConfig
 from benchmarks.harness.messages import (
     PROTOCOL_VERSION,
@@ -654,7 +655,9 @@ def _check_after_timing(
         checks = [
             (
                 timing.after_file,
-                after_timing.nudge_seed(job.seed, name),
+                lambda args, skip, n=name, b=job.seed: after_timing.nudge(
+                    args, after_timing.nudge_seed(b, n), skip=skip
+                ),
                 f"shape {name}, the call after timing (one element of each input changed)",
                 "as if the timed calls were answered from a cache",
             )
@@ -670,14 +673,14 @@ def _check_after_timing(
             checks.append(
                 (
                     graph.after_file,
-                    graph_nudge_seed(job.seed, name),
-                    f"shape {name}, the CUDA graph replayed after timing (one element of each "
+                    lambda args, skip, n=name, b=job.seed: graph_nudge(args, b, n, skip=skip),
+                    f"shape {name}, the CUDA graph replayed after timing (elements of each "
                     "input changed)",
                     "as if the work was done outside the graph's capture",
                 )
             )
-        for file, seed, where, as_if in checks:
-            failure = _check_changed_call(task, spec, job.seed, folder, gen, file, seed, where)
+        for file, change, where, as_if in checks:
+            failure = _check_changed_call(task, spec, job.seed, folder, gen, file, change, where)
             if isinstance(failure, str):
                 verdict.skipped.append(failure)
             elif failure is not None:
@@ -694,11 +697,11 @@ def _check_changed_call(
     folder: Path,
     gen: torch.Generator,
     file: str,
-    seed: int,
+    change: Callable[[list, tuple[int, ...]], None],
     where: str,
 ) -> _Failure | str | None:
-    """One answer on the timing inputs changed by `nudge(seed)`, checked: a failure, a note on
-    why it was not compared, or None."""
+    """One answer on the timing inputs changed by `change(args, skip)` (as the worker changed
+    them), checked: a failure, a note on why it was not compared, or None."""
     name = spec.name
     try:
         payload = read_trial(folder / file, str(gen.device))
@@ -712,7 +715,7 @@ def _check_changed_call(
     args = task.make_inputs(spec.dims, "standard", gen)
     outs = task.output_args(spec.dims)
     original = [a.clone() if isinstance(a, torch.Tensor) else a for a in args]
-    after_timing.nudge(args, seed, skip=outs)
+    change(args, outs)
     changed = changed_inputs(payload.get("inputs"), args)
     if changed is None:
         return _Failure(

@@ -589,11 +589,10 @@ def _time_graph(
     answer shipped for the judge to check. A capture that fails is a reason, not a failure."""
     import torch
 
-    from benchmarks.harness.after_timing import nudge
     from benchmarks.harness.fallback import record_call
     from benchmarks.harness.graph_timing import (
         capture,
-        graph_nudge_seed,
+        graph_nudge,
         make_copies,
         replay,
         time_replay,
@@ -621,7 +620,7 @@ def _time_graph(
     captured = held[0]
     calls = captured.calls
     median, p20, p80, reps = time_replay(captured)
-    nudge(args, graph_nudge_seed(job.seed, shape.name), skip=task.output_args(shape.dims))
+    graph_nudge(args, job.seed, shape.name, skip=task.output_args(shape.dims))
     replay(captured)
     torch.cuda.synchronize()
     after_file = write_trial(folder, f"graph_after_{index}", captured.outs[0], None, [], list(args))
