@@ -11,7 +11,7 @@ import pytest
 import torch
 
 from benchmarks.harness import judge
-from benchmarks.harness.after_timing import nudge, nudge_seed
+from benchmarks.harness.after_timing import CHANGED_PER_INPUT, change_inputs, nudge, nudge_seed
 from benchmarks.harness.messages import ShapeSpec
 from benchmarks.harness.transport import write_trial
 from benchmarks.harness.worker import trial_seed
@@ -58,8 +58,10 @@ def _after_file(folder: Path, answer: str, mutate: bool = False) -> None:
     gen = torch.Generator().manual_seed(trial_seed(SEED, "s", "perf", 0))
     args = task.make_inputs(DIMS, "standard", gen)
     cached = task.reference(*args)  # what the timed calls returned
-    nudge(args, nudge_seed(SEED, "s"))
+    change_inputs(args, SEED, "s")
     out = task.reference(*args) if answer == "honest" else cached
+    if answer == "partial":  # the first 3 of 5 rows recomputed, the rest kept from the cache
+        out = torch.cat([task.reference(*args)[:3], cached[3:]])
     if mutate:
         args[0].mul_(2.0)
     write_trial(folder, "after", out, None, [], list(args))
@@ -86,6 +88,24 @@ def test_the_answer_the_timing_loop_saw_fails_as_a_cache(tmp_path):
     failure, _ = _check(tmp_path)
     assert failure is not None and failure.error == ErrorClass.NUMERICAL_MISMATCH
     assert "answered from a cache" in failure.message and "after timing" in failure.message
+
+
+def test_an_answer_recomputed_only_in_part_fails(tmp_path):
+    # one changed element lets a 60 % recompute through 60 % of the time; CHANGED_PER_INPUT of
+    # them about 2 %: this seed's changes reach a row the partial answer kept
+    _after_file(tmp_path, "partial")
+    failure, _ = _check(tmp_path)
+    assert failure is not None and failure.error == ErrorClass.NUMERICAL_MISMATCH
+
+
+def test_every_round_of_changes_has_its_own_seed_and_both_sides_agree():
+    x = torch.randn(40, 50)
+    a, b = [x.clone()], [x.clone()]
+    said = change_inputs(a, SEED, "s")
+    assert change_inputs(b, SEED, "s") == said and len(said) == CHANGED_PER_INPUT
+    assert torch.equal(a[0], b[0]) and 1 <= int((a[0] != x).sum()) <= CHANGED_PER_INPUT
+    assert len({nudge_seed(SEED, "s", "after-timing", r) for r in range(8)}) == 8
+    assert nudge_seed(SEED, "s", "after-graph", 0) != nudge_seed(SEED, "s", "after-timing", 0)
 
 
 def test_an_input_written_while_timed_fails_as_mutated(tmp_path):

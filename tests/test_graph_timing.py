@@ -232,7 +232,7 @@ def _ship(
     """What an honest worker ships (the call after timing and the graph's replay, each on the
     timing inputs changed its own way), or a graph replay answering the unchanged inputs."""
     (x,) = _inputs(task, dims, seed)
-    after_timing.nudge((x,), after_timing.nudge_seed(seed, "d"))
+    after_timing.change_inputs((x,), seed, "d")
     after = write_trial(tmp_path, "after_timing_0", task.reference_for(dims)(x), None, [], [x])
     (g,) = _inputs(task, dims, seed)
     answer = task.reference_for(dims)(g)  # before the change: what a stale graph holds
@@ -266,7 +266,7 @@ def test_the_graphs_replay_after_its_inputs_changed_is_checked(tmp_path: Path) -
 
 def test_a_graph_that_did_part_of_the_work_while_captured_is_caught(tmp_path: Path) -> None:
     # 60 % recomputed, the rest left from an answer made before the capture: one changed
-    # element would slip through 60 % of the time; GRAPH_NUDGES of them about 2 %
+    # element would slip through 60 % of the time; CHANGED_PER_INPUT (8) of them about 2 %
     task, job, dims = _silu_job(seed=11)
     partial = _ship(tmp_path, task, dims, 11, stale_graph=False, recomputed=0.6)
     failure = _check_after_timing(

@@ -3,13 +3,15 @@
 The timing loop calls the candidate hundreds of times on one set of tensors. A candidate can
 notice that (same pointers, the same few values it peeks at) and answer from a cache instead of
 computing, with the same kernel, the same launch count and a time near the roofline: every check
-on the timed calls holds. So after timing each shape, the worker changes one element of each
-floating-point input in place (it copies another element of the same tensor there, so the value
-stays in the tensor's own range) and calls the candidate once more, traced, on those same tensors;
+on the timed calls holds. So after timing each shape, the worker changes CHANGED_PER_INPUT elements of
+each floating-point input in place (it copies another element of the same tensor there, so the
+value stays in the tensor's own range) and calls the candidate once more, traced, on those same
+tensors;
 it ships that call's output and inputs like a trial's. The judge regenerates the timing inputs from
 the seed, makes the same change (`nudge`, the one definition both sides use), computes the
 reference and compares. A candidate answering from a cache keyed on anything short of the whole
-input returns the old answer and fails; reading the whole input to key the cache costs what
+input returns the old answer and fails, and one that recomputes only part of the output while
+timed fails unless every changed element falls in that part; reading the whole input to key the cache costs what
 computing costs on a memory-bound task.
 
 Where the reference on the nudged inputs is not finite although it was on the originals (an input
@@ -23,12 +25,35 @@ from typing import Any
 
 import torch
 
-__all__ = ["finite", "nudge", "nudge_seed"]
+__all__ = ["CHANGED_PER_INPUT", "change_inputs", "finite", "nudge", "nudge_seed"]
+
+# elements of each input changed before a checked call: an answer that recomputes only a share f
+# of the output (the rest kept from before) survives the check with probability about f ** 8
+# (one changed element let a 60 % recompute pass 60 % of the time)
+CHANGED_PER_INPUT = 8
 
 
-def nudge_seed(base: int, shape: str) -> int:
-    """The seed of the change made to `shape`'s timing inputs (from the evaluation's seed)."""
-    return random.Random(f"{base}|{shape}|after-timing").getrandbits(31)
+def nudge_seed(base: int, shape: str, purpose: str = "after-timing", round_: int = 0) -> int:
+    """The seed of round `round_` of the changes made to `shape`'s timing inputs for `purpose`
+    (from the evaluation's seed)."""
+    tail = "" if round_ == 0 and purpose == "after-timing" else f"|{round_}"
+    return random.Random(f"{base}|{shape}|{purpose}{tail}").getrandbits(31)
+
+
+def change_inputs(
+    args: tuple | list,
+    base: int,
+    shape: str,
+    purpose: str = "after-timing",
+    skip: tuple[int, ...] = (),
+) -> list[str]:
+    """CHANGED_PER_INPUT rounds of `nudge`, each with its own seed: what the worker does to the
+    timing inputs before a checked call, and what the judge does again to check it (purposes:
+    "after-timing", the call after the timing loop; "after-graph", the CUDA graph's replay)."""
+    changed: list[str] = []
+    for r in range(CHANGED_PER_INPUT):
+        changed += nudge(args, nudge_seed(base, shape, purpose, r), skip=skip)
+    return changed
 
 
 def _coords(flat: int, shape: tuple[int, ...]) -> tuple[int, ...]:

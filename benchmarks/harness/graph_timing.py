@@ -26,8 +26,8 @@ How one shape is timed:
   object runs in its place.
 - **Time.** `profiling.time_cuda` of a replay (L2 flushed before each, device-wide sync), divided
   by the number of calls.
-- **Check** (the candidate only). The first copy's inputs are changed in place at GRAPH_NUDGES
-  positions each (`graph_nudge`) and the graph is replayed:
+- **Check** (the candidate only). The first copy's inputs are changed in place at
+  `after_timing.CHANGED_PER_INPUT` positions each (`graph_nudge`) and the graph is replayed:
   its answer lands in the first call's output, which the worker ships as a trial file. The judge
   regenerates the inputs, makes the same changes and compares. A candidate that does its work only
   outside capture (returns a cached tensor while `torch.cuda.is_current_stream_capturing()`, or
@@ -41,7 +41,6 @@ property of the kernel, and the score then uses the per-call figure for every me
 from __future__ import annotations
 
 import math
-import random
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -51,9 +50,6 @@ GRAPH_PHASES = ("decode",)
 MIN_CALLS = 8
 MAX_CALLS = 256
 MAX_COPY_BYTES = 4 << 30
-# elements of each input changed before the graph's checked replay: a graph that recomputes a
-# fraction f of the output while captured survives the check with probability about f ** 8
-GRAPH_NUDGES = 8
 
 
 def wants_graph(phase: str) -> bool:
@@ -61,22 +57,12 @@ def wants_graph(phase: str) -> bool:
     return phase in GRAPH_PHASES
 
 
-def graph_nudge_seed(base: int, shape: str, round_: int = 0) -> int:
-    """The seed of round `round_` of the changes made to `shape`'s timing inputs before the
-    graph's checked replay (the call after timing makes its own, `after_timing.nudge_seed`)."""
-    return random.Random(f"{base}|{shape}|after-graph|{round_}").getrandbits(31)
-
-
 def graph_nudge(args: tuple | list, base: int, shape: str, skip: tuple[int, ...] = ()) -> None:
-    """Change GRAPH_NUDGES elements of each floating-point input in place before the graph's
-    checked replay (`after_timing.nudge`, once per round): the worker and the judge both call
-    this. Several positions, so that a graph doing only part of the work while captured (the
-    rest left from an answer computed before the capture) is caught unless it happens to
-    recompute every changed position."""
-    from benchmarks.harness.after_timing import nudge
+    """The change made to the first copy's inputs before the graph's checked replay
+    (`after_timing.change_inputs` for "after-graph"): the worker and the judge both call this."""
+    from benchmarks.harness.after_timing import change_inputs
 
-    for r in range(GRAPH_NUDGES):
-        nudge(args, graph_nudge_seed(base, shape, r), skip=skip)
+    change_inputs(args, base, shape, "after-graph", skip=skip)
 
 
 def plan_calls(

@@ -655,10 +655,10 @@ def _check_after_timing(
         checks = [
             (
                 timing.after_file,
-                lambda args, skip, n=name, b=job.seed: after_timing.nudge(
-                    args, after_timing.nudge_seed(b, n), skip=skip
+                lambda args, skip, n=name, b=job.seed: after_timing.change_inputs(
+                    args, b, n, skip=skip
                 ),
-                f"shape {name}, the call after timing (one element of each input changed)",
+                f"shape {name}, the call after timing (elements of each input changed)",
                 "as if the timed calls were answered from a cache",
             )
         ]

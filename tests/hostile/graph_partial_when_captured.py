@@ -2,7 +2,7 @@
 # unchecked: numerical_mismatch
 # task: silu_fp32
 # gpu: true
-# why: computes SiLU honestly on every ordinary call, but while a CUDA graph is being captured it recomputes only the first 60 % of the output into the answer it made for the same input tensor before the capture, the rest left stale: the same kernel and launch count, 60 % of the work; with one element of the input changed before the checked replay it would pass 60 % of the time, so the judge changes GRAPH_NUDGES (8) elements (passes about 2 % of the time)
+# why: computes SiLU honestly on every ordinary call, but while a CUDA graph is being captured it recomputes only the first 60 % of the output into the answer it made for the same input tensor before the capture, the rest left stale: the same kernel and launch count, 60 % of the work; with one element of the input changed before the checked replay it would pass 60 % of the time, so the judge changes 8 elements (after_timing.CHANGED_PER_INPUT) (passes about 2 % of the time)
 import torch
 import triton
 import triton.language as tl
