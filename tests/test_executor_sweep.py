@@ -110,3 +110,26 @@ def test_the_chunks_their_union_and_the_seeded_request(task, tmp_path) -> None:
     plain = EvalRequest.for_task(task, GOOD, CPU)
     assert seeded(plain, tmp_path, union).config.triton_cache_seed == str(tmp_path)
     assert seeded(plain, None, None) is plain
+
+
+def test_a_remeasure_compiles_both_kernels_ahead_and_its_worker_is_seeded(task, tmp_path) -> None:
+    """The re-measurement's CPU stage: the incumbent's and the candidate's kernels compiled for
+    a Hopper target in one sandboxed process (Triton cross-compiles here), a hostile source
+    never run, and the request told where the cache lies."""
+    from benchmarks import RemeasureRequest
+    from benchmarks.executor.precompile import precompile_remeasure
+
+    faster, _ = variants([1024])
+    cuda = JudgeConfig(device="cuda", trusted=True)
+    request = RemeasureRequest(EvalRequest.for_task(task, faster[0], cuda), GOOD, 2).portable()
+    staged = precompile_remeasure(request, (9, 0))
+    assert staged.compile_note.startswith("compiled ahead"), staged.compile_note
+    cubins = [n for n in staged.triton_files if n.endswith("_silu_kernel.cubin")]
+    assert len(cubins) == 2, cubins  # BLOCK 4096 (the incumbent) and 1024 (the candidate)
+    hostile = RemeasureRequest(EvalRequest.for_task(task, HOSTILE, cuda), GOOD, 2).portable()
+    one = precompile_remeasure(hostile, (9, 0))
+    assert len([n for n in one.triton_files if n.endswith(".cubin")]) == 1  # the incumbent's
+    assert precompile_remeasure(request, None).compile_note.startswith("not compiled ahead")
+    told = seeded(request, tmp_path, staged)
+    assert told.candidate.config.triton_cache_seed == str(tmp_path)
+    assert told.incumbent_source == GOOD and told.rounds == 2

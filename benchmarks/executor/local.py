@@ -45,6 +45,7 @@ from benchmarks.executor.precompile import (
     Precompiled,
     merged,
     precompile,
+    precompile_remeasure,
     precompile_sweep,
     seed_folder,
     seeded,
@@ -363,6 +364,9 @@ class LocalExecutor(Executor):
         job = _Job(request.portable(), Future())
         if isinstance(job.request, SweepRequest) and self._pool is not None and self.target:
             self._stage_sweep(job, job.request)
+        elif isinstance(job.request, RemeasureRequest) and self._pool is not None and self.target:
+            stage = self._pool.submit(precompile_remeasure, job.request, self.target)
+            stage.add_done_callback(lambda done, job=job: self._staged(job, done))
         elif self._pool is None or isinstance(request, RemeasureRequest | SweepRequest):
             self.ready.put(job)
         else:

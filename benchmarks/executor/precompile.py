@@ -30,7 +30,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from benchmarks.executor.request import EvalRequest, SweepRequest, load_request_task
+from benchmarks.executor.request import (
+    EvalRequest,
+    RemeasureRequest,
+    SweepRequest,
+    load_request_task,
+)
 from benchmarks.harness.judge_config import JudgeConfig
 from benchmarks.task import Task
 
@@ -236,6 +241,33 @@ def precompile_sweep(
     return Precompiled(True, "", time.perf_counter() - t0, files, note)
 
 
+def precompile_remeasure(request: RemeasureRequest, target: tuple[int, int] | None) -> Precompiled:
+    """The CPU stage of a re-measurement: the incumbent's and the candidate's kernels compiled
+    for `target` in ONE sandboxed CPU process (both run in the one re-measuring worker anyway),
+    so that worker times instead of compiling. Sources the static check rejects are left out."""
+    from benchmarks.harness.static_check import check_task_candidate
+
+    t0 = time.perf_counter()
+    if target is None:
+        return Precompiled(True, compile_note="not compiled ahead: no GPU target")
+    cand = request.candidate
+    task = load_request_task(cand)
+    sources = [
+        text
+        for name, text in (
+            ("incumbent.py", request.incumbent_source),
+            ("candidate.py", cand.source),
+        )
+        if check_task_candidate(text, task, filename=name).ok
+    ]
+    if not sources:
+        return Precompiled(True, compile_note="not compiled ahead: the static check failed")
+    files, note = compile_sources(
+        sources, cand.config, task, target, WARM_TIMEOUT_S, keep_partial=True
+    )
+    return Precompiled(True, "", time.perf_counter() - t0, files, note)
+
+
 def merged(parts: list[Precompiled]) -> Precompiled:
     """The chunks of a sweep's CPU stage as one: the union of their Triton caches. One worker
     then holds every configuration's kernels: the configurations are variants of ONE kernel
@@ -260,6 +292,10 @@ def seeded(request: Any, seed: Path | None, staged: Precompiled | None) -> Any:
             config = dataclasses.replace(base.config, triton_cache_seed=str(seed))
             base = dataclasses.replace(base, config=config)
         return dataclasses.replace(request, base=base, compile_note=note)
+    if seed is not None and isinstance(request, RemeasureRequest):
+        cand = request.candidate
+        config = dataclasses.replace(cand.config, triton_cache_seed=str(seed))
+        return dataclasses.replace(request, candidate=dataclasses.replace(cand, config=config))
     if seed is not None and isinstance(request, EvalRequest):
         config = dataclasses.replace(request.config, triton_cache_seed=str(seed))
         return dataclasses.replace(request, config=config)

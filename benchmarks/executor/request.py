@@ -160,6 +160,7 @@ def measure_request(request: RemeasureRequest) -> Any:
         device=cand.config.device,
         rounds=request.rounds,
         seed=cand.config.seed,
+        triton_cache_seed=cand.config.triton_cache_seed,
     )
 
 

@@ -115,9 +115,11 @@ def interleaved(
     seed: int | None = None,
     timeout_s: float = 600.0,
     min_gain: float = 0.01,
+    triton_cache_seed: str = "",
 ) -> Remeasure:
     """Time both kernels A B B A per round on every GPU shape of `task`, on inputs of `seed`
-    (default: a fresh one, so neither kernel can have its answers ready)."""
+    (default: a fresh one, so neither kernel can have its answers ready). `triton_cache_seed`:
+    a folder of both kernels compiled ahead (an executor's CPU stage), copied into the worker."""
     if device != "cuda":
         return Remeasure(measured=False, reason="not measured (no GPU): timing needs a CUDA device")
     job = RemeasureJob(
@@ -134,7 +136,9 @@ def interleaved(
         seed=fresh_seed() if seed is None else seed,
     )
     files = {"incumbent.py": incumbent_source, "candidate.py": candidate_source}
-    result = run_job("cuda", job, timeout_s=timeout_s, files=files)
+    result = run_job(
+        "cuda", job, timeout_s=timeout_s, files=files, triton_cache_seed=triton_cache_seed
+    )
     if result.failed:
         return Remeasure(measured=False, reason=f"re-measurement failed: {result.message}")
     problem = _unusable(result.times)
