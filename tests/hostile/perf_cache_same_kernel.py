@@ -1,7 +1,7 @@
 # expect: numerical_mismatch
 # task: softmax_fp32
 # gpu: true
-# why: one kernel, one launch per call, always the same name: on a tensor it has seen four times (the timing loop, keyed on its pointer and two values) a runtime flag makes the same kernel copy the cached answer instead of computing, so launch counts and kernel names match every other call and the time stays above the roofline; the judge's call after timing changes one element of the input in place and checks the answer, which is the stale one
+# why: one kernel, one launch per call, always the same name: on a tensor it has seen four times (the timing loop, keyed on its pointer and two values) a runtime flag makes the same kernel copy the cached answer instead of computing, so launch counts and kernel names match every other call and the time stays above the roofline; the judge's call after timing changes elements of the input in place (8, after_timing.CHANGED_PER_INPUT) and checks the answer, which is the stale one
 import torch
 import triton
 import triton.language as tl
