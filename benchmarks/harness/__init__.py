@@ -7,5 +7,7 @@ deterministic -> no fallback -> perf and writes one Verdict; `judge_config` its 
 `transport` the trial files; `compare` the parent-side comparison against the reference;
 `fallback` PyTorch-fallback detection; `ptx` what the compiled kernels use; `perf` the timings,
 baselines and roofline fields; `baselines` the baseline cache (memory and disk); `remeasure` the interleaved incumbent-vs-candidate timing;
+`graph_timing` decode shapes timed as served, inside CUDA graphs; `sweep` many configurations of
+one kernel timed in one worker, for a ranking;
 `precision` the numeric settings references run under.
 """
