@@ -169,28 +169,31 @@ def replay(captured: Captured) -> None:
     torch._C._CUDAGraph.replay(captured.graph)
 
 
-def time_replay(captured: Captured) -> tuple[float, float, float, int]:
-    """(median, p20, p80) microseconds per call of the captured graph's replays, and the reps."""
+def time_replay(captured: Captured, **budget: Any) -> tuple[float, float, float, int]:
+    """(median, p20, p80) microseconds per call of the captured graph's replays, and the reps.
+    `budget`: `profiling.time_cuda`'s warmup_ms / rep_ms / max_reps (its defaults without)."""
     from profiling import time_cuda
 
     replay(captured)  # one replay outside the clock
-    timing = time_cuda(lambda: replay(captured), device_wide=True)
+    timing = time_cuda(lambda: replay(captured), device_wide=True, **budget)
     n = captured.calls
     return timing.median_us / n, timing.p20_us / n, timing.p80_us / n, timing.reps
 
 
-def time_in_graph(fn: Callable[..., Any], args: tuple) -> tuple[float | None, str]:
-    """Per-call microseconds of `fn(*args)` inside a CUDA graph (trusted code: the baselines),
-    or (None, why the capture failed)."""
+def time_in_graph(fn: Callable[..., Any], args: tuple, **budget: Any) -> tuple[float | None, str]:
+    """Per-call microseconds of `fn(*args)` inside a CUDA graph, or (None, why the capture
+    failed): the baselines (trusted code) and the sweep's ranking (`budget` as `time_replay`'s).
+    Not the judge's timing of a candidate, which traces the capture (worker._time_graph)."""
     import torch
 
     from profiling import flush_bytes
 
     try:
         captured = capture(fn, make_copies(args, flush_bytes(torch.cuda.current_device())))
-        median, _, _, _ = time_replay(captured)
+        median, _, _, _ = time_replay(captured, **budget)
         del captured
         torch.cuda.synchronize()
-    except Exception as exc:  # noqa: BLE001 - a reference that cannot be captured is timed per call
+    except Exception as exc:  # noqa: BLE001 - what cannot be captured is timed per call
+        torch.cuda.synchronize()
         return None, f"{type(exc).__name__}: {str(exc)[:300]}"
     return median, ""

@@ -13,8 +13,6 @@ On a machine without a GPU nothing is measured, and the result says so.
 
 from __future__ import annotations
 
-import math
-
 from pydantic import BaseModel, Field
 
 from benchmarks.harness.child import run_job
@@ -22,6 +20,7 @@ from benchmarks.harness.graph_timing import wants_graph
 from benchmarks.harness.judge_config import REMEASURE_ROUNDS
 from benchmarks.harness.messages import RemeasureJob, ShapeSpec
 from benchmarks.harness.shapes import fresh_seed
+from benchmarks.harness.sweep import weighted_score
 from benchmarks.task import Task
 
 
@@ -71,11 +70,9 @@ def summarize(
     cand = [sorted(times["candidate"][s])[len(times["candidate"][s]) // 2] for s in shapes]
     noise_s = [max(_spread(times["incumbent"][s]), _spread(times["candidate"][s])) for s in shapes]
     gain_s = [i / c - 1.0 for i, c in zip(inc, cand, strict=True)]
-    w = [max(0.0, float((weights or {}).get(s, 1.0))) for s in shapes]
-    if not any(w):
-        w = [1.0] * len(shapes)
-    ratios = [i / c for i, c in zip(inc, cand, strict=True)]
-    gain = math.exp(sum(wi * math.log(r) for wi, r in zip(w, ratios, strict=True)) / sum(w)) - 1.0
+    ratios = {s: i / c for s, i, c in zip(shapes, inc, cand, strict=True)}
+    w = [float((weights or {}).get(s, 1.0)) for s in shapes]
+    gain = weighted_score(ratios, shapes, w) - 1.0  # the sweep's weighting (equal without)
     faster = [s for s, g, n in zip(shapes, gain_s, noise_s, strict=True) if g > max(n, min_gain)]
     slower = [
         s

@@ -880,6 +880,8 @@ def _sweep_config(
     where the configuration can be captured."""
     import torch
 
+    from benchmarks.harness.graph_timing import time_in_graph
+
     try:
         entry = getattr(load_module(path, f"kernforge_sweep_{index}"), task.entry_point)
     except BaseException as exc:  # noqa: BLE001 - a failing configuration is recorded, not fatal
@@ -909,37 +911,17 @@ def _sweep_config(
                 wrong = f"it wrote its input(s) {written}"
             if wrong:
                 return SweepTiming(index=index, error=f"shape {shape.name}: {wrong}")
-            graph = _sweep_graph_time(fn, args, job) if shape.graph and graphs else None
+            graph = None
+            if shape.graph and graphs:  # a configuration a graph cannot hold: timed per call
+                graph, _ = time_in_graph(
+                    fn, args, warmup_ms=job.warmup_ms, rep_ms=job.rep_ms, max_reps=job.max_reps
+                )
             times[shape.name] = graph or float(timer(lambda f=fn, a=args: f(*a), job))
         except BaseException as exc:  # noqa: BLE001
             return SweepTiming(index=index, error=f"shape {shape.name}: {_one_line(exc)}")
         finally:
             del args
     return SweepTiming(index=index, times_us=times)
-
-
-def _sweep_graph_time(fn: Any, args: tuple, job: SweepJob) -> float | None:
-    """Per-call microseconds of `fn(*args)` inside a CUDA graph (graph_timing.py) with the
-    sweep's short timing budget, or None when it cannot be captured (then timed per call)."""
-    import torch
-
-    from benchmarks.harness.graph_timing import capture, make_copies, replay
-    from profiling import flush_bytes, time_cuda
-
-    try:
-        captured = capture(fn, make_copies(args, flush_bytes(torch.cuda.current_device())))
-        replay(captured)
-        timing = time_cuda(
-            lambda c=captured: replay(c),
-            warmup_ms=job.warmup_ms,
-            rep_ms=job.rep_ms,
-            max_reps=job.max_reps,
-            device_wide=True,
-        )
-        return timing.median_us / captured.calls
-    except Exception:  # noqa: BLE001 - a configuration a graph cannot hold is timed per call
-        torch.cuda.synchronize()
-        return None
 
 
 def _sweep_mismatch(got: Any, want: Any, scale: Any, tolerance: Any) -> str | None:
