@@ -19,7 +19,10 @@
 # shapes:    tests/test_shapes_gpu.py (every task's ragged GPU shape; each reference solution
 #            judged, isolated, on it), 8 pytest workers sharing the GPU
 # throughput: benchmarks.studies.throughput on silu_fp16 (issue 15's floors), isolated
-# gemm:      agents.bench.gemm_study (the generated GEMM's structure against cuBLAS)
+# hostile:   the GPU hostile candidates (test_gpu_hostile in 3 workers; the capture-aware ones alone)
+# gemm:      agents.bench.gemm_study (the generated GEMM's structure against cuBLAS); GEMM_ARGS
+#            passes options (--variants, --phases, --generated), GEMM_NAME names the output,
+#            GEMM_LIMIT is the step's limit in seconds
 # templates: knowledge_base.verify_templates on the templates not yet proven (TEMPLATES=... names)
 # Parts can be chained in one call: `bash scripts/device_check.sh gemm templates judge`.
 # The judge, call-check and format tests run in 3 pytest workers (pytest-xdist, carried in .whl/);
@@ -100,10 +103,22 @@ elif [ "$PART" = shapes ]; then
   step shapetests 540 python3 -m pytest -m gpu -q -p no:cacheprovider -n 8 tests/test_shapes_gpu.py \
     --timeout 300 -o addopts= > "$OUT/shapetests.log" 2>&1
   tail -25 "$OUT/shapetests.log"
-elif [ "$PART" = gemm ]; then
-  step gemm 200 python3 -m agents.bench.gemm_study --device cuda --deadline 170 \
-    --out "$OUT/gemm_variants_h200.md" > "$OUT/gemm.log" 2>&1
-  tail -3 "$OUT/gemm.log"
+elif [ "$PART" = hostile ]; then  # the GPU hostile candidates: judge ones in 3 workers, graph ones alone
+  export PATH=$BWRAP_DIR:$PATH
+  step hostile 240 python3 -m pytest -m gpu -v -p no:cacheprovider -n 3 \
+    "tests/test_judge_gpu.py::test_gpu_hostile" --timeout 150 -o addopts= --tb=short \
+    > "$OUT/hostile.log" 2>&1
+  grep -E "PASSED|FAILED|ERROR|passed|failed|^E " "$OUT/hostile.log" | tail -40
+  step hostile-graph 200 python3 -m pytest -m gpu -v -p no:cacheprovider \
+    "tests/test_graph_timing_gpu.py::test_a_candidate_that_behaves_otherwise_when_captured_fails" \
+    --timeout 150 -o addopts= --tb=short > "$OUT/hostile_graph.log" 2>&1
+  grep -E "PASSED|FAILED|ERROR|passed|failed|^E " "$OUT/hostile_graph.log" | tail -20
+elif [ "$PART" = gemm ]; then  # GEMM_ARGS: e.g. "--variants tma,tmap --phases prefill"
+  # shellcheck disable=SC2086
+  step gemm "${GEMM_LIMIT:-200}" python3 -m agents.bench.gemm_study --device cuda \
+    --deadline "$(( ${GEMM_LIMIT:-200} - 30 ))" ${GEMM_ARGS:-} \
+    --out "$OUT/${GEMM_NAME:-gemm_variants_h200}.md" > "$OUT/${GEMM_NAME:-gemm}.log" 2>&1
+  tail -3 "$OUT/${GEMM_NAME:-gemm}.log"
 elif [ "$PART" = templates ]; then
   T=${TEMPLATES:-tpl_flash_attention tpl_row_gather tpl_rotary_half tpl_decode_attention tpl_pointwise_conv}
   # shellcheck disable=SC2086

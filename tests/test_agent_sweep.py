@@ -18,7 +18,9 @@ from agents import api
 from agents.core.seams import Seams
 from benchmarks import Sweep
 
-FAST = {"kb": "off", "judge.trials": 1}
+# no gain gate here (agent.sweep_min_gain): these tests follow the finalists in rank order;
+# test_the_gain_gate_keeps_finalists_the_re_measure_could_not_accept has the default
+FAST = {"kb": "off", "judge.trials": 1, "agent.sweep_min_gain": 0.0}
 
 
 def events(run_dir: Path, kind: str) -> list[dict[str, Any]]:
@@ -190,3 +192,23 @@ def test_the_sweep_settings_are_in_show_config(tmp_path: Path, monkeypatch) -> N
     assert rows["agent.sweep"] == ["true", "default"]
     assert rows["agent.sweep_max_configs"] == ["64", "flag --agent.sweep_max_configs"]
     assert rows["agent.sweep_finalists"] == ["5", "environment KERNFORGE_AGENT_SWEEP_FINALISTS"]
+
+
+def test_the_gain_gate_keeps_finalists_the_re_measure_could_not_accept(tmp_path: Path) -> None:
+    # the default gate (5 %): of the scripted ranking (incumbent 11.5 us; 10.0, 10.5, 11.0 next)
+    # only the two at least 5 % faster are judged; 11.0 (4.3 % faster) is not
+    result = offline_run(
+        tmp_path,
+        "gated",
+        Seams(scripted_measure=scripted_measure, scripted_sweep=ranked_by_block),
+        **{"agent.sweep_min_gain": 0.05},
+    )
+    run = result.run_dir
+    (swept,) = events(run, "sweep")
+    # the incumbent was timed twice (first and last); the scripted timings agree: no noise
+    assert swept["noise"] == 0.0 and swept["gate"] == pytest.approx(0.05)
+    assert [attempt_json(run, i)["tunables"] for i in (2, 3)] == [
+        t["config"] for t in swept["top"][:2]
+    ]
+    assert not (run / "attempts" / "4").exists()
+    assert "faster than the incumbent's own by more than 5% in the sweep" in result.reason

@@ -113,7 +113,9 @@ def test_the_pruned_are_counted_and_never_swept() -> None:
     assert found.pruned[0][0] == {"BLOCK_M": 256, "BLOCK_N": 256, "BLOCK_K": 64, "num_warps": 4}
 
 
-def _record(scores: list[tuple[dict, float | None]], finalists: int = 2) -> dict:
+def _record(
+    scores: list[tuple[dict, float | None]], finalists: int = 2, min_gain: float = 0.0
+) -> dict:
     entries = [
         SimpleNamespace(
             config=c, score=s, times_us={}, measured=s is not None, error="" if s else "boom"
@@ -132,10 +134,9 @@ def _record(scores: list[tuple[dict, float | None]], finalists: int = 2) -> dict
         shapes=[],
         weights=[],
     )
-    found = SimpleNamespace(
-        configs=[c for c, _ in scores], pruned=[], already_tried=0, product=9, how="x"
-    )
-    return sweep_record(sweep, found, incumbent_id=1, finalists=finalists)
+    configs = [c for i, (c, _) in enumerate(scores) if c not in [d for d, _ in scores[:i]]]
+    found = SimpleNamespace(configs=configs, pruned=[], already_tried=0, product=9, how="x")
+    return sweep_record(sweep, found, incumbent_id=1, finalists=finalists, min_gain=min_gain)
 
 
 def test_finalists_come_in_rank_order_while_faster_than_the_incumbents_own() -> None:
@@ -163,6 +164,28 @@ def test_the_finalists_end_at_the_setting_and_skip_what_was_tried() -> None:
     # the incumbent's own configuration failed in the sweep: every measured one may go
     record = _record([(a, None), (b, 8.0)], finalists=2)
     assert record["baseline_us"] is None and next_finalist(record, []) == (b, 1, "")
+
+
+def test_a_finalist_must_beat_the_incumbent_by_the_gate() -> None:
+    a, b, c, d = ({"B": n} for n in (1, 2, 3, 4))
+    # the incumbent timed first (10.0) and last (10.4): 4 % apart, above the 2 % minimum
+    record = _record([(a, 10.0), (b, 9.0), (c, 9.7), (d, 9.5), (a, 10.4)], 3, min_gain=0.02)
+    assert record["configs"] == 4 and record["baseline_us"] == 10.0
+    assert record["noise"] == 0.04 and record["gate"] == 0.04
+    # the repeat is a probe, not a configuration of its own
+    assert [r["config"] for r in record["ranked"]] == [b, d, c, a]
+    assert next_finalist(record, []) == (b, 1, "")  # 10 % faster
+    record["proposed"].append(b)
+    assert next_finalist(record, []) == (d, 2, "")  # 5 % faster
+    record["proposed"].append(d)
+    config, _, why = next_finalist(record, [])  # c is 3 % faster: inside the gate
+    assert config is None and "faster than the incumbent's own by more than 4% in" in why
+    # without a repeat the gate is the minimum alone
+    record = _record([(a, 10.0), (b, 9.9), (c, 9.7)], 3, min_gain=0.02)
+    assert record["noise"] is None and record["gate"] == 0.02
+    assert next_finalist(record, []) == (c, 1, "")
+    record["proposed"].append(c)
+    assert next_finalist(record, [])[0] is None  # b is 1 % faster
 
 
 # -- decode tunables searched apart from the others, then composed --------------------------

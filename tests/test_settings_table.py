@@ -21,7 +21,7 @@ NODE_ATTRIBUTES = (
     "max_wall_s max_gpu_s candidates reflect lineage max_repairs restart first_success codegen "
     "optimize ancestors llm_tests nocode_retries history_window target_attainment dropout "
     "dropout_after dropout_every judge_trials judge_timeout_s remeasure_rounds ncu sweep "
-    "sweep_max_configs sweep_finalists"
+    "sweep_max_configs sweep_finalists sweep_min_gain"
 ).split()
 
 

@@ -198,6 +198,74 @@ def _tma_gemm(
 
 
 @triton.jit
+def _tma_persistent_gemm(
+    a_ptr,
+    b_ptr,
+    c_ptr,
+    M,
+    N,
+    K,
+    sam,
+    sbk,
+    sbn,
+    scm,
+    NUM_PROGS,
+    BLOCK_M: tl.constexpr,
+    BLOCK_N: tl.constexpr,
+    BLOCK_K: tl.constexpr,
+    GROUP_M: tl.constexpr,
+    B_KMAJOR: tl.constexpr,
+    FLATTEN: tl.constexpr,
+    WARP_SPEC: tl.constexpr,
+    DESC_STORE: tl.constexpr,
+):
+    # `tma`, persistent: NUM_PROGS programs (about one per SM) each walk tiles pid, pid +
+    # NUM_PROGS, ... in grouped order, so the descriptors are made once per program and the
+    # next tile's loads can start while this tile's epilogue runs (FLATTEN: the tile and K
+    # loops as one pipelined loop; WARP_SPEC: producer and consumer warps, where the compiler
+    # supports it). DESC_STORE: the tile stored through a TMA descriptor; else a masked
+    # pointer store, which is what a fused elementwise epilogue needs.
+    a_desc = tl.make_tensor_descriptor(
+        a_ptr, shape=[M, K], strides=[sam, 1], block_shape=[BLOCK_M, BLOCK_K]
+    )
+    if B_KMAJOR:
+        b_desc = tl.make_tensor_descriptor(
+            b_ptr, shape=[N, K], strides=[sbn, 1], block_shape=[BLOCK_N, BLOCK_K]
+        )
+    else:
+        b_desc = tl.make_tensor_descriptor(
+            b_ptr, shape=[K, N], strides=[sbk, 1], block_shape=[BLOCK_K, BLOCK_N]
+        )
+    c_desc = tl.make_tensor_descriptor(
+        c_ptr, shape=[M, N], strides=[scm, 1], block_shape=[BLOCK_M, BLOCK_N]
+    )
+    tiles = tl.cdiv(M, BLOCK_M) * tl.cdiv(N, BLOCK_N)
+    k_tiles = tl.cdiv(K, BLOCK_K)
+    for tile in tl.range(
+        tl.program_id(0), tiles, NUM_PROGS, flatten=FLATTEN, warp_specialize=WARP_SPEC
+    ):
+        pid_m, pid_n = _tile_of(tile, M, N, BLOCK_M, BLOCK_N, GROUP_M)
+        om = pid_m * BLOCK_M
+        on = pid_n * BLOCK_N
+        acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+        for kk in range(0, k_tiles):
+            a = a_desc.load([om, kk * BLOCK_K])
+            if B_KMAJOR:
+                b = b_desc.load([on, kk * BLOCK_K]).T
+            else:
+                b = b_desc.load([kk * BLOCK_K, on])
+            acc = tl.dot(a, b, acc)
+        if DESC_STORE:
+            c_desc.store([om, on], acc.to(c_ptr.dtype.element_ty))
+        else:
+            offs_m = om + tl.arange(0, BLOCK_M)
+            offs_n = on + tl.arange(0, BLOCK_N)
+            mask = (offs_m[:, None] < M) & (offs_n[None, :] < N)
+            c_ptrs = c_ptr + offs_m[:, None].to(tl.int64) * scm + offs_n[None, :]
+            tl.store(c_ptrs, acc.to(c_ptr.dtype.element_ty), mask=mask)
+
+
+@triton.jit
 def _splitk_partial(
     a_ptr,
     b_ptr,
@@ -265,6 +333,41 @@ DECODE = [
     (64, 128, 64, 4, 4),
 ]
 SPLITS = (2, 4, 8, 16)
+# the TMA variants' own lists (--variants tma,tmap,...): Hopper's usual tiles, deeper pipelines
+PREFILL_TMA = [
+    (128, 128, 64, 4, 4),  # the best `tma` row of 2026-12-02
+    (128, 128, 64, 8, 4),
+    (128, 128, 64, 4, 5),
+    (128, 256, 64, 8, 3),
+    (128, 256, 64, 8, 4),
+    (128, 128, 128, 8, 3),
+    (256, 128, 64, 8, 4),
+    (64, 256, 64, 4, 4),
+]
+DECODE_TMA = [
+    (64, 32, 128, 4, 4),
+    (64, 32, 256, 4, 3),
+    (64, 64, 128, 4, 4),
+    (64, 64, 256, 4, 3),
+    (64, 128, 128, 4, 3),
+]
+# persistent variants: (FLATTEN, WARP_SPEC, DESC_STORE)
+PERSISTENT = {
+    "tmap": (False, False, False),
+    "tmapf": (True, False, False),
+    "tmapw": (False, True, False),
+    "tmapd": (False, False, True),
+}
+VARIANTS = ("masked", "grouped", "tma", "splitk", *PERSISTENT)
+
+
+@functools.cache
+def _sm_count(device: torch.device) -> int:
+    if device.type != "cuda":
+        return 3  # the interpreter: a few programs, so each walks several tiles
+    return torch.cuda.get_device_properties(device).multi_processor_count
+
+
 # the generated candidate's overrides (over its defaults, `{}` first)
 GENERATED_PREFILL: list[dict[str, int]] = [
     {},
@@ -385,6 +488,38 @@ def _launcher(
             return c
 
         return tma
+    if variant in PERSISTENT:
+        flatten, warp_spec, desc_store = PERSISTENT[variant]
+        tiles = triton.cdiv(M, bm) * triton.cdiv(N, bn)
+        programs = min(tiles, _sm_count(a.device))
+        base = b.t() if b_kmajor else b
+
+        def persistent() -> torch.Tensor:
+            _tma_persistent_gemm[(programs,)](
+                a,
+                base,
+                c,
+                M,
+                N,
+                K,
+                a.stride(0),
+                b.stride(0),
+                base.stride(0),
+                c.stride(0),
+                programs,
+                BLOCK_M=bm,
+                BLOCK_N=bn,
+                BLOCK_K=bk,
+                GROUP_M=8,
+                B_KMAJOR=b_kmajor,
+                FLATTEN=flatten,
+                WARP_SPEC=warp_spec,
+                DESC_STORE=desc_store,
+                **opts,
+            )
+            return c
+
+        return persistent
     assert variant == "splitk"
     k_per = triton.cdiv(triton.cdiv(K, split), bk) * bk
     p = torch.empty((split, M, N), device=a.device, dtype=torch.float32)
@@ -445,16 +580,22 @@ def _generated_entry(task_id: str, folder: Path) -> tuple[Callable[..., Any], di
 
 
 def run_study(
-    device: str, smoke: bool, deadline_s: float, generated: bool = False
+    device: str,
+    smoke: bool,
+    deadline_s: float,
+    generated: bool = False,
+    variants: tuple[str, ...] = (),
+    phases: tuple[str, ...] = (),
 ) -> dict[str, Any]:
+    """The study's rows; `variants` (default: masked, grouped, tma, splitk) and `phases`
+    (default: every shape) narrow it."""
     start = time.monotonic()
     gen = torch.Generator(device=device).manual_seed(0)
     dtype = torch.float16 if smoke else torch.bfloat16
-    if device == "cuda":
-        # device-side descriptors need a scratch allocator for the descriptor storage
-        triton.set_allocator(
-            lambda size, align, stream: torch.empty(size, dtype=torch.int8, device="cuda")
-        )
+    # device-side descriptors need a scratch allocator for the descriptor storage
+    triton.set_allocator(
+        lambda size, align, stream: torch.empty(size, dtype=torch.int8, device=device)
+    )
     rows: list[dict[str, Any]] = []
     for task in ("linear", "matmul"):
         shapes = [(s.name, s.dims, s.phase) for s in get_task(f"{task}_bf16").shapes]
@@ -493,9 +634,16 @@ def run_study(
             if generated:
                 _time_generated(rows, base, task, dtype, a, b, ref, flops, graph, smoke, device)
                 continue
+            if phases and phase not in phases:
+                continue
             cfgs = SMOKE if smoke else (DECODE if phase == "decode" else PREFILL)
-            plan = [(v, c, 1) for v in ("masked", "grouped", "tma") for c in cfgs]
-            if phase == "decode":
+            tma_cfgs = SMOKE if smoke else (DECODE_TMA if phase == "decode" else PREFILL_TMA)
+            chosen = variants or ("masked", "grouped", "tma", "splitk")
+            plan = [(v, c, 1) for v in ("masked", "grouped") if v in chosen for c in cfgs]
+            plan += [
+                (v, c, 1) for v in ("tma", *PERSISTENT) if v in chosen for c in tma_cfgs
+            ]
+            if phase == "decode" and "splitk" in chosen:
                 plan += [("splitk", c, s) for c in cfgs[1:] for s in SPLITS]
             for variant, cfg, split in plan:
                 if time.monotonic() - start > deadline_s:
@@ -510,7 +658,7 @@ def run_study(
                         }
                     )
                     continue
-                if variant == "tma" and device != "cuda":
+                if variant in ("tma", *PERSISTENT) and device != "cuda" and not smoke:
                     continue
                 label = "x".join(map(str, cfg[:3])) + f" w{cfg[3]} s{cfg[4]}"
                 label += f" split{split}" if variant == "splitk" else ""
@@ -547,7 +695,9 @@ def run_study(
         "command": "python -m agents.bench.gemm_study --device "
         + device
         + (" --smoke" if smoke else "")
-        + (" --generated" if generated else ""),
+        + (" --generated" if generated else "")
+        + (f" --variants {','.join(variants)}" if variants else "")
+        + (f" --phases {','.join(phases)}" if phases else ""),
         "rows": rows,
     }
 
@@ -648,9 +798,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--smoke", action="store_true", help="tiny shapes (the CPU interpreter)")
     parser.add_argument("--deadline", type=float, default=1e9, help="seconds; later rows not run")
     parser.add_argument("--generated", action="store_true", help="time the generator's candidate")
+    parser.add_argument(
+        "--variants", default="", help=f"comma list of {', '.join(VARIANTS)} (default: the first 4)"
+    )
+    parser.add_argument("--phases", default="", help="comma list of prefill, decode (default: both)")
     parser.add_argument("--out", default="gemm_variants.md")
     args = parser.parse_args(argv)
-    report = run_study(args.device, args.smoke, args.deadline, args.generated)
+    variants = tuple(v for v in args.variants.split(",") if v)
+    unknown = [v for v in variants if v not in VARIANTS]
+    if unknown:
+        parser.error(f"unknown variant(s) {', '.join(unknown)}; known: {', '.join(VARIANTS)}")
+    phases = tuple(p for p in args.phases.split(",") if p)
+    report = run_study(args.device, args.smoke, args.deadline, args.generated, variants, phases)
     out = Path(args.out)
     out.write_text(markdown(report))
     out.with_suffix(".json").write_text(json.dumps(report, indent=1))

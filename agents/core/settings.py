@@ -272,6 +272,16 @@ SETTINGS: tuple[Setting, ...] = (
         minimum=1,
     ),
     Setting(
+        "agent.sweep_min_gain",
+        "float",
+        0.05,
+        "a configuration goes on from the sweep to the judge only when the sweep ranks it this "
+        "much faster than the incumbent (weighted), or by more than the incumbent's own two "
+        "timings in the sweep differ, whichever is larger: the re-measure cannot accept smaller "
+        "gains (its per-shape noise was 5-31 % on the H200 GEMMs, 2026-12-03), and each finalist "
+        "costs a full judge",
+    ),
+    Setting(
         "agent.ancestors",
         "int",
         1,

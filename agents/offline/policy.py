@@ -537,13 +537,16 @@ class OfflinePolicy:
             set_tunables(code, entry, {k: v for k, v in c.items() if current.get(k) != v})
             for c in found.configs
         ]
+        # the incumbent is timed first and again last: how far apart its two timings are is
+        # the sweep's own noise, which a finalist's gain must exceed (agent.sweep_min_gain)
+        timed = [*found.configs, found.configs[0]]
         ctx.progress.note(
             f"offline policy: sweeping {len(found.configs)} configuration(s) of attempt {best.id} "
             f"({found.how}; {found.product} in the space, {len(found.pruned)} pruned, "
             f"{found.already_tried} already tried)"
         )
         started = time.monotonic()
-        swept = sweep_configs(ctx, best.id, sources, found.configs)
+        swept = sweep_configs(ctx, best.id, [*sources, sources[0]], timed)
         wall = time.monotonic() - started  # the compile stage ahead of the timing included
         record = sweep_record(
             swept,
@@ -551,6 +554,7 @@ class OfflinePolicy:
             incumbent_id=best.id,
             finalists=cfg.sweep_finalists,
             phases={s.name: s.phase for s in ctx.task.shapes},
+            min_gain=cfg.sweep_min_gain,
         )
         # configurations per minute of the whole sweep (compiled ahead, then timed): the rate a
         # run sees; `seconds` is the timing job's own share
@@ -573,6 +577,8 @@ class OfflinePolicy:
             configs_per_minute=per_minute,
             compile_note=swept.compile_note,
             incumbent_us=record["baseline_us"],
+            noise=record["noise"],
+            gate=record["gate"],
             top=record["ranked"][:5],
             failures=[{"config": e.config, "error": e.error} for e in swept.failed[:5]],
         )

@@ -271,16 +271,23 @@ def sweep_record(
     incumbent_id: int,
     finalists: int,
     phases: dict[str, str] | None = None,
+    min_gain: float = 0.0,
 ) -> dict[str, Any]:
     """What the run keeps of a sweep (`benchmarks.Sweep`) in its state: plain JSON, so the
     checkpoint and `--resume` carry it. `ranked` holds the measured configurations, fastest
     first, with the one `compose_by_phase` makes from the best decode and the best other
     values (`phases`: shape name -> serving phase) where the tunables split so; `baseline_us` is
-    the incumbent's own configuration's score in the sweep (None when it failed there);
+    the incumbent's own configuration's score in the sweep, the faster of its timings where the
+    sweep timed it twice (first and last: `noise` is then how far apart they were), None when
+    it failed there; `gate` is the gain a finalist must show over it, max(`min_gain`, noise);
     `proposed` grows as finalists are proposed."""
     incumbent = enumeration.configs[0]
-    own = sweep.entry_for(incumbent)
+    own = [e.score for e in sweep.entries if e.config == incumbent and e.measured]
+    noise = max(own) / min(own) - 1.0 if len(own) > 1 else None
     ranked = [{"config": e.config, "score_us": e.score} for e in sweep.entries if e.measured]
+    if len(own) > 1:  # the incumbent's repeat is a noise probe, not a second candidate
+        first = next(i for i, e in enumerate(ranked) if e["config"] == incumbent)
+        ranked = [e for i, e in enumerate(ranked) if i == first or e["config"] != incumbent]
     composed = compose_by_phase(
         [{"config": e.config, "times_us": e.times_us} for e in sweep.entries if e.measured],
         list(sweep.shapes),
@@ -305,7 +312,9 @@ def sweep_record(
         "product": enumeration.product,
         "how": enumeration.how,
         "seconds": round(float(sweep.seconds), 3),
-        "baseline_us": own.score if own is not None and own.measured else None,
+        "baseline_us": min(own) if own else None,
+        "noise": None if noise is None else round(noise, 4),
+        "gate": round(max(min_gain, noise or 0.0), 4),
         "ranked": ranked,
         "finalists": finalists,
         "proposed": [],
@@ -331,18 +340,20 @@ def next_finalist(
             ),
         )
     baseline = record["baseline_us"]
+    gate = float(record.get("gate") or 0.0)  # records written before the gate had none
     for rank, entry in enumerate(record["ranked"], start=1):
         config = entry["config"]
         if config == record["incumbent_config"] or config in proposed or config in tried:
             continue
-        if baseline is not None and entry["score_us"] >= baseline:
+        if baseline is not None and entry["score_us"] >= baseline * (1.0 - gate):
             break  # ranked: every later one is slower still
         return config, rank, ""
+    margin = f" by more than {gate:.0%}" if gate > 0 else ""
     return (
         None,
         0,
         (
             f"sweep: the best {len(proposed)} of {total} configurations were judged; no other "
-            "configuration was faster than the incumbent's own in the sweep"
+            f"configuration was faster than the incumbent's own{margin} in the sweep"
         ),
     )
