@@ -62,6 +62,7 @@ GEMM_TUNABLES = {
     "num_stages": [2, 3, 4, 5],
     "GROUP_M": [0, 4, 8, 16],
     "WRAP": [0, 1],
+    "TMA": [0, 1],
     "DECODE_BLOCK_M": [16, 32, 64],
     "DECODE_BLOCK_N": [32, 64, 128, 256],
     "DECODE_BLOCK_K": [32, 64, 128, 256],
@@ -73,7 +74,7 @@ GEMM_TUNABLES = {
 GEMM_FIXED = {"DECODE_ROWS": 64, "SPLIT_TARGET": 192}
 # names the gemm kernel and launcher use besides the others' (parameters may not take them)
 GEMM_WORDS = set(
-    "M K B BLOCK_M BLOCK_K num_stages K_PER GROUP WRAP EVEN_K SPLIT part_ptr grid".split()
+    "M K B BLOCK_M BLOCK_K num_stages K_PER GROUP WRAP EVEN_K SPLIT part_ptr grid B_KMAJOR".split()
 ) | set(GEMM_TUNABLES)
 TILE_KINDS = ("full", "col", "batch_col")
 ROW_KINDS = ("row", "scalar", "batch_row")
@@ -699,20 +700,50 @@ def _gemm_args(prog: Program) -> list[str]:
     ]
 
 
+def _tma_loop(g: Gemm, dot: str, precision: str) -> list[str]:
+    """The K loop reading both operands through TMA tensor descriptors (Hopper's copy engine
+    moves each tile into shared memory, no address math per element; rows, columns and K past
+    the edge read as zero). The launcher sets TMA only where the descriptors are legal: each
+    operand has a unit stride along its last dim, 16-byte aligned base and other strides. B is
+    read as stored: [N, K] when K is its contiguous dim (B_KMAJOR, nn.Linear's weight), the
+    tile transposed for the dot, else [K, N]."""
+    a, b = _operands(g)[0], _operands(g)[-1]
+    return [
+        "_a_desc = tl.make_tensor_descriptor(",
+        f"    {a}_ptr + _pid_b * _sab, shape=[M, K], strides=[_sam, 1], block_shape=[BLOCK_M, BLOCK_K]",
+        ")",
+        "if B_KMAJOR:",
+        "    _b_desc = tl.make_tensor_descriptor(",
+        f"        {b}_ptr + _pid_b * _sbb, shape=[N, K], strides=[_sbn, 1], block_shape=[BLOCK_N, BLOCK_K]",
+        "    )",
+        "else:",
+        "    _b_desc = tl.make_tensor_descriptor(",
+        f"        {b}_ptr + _pid_b * _sbb, shape=[K, N], strides=[_sbk, 1], block_shape=[BLOCK_K, BLOCK_N]",
+        "    )",
+        "_acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)",
+        "for _k0 in range(_k_lo, _k_hi, BLOCK_K):",
+        "    _a = _a_desc.load([_pid_m * BLOCK_M, _k0])",
+        "    if B_KMAJOR:",
+        "        _b = _b_desc.load([_pid_n * BLOCK_N, _k0]).T",
+        "    else:",
+        "        _b = _b_desc.load([_k0, _pid_n * BLOCK_N])",
+        f"    _acc = tl.dot(_a.to({dot}), _b.to({dot}), _acc{precision})",
+    ]
+
+
 def gemm_kernel(prog: Program, name: str) -> str:
     """The product kernel. WRAP: operand rows and columns past the edge re-read valid ones
     (offsets modulo M and N; their results are never stored), so the loads need no M/N mask,
     and the K loop needs none when every K slice is a multiple of BLOCK_K (EVEN_K). Without
-    WRAP every load is masked. SPLIT > 1 (split-K): program axis 2 takes one K slice of K_PER
-    and stores its fp32 partial tile into part_ptr; the sum kernel adds the slices and runs the
-    epilogue. SPLIT == 1: the epilogue runs here."""
+    WRAP every load is masked. TMA: both operands through tensor descriptors (`_tma_loop`).
+    SPLIT > 1 (split-K): program axis 2 takes one K slice of K_PER and stores its fp32 partial
+    tile into part_ptr; the sum kernel adds the slices and runs the epilogue. SPLIT == 1: the
+    epilogue runs here."""
     g = prog.gemm
     assert g is not None
     dot = TL_DTYPES[g.dot_dtype]
     precision = ', input_precision="ieee"' if g.dot_dtype == torch.float32 else ""
-    body = _gemm_tile() + [
-        "_k_lo = tl.program_id(2) * K_PER",
-        "_k_hi = tl.minimum(K, _k_lo + K_PER)",
+    pointers = [
         "_offs_k = _k_lo + tl.arange(0, BLOCK_K)",
         # no contiguity hints on wrapped offsets: a wrapped tile is not contiguous, and where M
         # or N is the operand's contiguous dim a hint would widen loads past the tensor's end
@@ -746,6 +777,14 @@ def gemm_kernel(prog: Program, name: str) -> str:
         f"    _acc = tl.dot(_a.to({dot}), _b.to({dot}), _acc{precision})",
         "    _a_ptrs += BLOCK_K * _sak",
         "    _b_ptrs += BLOCK_K * _sbk",
+    ]
+    body = _gemm_tile() + [
+        "_k_lo = tl.program_id(2) * K_PER",
+        "_k_hi = tl.minimum(K, _k_lo + K_PER)",
+        "if TMA:",
+        *(f"    {line}" for line in _tma_loop(g, dot, precision)),
+        "else:",
+        *(f"    {line}" for line in pointers),
         "if SPLIT > 1:",
         "    _p_ptrs = (",
         "        part_ptr + ((_pid_b * SPLIT + tl.program_id(2)) * M + _offs_m[:, None].to(tl.int64)) * N",
@@ -776,7 +815,7 @@ def gemm_sum_kernel(prog: Program, name: str) -> str:
     return _kernel(name, args + ["BLOCK_M: tl.constexpr", "BLOCK_N: tl.constexpr"], body)
 
 
-GEMM_CONSTEXPRS = ("BLOCK_M", "BLOCK_N", "BLOCK_K", "WRAP", "EVEN_K", "SPLIT")
+GEMM_CONSTEXPRS = ("BLOCK_M", "BLOCK_N", "BLOCK_K", "WRAP", "EVEN_K", "SPLIT", "TMA", "B_KMAJOR")
 
 
 def gemm_launcher(prog: Program, kernel: str, summer: str, tunables: dict[str, int]) -> str:
@@ -812,9 +851,25 @@ def gemm_launcher(prog: Program, kernel: str, summer: str, tunables: dict[str, i
         "        _split = 1",
         f"        while _split < 8 and _tiles * _split * 2 <= {GEMM_FIXED['SPLIT_TARGET']}:",
         "            _split *= 2",
+        "    _tma, _bkm = 0, 0",
         "else:",
         "    _bm, _bn, _bk = BLOCK_M, BLOCK_N, BLOCK_K",
         "    _warps, _stages, _group, _wrap, _split = num_warps, num_stages, GROUP_M, WRAP, 1",
+        # descriptors need a unit stride along the stored last dim and 16-byte aligned
+        # bases and other strides; B is read as stored, [N, K] when K is its unit dim
+        "    _bkm = int(_opb.stride(-2) == 1 and _opb.stride(-1) != 1)",
+        "    _b_unit = _opb.dim() - 2 if _bkm else _opb.dim() - 1",
+        "    _tma = TMA and _opa.stride(-1) == 1 and _opb.stride(_b_unit) == 1",
+        "    _tma = _tma and _opa.data_ptr() % 16 == 0 and _opb.data_ptr() % 16 == 0",
+        "    _tma = _tma and all(s * _opa.element_size() % 16 == 0 for s in _opa.stride()[:-1])",
+        "    _tma = _tma and all(",
+        "        s * _opb.element_size() % 16 == 0 for i, s in enumerate(_opb.stride()) if i != _b_unit",
+        "    )",
+        "    _tma = int(bool(_tma))",
+        "    if _tma:  # device-side descriptors take their 128 bytes from this allocator",
+        "        triton.set_allocator(",
+        f"            lambda size, align, stream: torch.empty(size, dtype=torch.int8, device={prog.primary}.device)",
+        "        )",
         "_k_per = triton.cdiv(triton.cdiv(K, max(_split, 1)), _bk) * _bk if K > 0 else _bk",
         "_split = max(triton.cdiv(K, _k_per), 1)  # no empty slices",
         "if _group <= 0:",
@@ -829,7 +884,7 @@ def gemm_launcher(prog: Program, kernel: str, summer: str, tunables: dict[str, i
         *(f"    {s}," for s in strides),
         *(f"    {s}," for s in prog.symbols),
         "    BLOCK_M=_bm, BLOCK_N=_bn, BLOCK_K=_bk, WRAP=_wrap,",
-        "    EVEN_K=K % _bk == 0 and _k_per % _bk == 0, SPLIT=_split,",
+        "    EVEN_K=K % _bk == 0 and _k_per % _bk == 0, SPLIT=_split, TMA=_tma, B_KMAJOR=_bkm,",
         "    num_warps=_warps, num_stages=_stages,",
         ")",
         "if _split > 1:",

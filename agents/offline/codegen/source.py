@@ -32,7 +32,7 @@ ROW_TILED_DEFAULTS = {"num_warps": 4, "BLOCK_C": 1024}
 # needs more shared memory than an SM has.
 GEMM_DEFAULTS = {
     "BLOCK_M": 128, "BLOCK_N": 256, "BLOCK_K": 64, "num_warps": 8, "num_stages": 3,
-    "GROUP_M": 8, "WRAP": 1,
+    "GROUP_M": 8, "WRAP": 1, "TMA": 0,
     "DECODE_BLOCK_M": 64, "DECODE_BLOCK_N": 128, "DECODE_BLOCK_K": 64, "DECODE_WARPS": 4,
     "DECODE_STAGES": 4, "SPLIT_K": 0,
 }  # fmt: skip
@@ -152,9 +152,11 @@ def _kernels(prog: emit.Program, stem: str) -> tuple[list[str], str, dict[str, l
                 "for bmm), tiles walked in groups of GROUP_M tile rows (0: column-major); K is walked\n"
                 "in BLOCK_K steps, tl.dot accumulating in fp32 (IEEE fp32 products for fp32 operands);\n"
                 "loads are masked, or with WRAP wrapped modulo M and N and unmasked when K divides\n"
-                "evenly. Calls with at most 64 rows use the DECODE_* configuration and split K into\n"
-                "SPLIT_K slices (0: by tile count) summed in fp32 by a second kernel. The epilogue runs\n"
-                "on the accumulator tile, per-row and per-column tensors broadcast over it."
+                "evenly; with TMA (where the operands' strides allow) both are read through Hopper\n"
+                "tensor descriptors instead. Calls with at most 64 rows use the DECODE_* configuration\n"
+                "and split K into SPLIT_K slices (0: by tile count) summed in fp32 by a second kernel.\n"
+                "The epilogue runs on the accumulator tile, per-row and per-column tensors broadcast\n"
+                "over it."
             ),
         )
     one, looped = f"{stem}_row_kernel", f"{stem}_looped_kernel"
