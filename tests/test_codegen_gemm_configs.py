@@ -79,3 +79,55 @@ def test_the_launcher_picks_decode_or_prefill_by_rows(tmp_path):
     values = tunable_values(source, task.entry_point)
     assert {"BLOCK_M", "GROUP_M", "WRAP", "DECODE_BLOCK_M", "SPLIT_K"} <= set(values)
     assert "if M <= 64:" in source and "_gemm_sum_kernel" in source
+
+
+@pytest.mark.parametrize(
+    ("k_major", "k", "dtype"),
+    [
+        (False, 48, "fp32"),  # B read [K, N] through its descriptor
+        (True, 40, "fp32"),  # B stored [N, K] (a Linear weight): its tiles transposed for the dot
+        (True, 40, "fp16"),  # K past the last full tile reads as zero from the descriptor
+    ],
+)
+def test_the_tensor_descriptor_path(tmp_path, k_major, k, dtype):
+    task = _product_probe(tmp_path, "M * 20 + 3", k, k_major, dtype)
+    source = set_tunables(generate(task).source, task.entry_point, {**SMALL, "TMA": 1})
+    _judge(task, source, tmp_path)
+
+
+@pytest.mark.parametrize(("k", "taken"), [(48, 1), (42, 0)])
+def test_the_descriptor_path_is_taken_only_where_strides_allow(tmp_path, k, taken):
+    """fp16 rows of 48 elements are 96 bytes (a multiple of 16: descriptors are legal); rows of
+    42 are 84 bytes, so the launcher keeps the pointer path whatever TMA asks."""
+    import importlib.util
+
+    import torch
+
+    task = _product_probe(tmp_path, "M * 20 + 3", k, True, "fp16")
+    path = tmp_path / "candidate.py"
+    path.write_text(set_tunables(generate(task).source, task.entry_point, {**SMALL, "TMA": 1}))
+    spec = importlib.util.spec_from_file_location("tma_candidate", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    seen: list[tuple[int, int]] = []
+
+    class Spy:  # records the product kernel's TMA and B_KMAJOR, then launches it
+        def __init__(self, kernel):
+            self.kernel = kernel
+
+        def __getitem__(self, grid):
+            def launch(*args, **kwargs):
+                seen.append((kwargs["TMA"], kwargs["B_KMAJOR"]))
+                return self.kernel[grid](*args, **kwargs)
+
+            return launch
+
+    (name,) = [n for n in vars(module) if n.endswith("_gemm_kernel")]
+    setattr(module, name, Spy(getattr(module, name)))
+    dims = {**task.cpu_shapes[0].dims, "M": 4}
+    inputs = task.make_inputs(dims, "standard", torch.Generator().manual_seed(0))
+    out = getattr(module, task.entry_point)(*inputs)
+    expected = task.reference_for(dims)(*inputs)
+    assert torch.allclose(out.float(), expected.float(), atol=2e-2, rtol=2e-2)
+    assert seen == [(taken, 1)]
