@@ -50,9 +50,9 @@ from profiling import NCU_TIMEOUT_S
 
 ENV_PREFIX = "KERNFORGE_"
 # Triton's compiles are CPU work, the sweep's dozens of them most of all (48 configurations of
-# the generated GEMM took 31-52 s on 8 of the H200 machine's 16 cores, 2026-12-03): half the cores,
-# the rest left to the lanes and the judge
-DEFAULT_COMPILE_WORKERS = max(2, min(16, (os.cpu_count() or 2) // 2))
+# the generated GEMM took 31-76 s on 8 of the H200 machine's 16 cores, 2026-12-03, while the GPU
+# waited for them): all cores but two, which the lane and the judge keep, 2 to 16
+DEFAULT_COMPILE_WORKERS = max(2, min(16, (os.cpu_count() or 2) - 2))
 SEE_SETTINGS = "`kernforge run --show-config` lists the settings"
 
 
@@ -381,7 +381,7 @@ SETTINGS: tuple[Setting, ...] = (
         DEFAULT_COMPILE_WORKERS,
         "CPU processes of the local executor's CPU stage, ahead of the lanes: the static check "
         "and, on a GPU machine, Triton's compile of each candidate's kernels and of a sweep's "
-        "configurations (0: none; default: half this machine's cores, 2 to 16)",
+        "configurations (0: none; default: this machine's cores but two, 2 to 16)",
         attr="compile_workers",
         on_resume=True,
         minimum=0,
