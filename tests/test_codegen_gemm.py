@@ -114,6 +114,7 @@ def test_gemm_source_declares_tunables_and_passes_the_static_check():
         "num_stages": 4,
         "GROUP_M": 8,
         "WRAP": 1,
+        "TMA": 0,
         "DECODE_BLOCK_M": 64,
         "DECODE_BLOCK_N": 128,
         "DECODE_BLOCK_K": 64,
