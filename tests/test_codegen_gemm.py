@@ -105,16 +105,19 @@ def test_gemm_source_declares_tunables_and_passes_the_static_check():
     task = get_task("linear_fp16")
     gen = generate(task)
     defaults = tunable_values(gen.source, task.entry_point)
-    # nn.Linear's weight is read K-contiguous: 128x128 tiles (docs/results/gemm_generated_h200.md)
+    # nn.Linear's weight is read K-contiguous: persistent descriptor reads, 128x128 tiles, 5
+    # stages (docs/results/gemm_tma_h200.md)
     assert defaults == {
         "BLOCK_M": 128,
         "BLOCK_N": 128,
         "BLOCK_K": 64,
         "num_warps": 4,
-        "num_stages": 4,
+        "num_stages": 5,
         "GROUP_M": 8,
         "WRAP": 1,
-        "TMA": 0,
+        "TMA": 1,
+        "PERSIST": 1,
+        "FLATTEN": 1,
         "DECODE_BLOCK_M": 64,
         "DECODE_BLOCK_N": 128,
         "DECODE_BLOCK_K": 64,

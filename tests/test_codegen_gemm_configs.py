@@ -82,49 +82,56 @@ def test_the_launcher_picks_decode_or_prefill_by_rows(tmp_path):
 
 
 @pytest.mark.parametrize(
-    ("k_major", "k", "dtype"),
+    ("k_major", "k", "dtype", "persist", "flatten"),
     [
-        (False, 48, "fp32"),  # B read [K, N] through its descriptor
-        (True, 40, "fp32"),  # B stored [N, K] (a Linear weight): its tiles transposed for the dot
-        (True, 40, "fp16"),  # K past the last full tile reads as zero from the descriptor
+        (False, 48, "fp32", 0, 0),  # B read [K, N] through its descriptor
+        (True, 40, "fp32", 0, 0),  # B stored [N, K] (a Linear weight): tiles transposed for the dot
+        (True, 40, "fp16", 0, 0),  # K past the last full tile reads as zero from the descriptor
+        (True, 40, "fp16", 1, 0),  # persistent: 4 programs (the interpreter's "SMs") walk 6 tiles
+        (False, 48, "fp16", 1, 1),  # persistent, tile and K loops flattened
     ],
 )
-def test_the_tensor_descriptor_path(tmp_path, k_major, k, dtype):
+def test_the_tensor_descriptor_path(tmp_path, k_major, k, dtype, persist, flatten):
     task = _product_probe(tmp_path, "M * 20 + 3", k, k_major, dtype)
-    source = set_tunables(generate(task).source, task.entry_point, {**SMALL, "TMA": 1})
+    tunables = {**SMALL, "BLOCK_M": 32, "TMA": 1, "PERSIST": persist, "FLATTEN": flatten}
+    source = set_tunables(generate(task).source, task.entry_point, tunables)
     _judge(task, source, tmp_path)
 
 
-@pytest.mark.parametrize(("k", "taken"), [(48, 1), (42, 0)])
-def test_the_descriptor_path_is_taken_only_where_strides_allow(tmp_path, k, taken):
+@pytest.mark.parametrize(("k", "persist", "taken"), [(48, 0, 1), (42, 0, 0), (48, 1, 2), (42, 1, 0)])
+def test_the_descriptor_path_is_taken_only_where_strides_allow(tmp_path, k, persist, taken):
     """fp16 rows of 48 elements are 96 bytes (a multiple of 16: descriptors are legal); rows of
-    42 are 84 bytes, so the launcher keeps the pointer path whatever TMA asks."""
+    42 are 84 bytes, so the launcher keeps the pointer path whatever TMA and PERSIST ask.
+    `taken`: 0 the pointer path, 1 descriptors, 2 the persistent kernel."""
     import importlib.util
 
     import torch
 
     task = _product_probe(tmp_path, "M * 20 + 3", k, True, "fp16")
     path = tmp_path / "candidate.py"
-    path.write_text(set_tunables(generate(task).source, task.entry_point, {**SMALL, "TMA": 1}))
+    tunables = {**SMALL, "TMA": 1, "PERSIST": persist}
+    path.write_text(set_tunables(generate(task).source, task.entry_point, tunables))
     spec = importlib.util.spec_from_file_location("tma_candidate", path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     seen: list[tuple[int, int]] = []
 
-    class Spy:  # records the product kernel's TMA and B_KMAJOR, then launches it
-        def __init__(self, kernel):
-            self.kernel = kernel
+    class Spy:  # records which kernel ran, its descriptor path and B's layout, then launches it
+        def __init__(self, kernel, persistent):
+            self.kernel, self.persistent = kernel, persistent
 
         def __getitem__(self, grid):
             def launch(*args, **kwargs):
-                seen.append((kwargs["TMA"], kwargs["B_KMAJOR"]))
+                path = 2 if self.persistent else kwargs["TMA"]
+                seen.append((path, kwargs["B_KMAJOR"]))
                 return self.kernel[grid](*args, **kwargs)
 
             return launch
 
-    (name,) = [n for n in vars(module) if n.endswith("_gemm_kernel")]
-    setattr(module, name, Spy(getattr(module, name)))
+    products = ("_gemm_kernel", "_gemm_persistent_kernel")
+    for name in [n for n in vars(module) if n.endswith(products)]:
+        setattr(module, name, Spy(getattr(module, name), "persistent" in name))
     dims = {**task.cpu_shapes[0].dims, "M": 4}
     inputs = task.make_inputs(dims, "standard", torch.Generator().manual_seed(0))
     out = getattr(module, task.entry_point)(*inputs)

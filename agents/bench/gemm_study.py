@@ -371,16 +371,18 @@ def _sm_count(device: torch.device) -> int:
 # the generated candidate's overrides (over its defaults, `{}` first)
 GENERATED_PREFILL: list[dict[str, int]] = [
     {},
-    # the tensor-descriptor path (TMA) over the tiles of PREFILL_TMA, groups of 8
-    *[
-        {"BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk, "num_warps": w, "num_stages": st,
-         "GROUP_M": 8, "TMA": 1}
-        for bm, bn, bk, w, st in PREFILL_TMA
-    ],
+    # the pointer kernel (the K-major default before 2026-12-03) and one program per tile
+    # through descriptors, against the persistent kernel over Hopper's usual tiles
+    {"TMA": 0, "PERSIST": 0, "FLATTEN": 0, "BLOCK_M": 128, "BLOCK_N": 128, "num_warps": 4,
+     "num_stages": 4, "WRAP": 1},
+    {"TMA": 1, "PERSIST": 0, "BLOCK_M": 128, "BLOCK_N": 128, "num_warps": 4, "num_stages": 4},
     *[
         {"BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": 64, "num_warps": w, "num_stages": st,
-         "WRAP": 1, "GROUP_M": 8}
-        for bm, bn, w, st in ((128, 256, 8, 3), (128, 128, 4, 4), (256, 128, 8, 3), (128, 128, 8, 4))
+         "GROUP_M": 8, "TMA": 1, "PERSIST": 1, "FLATTEN": f}
+        for bm, bn, w, st, f in (
+            (128, 128, 4, 5, 0), (128, 128, 4, 4, 1), (128, 256, 8, 3, 1), (128, 256, 8, 4, 0),
+            (256, 128, 8, 4, 0), (128, 256, 8, 3, 0),
+        )
     ],
 ]  # fmt: skip
 GENERATED_DECODE: list[dict[str, int]] = [

@@ -32,13 +32,20 @@ ROW_TILED_DEFAULTS = {"num_warps": 4, "BLOCK_C": 1024}
 # needs more shared memory than an SM has.
 GEMM_DEFAULTS = {
     "BLOCK_M": 128, "BLOCK_N": 256, "BLOCK_K": 64, "num_warps": 8, "num_stages": 3,
-    "GROUP_M": 8, "WRAP": 1, "TMA": 0,
+    "GROUP_M": 8, "WRAP": 1, "TMA": 0, "PERSIST": 0, "FLATTEN": 0,
     "DECODE_BLOCK_M": 64, "DECODE_BLOCK_N": 128, "DECODE_BLOCK_K": 64, "DECODE_WARPS": 4,
     "DECODE_STAGES": 4, "SPLIT_K": 0,
 }  # fmt: skip
-GEMM_K_MAJOR = {"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 64, "num_warps": 4, "num_stages": 4}
+# K-major B, 16-bit: persistent programs reading through tensor descriptors, the tile and K loops
+# flattened, 128x128x64, 4 warps, 5 stages: 0.94 / 0.83 / 0.74 x cuBLAS on the three prefill
+# shapes in the hand-written study of 2026-12-03 (docs/results/gemm_tma_h200.md, `tmapf`), where
+# one program per tile through descriptors read 0.76 / 0.78 / 0.65 x and the generator's pointer
+# kernel 0.80 / 0.89 / 0.65 x (gemm_generated_tma_h200.md)
+GEMM_K_MAJOR = {"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 64, "num_warps": 4, "num_stages": 5,
+                "TMA": 1, "PERSIST": 1, "FLATTEN": 1}  # fmt: skip
 GEMM_FP32 = {"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 32, "num_warps": 4, "num_stages": 3,
-             "DECODE_BLOCK_K": 32, "DECODE_STAGES": 3}  # fmt: skip
+             "DECODE_BLOCK_K": 32, "DECODE_STAGES": 3, "TMA": 0, "PERSIST": 0,
+             "FLATTEN": 0}  # fmt: skip
 
 
 def gemm_defaults(prog: emit.Program) -> dict[str, int]:
@@ -141,8 +148,13 @@ def _kernels(prog: emit.Program, stem: str) -> tuple[list[str], str, dict[str, l
         )
     if prog.structure == "gemm":
         kernel, summer = f"{stem}_gemm_kernel", f"{stem}_gemm_sum_kernel"
-        kernels = [emit.gemm_kernel(prog, kernel), emit.gemm_sum_kernel(prog, summer)]
-        launcher = emit.gemm_launcher(prog, kernel, summer, gemm_defaults(prog))
+        persistent = f"{stem}_gemm_persistent_kernel"
+        kernels = [
+            emit.gemm_kernel(prog, kernel),
+            emit.gemm_sum_kernel(prog, summer),
+            emit.gemm_persistent_kernel(prog, persistent),
+        ]
+        launcher = emit.gemm_launcher(prog, kernel, summer, persistent, gemm_defaults(prog))
         return (
             kernels,
             launcher,
@@ -153,7 +165,8 @@ def _kernels(prog: emit.Program, stem: str) -> tuple[list[str], str, dict[str, l
                 "in BLOCK_K steps, tl.dot accumulating in fp32 (IEEE fp32 products for fp32 operands);\n"
                 "loads are masked, or with WRAP wrapped modulo M and N and unmasked when K divides\n"
                 "evenly; with TMA (where the operands' strides allow) both are read through Hopper\n"
-                "tensor descriptors instead. Calls with at most 64 rows use the DECODE_* configuration\n"
+                "tensor descriptors instead, and with PERSIST about one program per SM walks the tiles\n"
+                "(FLATTEN: tile and K loops pipelined as one). Calls with at most 64 rows use the DECODE_* configuration\n"
                 "and split K into SPLIT_K slices (0: by tile count) summed in fp32 by a second kernel.\n"
                 "The epilogue runs on the accumulator tile, per-row and per-column tensors broadcast\n"
                 "over it."
