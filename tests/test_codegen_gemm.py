@@ -106,7 +106,7 @@ def test_gemm_source_declares_tunables_and_passes_the_static_check():
     gen = generate(task)
     defaults = tunable_values(gen.source, task.entry_point)
     # nn.Linear's weight is read K-contiguous: persistent descriptor reads, 128x128 tiles, 5
-    # stages (docs/results/gemm_tma_h200.md)
+    # stages (docs/results/gemm_generated_persistent_h200.md)
     assert defaults == {
         "BLOCK_M": 128,
         "BLOCK_N": 128,
@@ -117,7 +117,7 @@ def test_gemm_source_declares_tunables_and_passes_the_static_check():
         "WRAP": 1,
         "TMA": 1,
         "PERSIST": 1,
-        "FLATTEN": 1,
+        "FLATTEN": 0,
         "DECODE_BLOCK_M": 64,
         "DECODE_BLOCK_N": 128,
         "DECODE_BLOCK_K": 64,
@@ -132,8 +132,10 @@ def test_gemm_source_declares_tunables_and_passes_the_static_check():
         8,
         1,
     )  # b read N-contiguous: the wider tile
+    assert (matmul["TMA"], matmul["PERSIST"], matmul["num_stages"]) == (1, 1, 4)
     fp32 = tunable_values(generate(get_task("matmul_fp32")).source, "matmul")
     assert (fp32["BLOCK_M"], fp32["BLOCK_N"], fp32["BLOCK_K"]) == (64, 64, 32)  # shared memory
+    assert (fp32["TMA"], fp32["PERSIST"]) == (0, 0)  # not measured for fp32
     space = search_space(kb_meta(gen.source), defaults)
     assert set(space) == set(defaults)
     assert all(defaults[k] in v for k, v in space.items())

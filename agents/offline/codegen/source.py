@@ -19,33 +19,31 @@ from benchmarks import Task
 POINTWISE_DEFAULTS = {"BLOCK": 1024, "num_warps": 4}
 ROW_DEFAULTS = {"num_warps": 4, "MAX_BLOCK_N": 8192}
 ROW_TILED_DEFAULTS = {"num_warps": 4, "BLOCK_C": 1024}
-# GEMM defaults, from two H200 studies of bf16 serving shapes (agents/bench/gemm_study.py;
-# docs/results/gemm_variants_h200.md for hand-written variants, gemm_generated_h200.md for this
-# generator's own kernel with its tunables set; the old 64x64x32 default ran at 0.29-0.36x cuBLAS):
-# - prefill, B read N-contiguous (a @ b): wrapped unmasked loads, groups of 8 tile rows,
-#   128x256x64, 8 warps, 3 stages: 0.91-0.92x cuBLAS (masked loads, column-major: 0.85-0.89x);
-# - prefill, B read K-contiguous (x @ w.T, nn.Linear's weight): wrapped, groups of 8, 128x128x64,
-#   4 warps, 4 stages: 0.67-0.87x (128x256x64: 0.43-0.76x);
+# GEMM defaults, from H200 studies of bf16 serving shapes (agents/bench/gemm_study.py;
+# docs/results/gemm_variants_h200.md and gemm_tma_h200.md for hand-written variants,
+# gemm_generated_h200.md and gemm_generated_persistent_h200.md for this generator's own kernel
+# with its tunables set; the old 64x64x32 default ran at 0.29-0.36x cuBLAS):
+# - prefill, 16-bit: persistent programs (about one per SM) reading both operands through
+#   tensor descriptors (TMA, PERSIST), groups of 8 tile rows. B read N-contiguous (a @ b):
+#   128x256x64, 8 warps, 4 stages: 1.06 / 0.97 x cuBLAS on the two prefill shapes (one program
+#   per tile, wrapped pointer loads, 3 stages: 0.98 / 0.94). B read K-contiguous (x @ w.T,
+#   nn.Linear's weight): 128x128x64, 4 warps, 5 stages: 0.90 / 0.89 / 0.75 x on the 8192-, 4096-
+#   and 1000-row shapes (the pointer kernel: 0.81 / 0.84 / 0.70; 128x256 tiles reach 0.96 / 0.93
+#   on the first two but 0.61 on the 1000-row tail). All of 2026-12-03.
 # - decode (M <= 64): 64x128x64, 4 warps, 4 stages, split-K by tile count: 0.65-1.0x cuBLAS inside
 #   a CUDA graph; timed call by call the Python launcher's overhead dominates these shapes.
-# fp32 operands (IEEE products, no tensor-core fp16 path) keep the smaller tiles: 128x256x64 fp32
-# needs more shared memory than an SM has.
+# fp32 operands (IEEE products, no tensor-core fp16 path) keep the smaller tiles and the pointer
+# kernel: 128x256x64 fp32 needs more shared memory than an SM has; its descriptor paths are not
+# measured.
 GEMM_DEFAULTS = {
-    "BLOCK_M": 128, "BLOCK_N": 256, "BLOCK_K": 64, "num_warps": 8, "num_stages": 3,
-    "GROUP_M": 8, "WRAP": 1, "TMA": 0, "PERSIST": 0, "FLATTEN": 0,
+    "BLOCK_M": 128, "BLOCK_N": 256, "BLOCK_K": 64, "num_warps": 8, "num_stages": 4,
+    "GROUP_M": 8, "WRAP": 1, "TMA": 1, "PERSIST": 1, "FLATTEN": 0,
     "DECODE_BLOCK_M": 64, "DECODE_BLOCK_N": 128, "DECODE_BLOCK_K": 64, "DECODE_WARPS": 4,
     "DECODE_STAGES": 4, "SPLIT_K": 0,
 }  # fmt: skip
-# K-major B, 16-bit: persistent programs reading through tensor descriptors, the tile and K loops
-# flattened, 128x128x64, 4 warps, 5 stages: 0.94 / 0.83 / 0.74 x cuBLAS on the three prefill
-# shapes in the hand-written study of 2026-12-03 (docs/results/gemm_tma_h200.md, `tmapf`), where
-# one program per tile through descriptors read 0.76 / 0.78 / 0.65 x and the generator's pointer
-# kernel 0.80 / 0.89 / 0.65 x (gemm_generated_tma_h200.md)
-GEMM_K_MAJOR = {"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 64, "num_warps": 4, "num_stages": 5,
-                "TMA": 1, "PERSIST": 1, "FLATTEN": 1}  # fmt: skip
+GEMM_K_MAJOR = {"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 64, "num_warps": 4, "num_stages": 5}
 GEMM_FP32 = {"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 32, "num_warps": 4, "num_stages": 3,
-             "DECODE_BLOCK_K": 32, "DECODE_STAGES": 3, "TMA": 0, "PERSIST": 0,
-             "FLATTEN": 0}  # fmt: skip
+             "DECODE_BLOCK_K": 32, "DECODE_STAGES": 3, "TMA": 0, "PERSIST": 0}  # fmt: skip
 
 
 def gemm_defaults(prog: emit.Program) -> dict[str, int]:
