@@ -25,10 +25,12 @@ from agents.core.state import (
     Attempt,
     Provenance,
     best_correct,
+    is_template,
     optimized_from,
     visible_history,
 )
 from agents.offline.policy import reference_kernels
+from agents.offline.tunables import kb_meta
 
 if TYPE_CHECKING:
     from agents.core.context import RunContext
@@ -54,24 +56,37 @@ def parse_proposal(text: str) -> tuple[str, float | None]:
 
 
 def knowledge_rows(retrieved: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Retrieved items as the prompt shows them: the best kernel in full, the rest as snippets."""
+    """Retrieved items as the prompt shows them: the best kernel in full, and the best template
+    in full as well (a template is a kernel family written to be adapted), the rest as
+    snippets; every kernel with the tunables its KB_META declares."""
     rows = []
-    shown_kernel = False
+    shown_kernel = shown_template = False
     for hit in retrieved:
         body = hit.get("snippet", "")
-        if hit.get("kind") == "kernel" and not shown_kernel and hit.get("text"):
-            body = f"```python\n{hit['text'].strip()}\n```"
+        text = hit.get("text") or ""
+        kernel = hit.get("kind") == "kernel"
+        template = kernel and is_template(hit.get("path") or "")
+        if kernel and text and (not shown_kernel or (template and not shown_template)):
+            body = f"```python\n{text.strip()}\n```"
             shown_kernel = True
+            shown_template = shown_template or template
+        declared = (kb_meta(text) or {}).get("tunables") if kernel else None
         rows.append(
             {
                 "title": hit["title"],
-                "kind": hit["kind"],
+                "kind": "template kernel" if template else hit["kind"],
                 "tier": hit["tier"],
                 "path": hit["path"],
                 "body": body,
+                "tunables": tunables_line(declared) if isinstance(declared, dict) else "",
             }
         )
     return rows
+
+
+def tunables_line(space: dict[str, Any]) -> str:
+    """A declared tunable space in one line: `BLOCK_N in [1024, 2048]; num_warps in [4, 8]`."""
+    return "; ".join(f"{name} in {list(values)}" for name, values in space.items())
 
 
 def _device(ctx: RunContext, state: AgentState) -> dict[str, Any]:

@@ -16,6 +16,7 @@ simply overwritten by the last node that returns them.
 
 from __future__ import annotations
 
+from pathlib import PurePath
 from typing import Annotated, Any, Literal, TypedDict, get_args
 
 from pydantic import BaseModel, Field, computed_field
@@ -26,6 +27,13 @@ from benchmarks import Remeasure as Measurement
 
 OriginKind = Literal["task_solution", "template", "retrieved", "generated", "model", "optimized"]
 ORIGIN_KINDS: tuple[str, ...] = get_args(OriginKind)
+TEMPLATE_PREFIX = "tpl_"  # knowledge_base/kernels/tpl_*.py are generic templates (KB_META.template)
+
+
+def is_template(path: str) -> bool:
+    """Whether a knowledge-base kernel's file is a generic template (knowledge_base/kernels/tpl_*.py),
+    a kernel family written to be adapted (origin kind "template")."""
+    return PurePath(path).stem.startswith(TEMPLATE_PREFIX)
 
 
 class Provenance(BaseModel):

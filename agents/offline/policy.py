@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any
 
 from agents.core.diagnosis import rule_reflection
 from agents.core.policy import Proposal
-from agents.core.state import AgentState, Attempt, Provenance, optimized_from
+from agents.core.state import AgentState, Attempt, Provenance, is_template, optimized_from
 from agents.offline.search import next_config
 from agents.offline.sweep import Sweeper, sweep_step
 from agents.offline.tunables import (
@@ -56,7 +56,6 @@ if TYPE_CHECKING:
     from agents.core.nodes.generator import GeneratorJob
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
-TEMPLATE_PREFIX = "tpl_"  # knowledge_base/kernels/tpl_*.py are generic templates (KB_META.template)
 OPTIMIZER = "the offline tunable search"
 SWEEPER = Sweeper(by=OPTIMIZER, who="offline policy", instead="coordinate search instead")
 
@@ -229,11 +228,6 @@ def reference_kernels(
         )
         consider(hit.get("id", path), path, source, kind)
     return found
-
-
-def is_template(path: str) -> bool:
-    """Whether a knowledge-base kernel's file is a generic template (knowledge_base/kernels/tpl_*.py)."""
-    return Path(path).stem.startswith(TEMPLATE_PREFIX)
 
 
 def generated_kernel(task: Any) -> tuple[dict[str, Any] | None, str]:
