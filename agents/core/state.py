@@ -120,7 +120,7 @@ class Candidate(BaseModel):
     predicted_gain: float | None = None  # the optimizer's predicted speed-up, e.g. 0.10 = 10 %
     origin: str = ""  # the lineage's key: the reference kernel's id, or the model's provider:model
     provenance: Provenance | None = None  # where the code came from, as a record
-    tunables: dict[str, Any] = Field(default_factory=dict)  # offline search: the config tried
+    tunables: dict[str, Any] = Field(default_factory=dict)  # the search's config tried
 
 
 class VerdictSummary(BaseModel):
@@ -246,8 +246,10 @@ class AgentState(TypedDict, total=False):
     retrieved: list[dict[str, Any]]  # knowledge-base hits, as shown in prompts
     knowledge_note: str  # what retrieval found, or why there is no knowledge
     references: list[dict[str, Any]]  # kernels the offline policy may start from
-    # the offline policy's sweeps, by lineage (the incumbent's origin): plain JSON, each its
-    # ranking and the finalists proposed so far (agents/offline/search.py sweep_record)
+    # the configuration sweeps (agents/offline/sweep.py), by lineage (the offline policy: the
+    # incumbent's origin; the model policy: origin#design, one per design of a kernel): plain
+    # JSON, each its ranking and the finalists proposed so far (agents/offline/search.py
+    # sweep_record)
     sweeps: dict[str, dict[str, Any]]
     reflection: dict[str, Any] | None  # the reflector's diagnosis of the latest failure
     reflections: list[dict[str, Any]]  # every diagnosis of the latest round (per-slot lineage)
