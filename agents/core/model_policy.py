@@ -4,8 +4,13 @@ prompts/system.md.j2) sent through agents/core/ask.py, which feeds a reply witho
 - generate: prompts/generator.md.j2 (fresh: the task, the retrieved knowledge, the history) or
   prompts/repair.md.j2 (the failed kernel, its verdict and the reflector's diagnosis);
 - diagnose: the rules' reading, then with `agent.reflect` the model's (prompts/reflector.md.j2);
-- optimize: prompts/optimizer.md.j2 with the incumbent, its timings, the profile and the
-  history; the reply starts with `CHANGE:` and `PREDICTED_GAIN:` lines, then the module;
+- optimize: first the configuration sweep the offline policy runs (agents/offline/sweep.py) when
+  the incumbent declares tunables (`KB_META["tunables"]` and the entry point's keyword defaults,
+  as the prompts ask) and a sweep can rank here: once per design of a kernel, then its gated
+  finalists one per round, judged like any candidate. With no space, no sweep, or the finalists
+  spent: prompts/optimizer.md.j2 with the incumbent, its timings, the profile, the sweep's
+  ranking and the history; the reply starts with `CHANGE:` and `PREDICTED_GAIN:` lines, then
+  the module;
 - write_test: prompts/write_test.md.j2 (agent.llm_tests).
 """
 
@@ -25,10 +30,13 @@ from agents.core.state import (
     Attempt,
     Provenance,
     best_correct,
+    is_template,
     optimized_from,
     visible_history,
 )
 from agents.offline.policy import reference_kernels
+from agents.offline.sweep import TOP_SHOWN, Sweeper, sweep_step
+from agents.offline.tunables import configuration, declared_space, design_key, kb_meta
 
 if TYPE_CHECKING:
     from agents.core.context import RunContext
@@ -54,24 +62,84 @@ def parse_proposal(text: str) -> tuple[str, float | None]:
 
 
 def knowledge_rows(retrieved: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Retrieved items as the prompt shows them: the best kernel in full, the rest as snippets."""
+    """Retrieved items as the prompt shows them: the best kernel in full, and the best template
+    in full as well (a template is a kernel family written to be adapted), the rest as
+    snippets; every kernel with the tunables its KB_META declares."""
     rows = []
-    shown_kernel = False
+    shown_kernel = shown_template = False
     for hit in retrieved:
         body = hit.get("snippet", "")
-        if hit.get("kind") == "kernel" and not shown_kernel and hit.get("text"):
-            body = f"```python\n{hit['text'].strip()}\n```"
+        text = hit.get("text") or ""
+        kernel = hit.get("kind") == "kernel"
+        template = kernel and is_template(hit.get("path") or "")
+        if kernel and text and (not shown_kernel or (template and not shown_template)):
+            body = f"```python\n{text.strip()}\n```"
             shown_kernel = True
+            shown_template = shown_template or template
+        declared = (kb_meta(text) or {}).get("tunables") if kernel else None
         rows.append(
             {
                 "title": hit["title"],
-                "kind": hit["kind"],
+                "kind": "template kernel" if template else hit["kind"],
                 "tier": hit["tier"],
                 "path": hit["path"],
                 "body": body,
+                "tunables": tunables_line(declared) if isinstance(declared, dict) else "",
             }
         )
     return rows
+
+
+def tunables_line(space: dict[str, Any]) -> str:
+    """A declared tunable space in one line: `BLOCK_N in [1024, 2048]; num_warps in [4, 8]`."""
+    return "; ".join(f"{name} in {list(values)}" for name, values in space.items())
+
+
+def sweep_view(record: dict[str, Any], attempts: list[Attempt]) -> dict[str, Any]:
+    """A sweep's record (agents/offline/search.py sweep_record) as the optimizer prompt shows it:
+    its fastest TOP_SHOWN configurations against the incumbent's own time, and what became of
+    the finalists judged so far."""
+    baseline = record["baseline_us"]
+
+    def speedup(score: float) -> str:
+        return f"{baseline / score - 1.0:+.1%}" if baseline else "-"
+
+    finalists = []
+    for config in record["proposed"]:
+        judged = next((a for a in attempts if a.tunables == config and a.node == "optimizer"), None)
+        if judged is None:
+            outcome = "not judged yet"
+        elif not judged.passed:
+            outcome = f"attempt {judged.id}: FAILED {judged.verdict.error_class}"
+        else:
+            outcome = f"attempt {judged.id}: " + (
+                "accepted" if judged.accepted else "correct, not accepted by the re-measurement"
+            )
+        finalists.append({"config": config, "outcome": outcome})
+    return {
+        "incumbent_id": record["incumbent_id"],
+        "incumbent_config": record["incumbent_config"],
+        "measured": record["measured"],
+        "reason": record["reason"],
+        "scripted": record["scripted"],
+        "configs": record["configs"],
+        "failed": record["failed"],
+        "how": record["how"],
+        "baseline": "not measured (it failed in the sweep)"
+        if baseline is None
+        else f"{baseline:.2f} us",
+        "gate": f"{record['gate']:.0%}",
+        "top": [
+            {
+                "rank": i,
+                "config": e["config"],
+                "time": f"{e['score_us']:.2f} us",
+                "speedup": speedup(e["score_us"]),
+            }
+            for i, e in enumerate(record["ranked"][:TOP_SHOWN], start=1)
+        ],
+        "finalists": finalists,
+    }
 
 
 def _device(ctx: RunContext, state: AgentState) -> dict[str, Any]:
@@ -85,6 +153,12 @@ def _feedback(ctx: RunContext, text: str, what: str) -> str:
 
 def _bookkeeping(ctx: RunContext, reply: CodeReply) -> dict[str, Any]:
     return {"nocode_errors": reply.nocode, **ctx.llm_updates()}
+
+
+# the model policy's sweep (agents/offline/sweep.py): its finalists are the sweep's, not the model's
+SWEEPER = Sweeper(
+    by="the configuration sweep", who="model policy", instead="the model is asked instead"
+)
 
 
 class ModelPolicy:
@@ -185,6 +259,52 @@ class ModelPolicy:
         return {**reflection, "by": "llm", "diagnosis": _feedback(ctx, text.strip(), "diagnosis")}
 
     def optimize(self, ctx: RunContext, state: AgentState, best: Attempt) -> Proposal:
+        """The sweep's next finalist when the incumbent declares tunables and the sweep of its
+        design has one left (the sweep runs on the first call for that design); else the model's
+        change, its prompt showing the sweep's ranking where there was one."""
+        code = ctx.run.read_code(best)
+        entry = ctx.task.entry_point
+        space = declared_space(code, entry)
+        record = None
+        updates: dict[str, Any] = {}
+        if space:
+            design = design_key(code, entry, space)
+            tried = []
+            for attempt in state.get("attempts", []):
+                other = ctx.run.read_code(attempt)
+                own = declared_space(other, entry)
+                if own and design_key(other, entry, own) == design:
+                    tried.append(configuration(other, entry, space))
+            step = sweep_step(
+                ctx,
+                state,
+                best,
+                lineage=f"{best.origin}#{design}",
+                code=code,
+                space=space,
+                current=configuration(code, entry, space),
+                tried=tried,
+                sweeper=SWEEPER,
+            )
+            if step.proposal is not None:
+                return step.proposal
+            record = step.record
+            if step.sweeps != (state.get("sweeps") or {}):
+                updates = {"sweeps": step.sweeps}
+        proposal = self._ask_optimizer(ctx, state, best, code, record)
+        proposal.updates = {**proposal.updates, **updates}
+        return proposal
+
+    def _ask_optimizer(
+        self,
+        ctx: RunContext,
+        state: AgentState,
+        best: Attempt,
+        code: str,
+        record: dict[str, Any] | None,
+    ) -> Proposal:
+        """One change to the incumbent (source `code`), asked of the model; `record` is the
+        sweep of its design, shown in the prompt, or None."""
         task = task_contract(ctx.task)
         device = _device(ctx, state)
         prof = state.get("profile") or {}
@@ -204,8 +324,9 @@ class ModelPolicy:
             task=task,
             device=device,
             history=history_rows(visible_history(state, ctx.config.history_window), best.id),
-            incumbent={"id": best.id, "code": ctx.run.read_code(best)},
+            incumbent={"id": best.id, "code": code},
             ancestors=ancestors,
+            sweep=None if record is None else sweep_view(record, state.get("attempts", [])),
             profile={
                 "timing": prof.get("timing", "not measured"),
                 "diagnosis": prof.get("diagnosis", "no profile"),

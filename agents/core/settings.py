@@ -251,9 +251,10 @@ SETTINGS: tuple[Setting, ...] = (
         "agent.sweep",
         "bool",
         True,
-        "the offline policy times many configurations of the incumbent's tunables at once in "
-        "one GPU worker (a ranking only) and judges just the best few; off: one configuration "
-        "per round (coordinate search)",
+        "the optimizer first times many configurations of the incumbent's declared tunables "
+        "at once in one GPU worker (a ranking only) and judges just the best few, with or "
+        "without a model; off: the offline policy tries one configuration per round "
+        "(coordinate search) and a model is asked for every change",
     ),
     Setting(
         "agent.sweep_max_configs",
@@ -268,7 +269,8 @@ SETTINGS: tuple[Setting, ...] = (
         "int",
         3,
         "the sweep's best configurations (faster there than the incumbent's own) that go "
-        "through the full judge and the re-measurement; then the run ends",
+        "through the full judge and the re-measurement; then the offline run ends, and a "
+        "model is asked",
         minimum=1,
     ),
     Setting(

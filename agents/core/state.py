@@ -16,6 +16,7 @@ simply overwritten by the last node that returns them.
 
 from __future__ import annotations
 
+from pathlib import PurePath
 from typing import Annotated, Any, Literal, TypedDict, get_args
 
 from pydantic import BaseModel, Field, computed_field
@@ -26,6 +27,13 @@ from benchmarks import Remeasure as Measurement
 
 OriginKind = Literal["task_solution", "template", "retrieved", "generated", "model", "optimized"]
 ORIGIN_KINDS: tuple[str, ...] = get_args(OriginKind)
+TEMPLATE_PREFIX = "tpl_"  # knowledge_base/kernels/tpl_*.py are generic templates (KB_META.template)
+
+
+def is_template(path: str) -> bool:
+    """Whether a knowledge-base kernel's file is a generic template (knowledge_base/kernels/tpl_*.py),
+    a kernel family written to be adapted (origin kind "template")."""
+    return PurePath(path).stem.startswith(TEMPLATE_PREFIX)
 
 
 class Provenance(BaseModel):
@@ -112,7 +120,7 @@ class Candidate(BaseModel):
     predicted_gain: float | None = None  # the optimizer's predicted speed-up, e.g. 0.10 = 10 %
     origin: str = ""  # the lineage's key: the reference kernel's id, or the model's provider:model
     provenance: Provenance | None = None  # where the code came from, as a record
-    tunables: dict[str, Any] = Field(default_factory=dict)  # offline search: the config tried
+    tunables: dict[str, Any] = Field(default_factory=dict)  # the search's config tried
 
 
 class VerdictSummary(BaseModel):
@@ -238,8 +246,10 @@ class AgentState(TypedDict, total=False):
     retrieved: list[dict[str, Any]]  # knowledge-base hits, as shown in prompts
     knowledge_note: str  # what retrieval found, or why there is no knowledge
     references: list[dict[str, Any]]  # kernels the offline policy may start from
-    # the offline policy's sweeps, by lineage (the incumbent's origin): plain JSON, each its
-    # ranking and the finalists proposed so far (agents/offline/search.py sweep_record)
+    # the configuration sweeps (agents/offline/sweep.py), by lineage (the offline policy: the
+    # incumbent's origin; the model policy: origin#design, one per design of a kernel): plain
+    # JSON, each its ranking and the finalists proposed so far (agents/offline/search.py
+    # sweep_record)
     sweeps: dict[str, dict[str, Any]]
     reflection: dict[str, Any] | None  # the reflector's diagnosis of the latest failure
     reflections: list[dict[str, Any]]  # every diagnosis of the latest round (per-slot lineage)

@@ -14,11 +14,13 @@
 - optimizer: a measured search over the entry point's tunables. A reference kernel lists them
   in its `KB_META["tunables"]` (e.g. {"BLOCK_N": [1024, 2048], "num_warps": [4, 8]}); they are
   trailing keyword arguments of the entry point (of ModelNew.forward for a class entry point),
-  and a candidate is the incumbent with defaults rewritten. First a sweep (agent.sweep): many
+  and a candidate is the incumbent with defaults rewritten (`agents/offline/tunables.py`). First
+  a sweep (agent.sweep, `agents/offline/sweep.py`, the step the model policy takes too): many
   configurations timed at once in one GPU worker for a ranking, its best few (faster there
   than the incumbent's own) proposed one per round as finalists, each judged and re-measured
-  like any candidate; where no sweep could be measured, a coordinate search (one default
-  rewritten per round, nearest values first). Both in `agents/offline/search.py`.
+  like any candidate, and the run ends when they are spent; where no sweep could be measured, a
+  coordinate search (one default rewritten per round, nearest values first). The choices of
+  both are in `agents/offline/search.py`.
 - reflector: diagnosis by rules, from the verdict's error class and message.
 
 `OfflinePolicy` (at the bottom) is these decisions behind the interface the nodes call
@@ -29,14 +31,24 @@ runs a kernel.
 from __future__ import annotations
 
 import ast
-import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agents.core.diagnosis import rule_reflection
 from agents.core.policy import Proposal
-from agents.core.state import AgentState, Attempt, Provenance, optimized_from
-from agents.offline.search import enumerate_configs, next_config, next_finalist, sweep_record
+from agents.core.state import AgentState, Attempt, Provenance, is_template, optimized_from
+from agents.offline.search import next_config
+from agents.offline.sweep import Sweeper, sweep_step
+from agents.offline.tunables import (
+    configuration,
+    declared_space,
+    entry_function,
+    kb_meta,
+    keyword_defaults,
+    search_space,
+    set_tunables,
+    tunable_values,
+)
 from benchmarks import parse_python
 
 if TYPE_CHECKING:
@@ -44,123 +56,8 @@ if TYPE_CHECKING:
     from agents.core.nodes.generator import GeneratorJob
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
-TEMPLATE_PREFIX = "tpl_"  # knowledge_base/kernels/tpl_*.py are generic templates (KB_META.template)
 OPTIMIZER = "the offline tunable search"
-
-# -- reading kernels ----------------------------------------------------------------------------
-
-
-def kb_meta(source: str) -> dict[str, Any] | None:
-    """The literal `KB_META = {...}` of a reference kernel, or None."""
-    try:
-        tree = parse_python(source)
-    except SyntaxError:
-        return None
-    for node in tree.body:
-        if isinstance(node, ast.Assign) and any(
-            isinstance(t, ast.Name) and t.id == "KB_META" for t in node.targets
-        ):
-            try:
-                value = ast.literal_eval(node.value)
-            except ValueError:
-                return None
-            return value if isinstance(value, dict) else None
-    return None
-
-
-def _function(tree: ast.Module, name: str) -> ast.FunctionDef | None:
-    """The top-level function `name`, or the forward of a top-level class `name` (a
-    KernelBench ModelNew: its tunables are forward's keyword arguments)."""
-    for node in tree.body:
-        if isinstance(node, ast.FunctionDef) and node.name == name:
-            return node
-        if isinstance(node, ast.ClassDef) and node.name == name:
-            return next(
-                (s for s in node.body if isinstance(s, ast.FunctionDef) and s.name == "forward"),
-                None,
-            )
-    return None
-
-
-def _defaults(fn: ast.FunctionDef) -> list[tuple[ast.arg, ast.expr]]:
-    """(argument, default expression) for every argument of `fn` that has a default."""
-    positional = [*fn.args.posonlyargs, *fn.args.args]
-    pairs = list(
-        zip(positional[len(positional) - len(fn.args.defaults) :], fn.args.defaults, strict=True)
-    )
-    pairs += [
-        (a, d)
-        for a, d in zip(fn.args.kwonlyargs, fn.args.kw_defaults, strict=True)
-        if d is not None
-    ]
-    return pairs
-
-
-def tunable_values(source: str, entry_point: str) -> dict[str, Any]:
-    """The entry point's keyword arguments whose defaults are literals: {name: default}."""
-    try:
-        fn = _function(parse_python(source), entry_point)
-    except SyntaxError:
-        return {}
-    if fn is None:
-        return {}
-    out = {}
-    for arg, default in _defaults(fn):
-        try:
-            out[arg.arg] = ast.literal_eval(default)
-        except ValueError:
-            continue
-    return out
-
-
-def set_tunables(source: str, entry_point: str, values: dict[str, Any]) -> str:
-    """`source` with the entry point's defaults for `values`' names rewritten, and nothing else
-    touched (comments and layout stay). Unknown names raise ValueError."""
-    tree = parse_python(source)
-    fn = _function(tree, entry_point)
-    if fn is None:
-        raise ValueError(f"the source defines no function {entry_point!r}")
-    spans = {}
-    for arg, default in _defaults(fn):
-        if arg.arg in values:
-            spans[arg.arg] = default
-    missing = sorted(set(values) - set(spans))
-    if missing:
-        raise ValueError(f"{entry_point} has no keyword argument(s) {missing} with a default")
-    lines = source.splitlines(keepends=True)
-    offsets = [0]
-    for line in lines:
-        offsets.append(offsets[-1] + len(line.encode("utf-8")))
-    data = source.encode("utf-8")
-    # Replace from the end so earlier offsets stay valid.
-    edits = sorted(
-        (
-            (
-                offsets[d.lineno - 1] + d.col_offset,
-                offsets[d.end_lineno - 1] + d.end_col_offset,
-                repr(values[name]),
-            )
-            for name, d in spans.items()
-        ),
-        reverse=True,
-    )
-    for start, end, text in edits:
-        data = data[:start] + text.encode("utf-8") + data[end:]
-    return data.decode("utf-8")
-
-
-def search_space(
-    meta: dict[str, Any] | None, entry_defaults: dict[str, Any]
-) -> dict[str, list[Any]]:
-    """The tunables the search may change: listed in KB_META and exposed by the entry point."""
-    if not meta or not isinstance(meta.get("tunables"), dict):
-        return {}
-    return {
-        k: list(v)
-        for k, v in meta["tunables"].items()
-        if k in entry_defaults and isinstance(v, list | tuple)
-    }
-
+SWEEPER = Sweeper(by=OPTIMIZER, who="offline policy", instead="coordinate search instead")
 
 # -- choosing references ------------------------------------------------------------------------
 
@@ -196,7 +93,7 @@ def adapt(
             return source, "defines the entry point"
         if class_head is None:
             return None
-    fn = None if class_entry else _function(tree, entry_point)
+    fn = None if class_entry else entry_function(tree, entry_point)
     if fn is not None:
         names = [a.arg for a in [*fn.args.posonlyargs, *fn.args.args]][: len(params)]
         if names == params:
@@ -241,7 +138,7 @@ def _tunables_to_forward(
     meta = kb_meta(source) or {}
     names = meta.get("tunables") if isinstance(meta.get("tunables"), dict) else {}
     out = {}
-    for arg, default in _defaults(launcher):
+    for arg, default in keyword_defaults(launcher):
         if arg.arg not in names or arg.arg in params:
             continue
         try:
@@ -326,7 +223,7 @@ def reference_kernels(
             "task_solution"
             if stem == task.name
             else "template"
-            if stem.startswith(TEMPLATE_PREFIX)
+            if is_template(path)
             else "retrieved"
         )
         consider(hit.get("id", path), path, source, kind)
@@ -345,7 +242,7 @@ def generated_kernel(task: Any) -> tuple[dict[str, Any] | None, str]:
         return None, f"codegen: {exc}"
     except Exception as exc:  # noqa: BLE001 - tracing runs the reference; any failure means "not here"
         return None, f"codegen failed: {type(exc).__name__}: {str(exc)[:200]}"
-    space = search_space(kb_meta(made.source), tunable_values(made.source, task.entry_point))
+    space = declared_space(made.source, task.entry_point)
     how = f"generated from the reference ({made.structure}: {len(made.ops)} aten ops)"
     entry = {
         "id": f"codegen:{made.structure}",
@@ -405,11 +302,6 @@ def solution_note(task: Any, references: list[dict[str, Any]]) -> str | None:
 
 
 # -- the policy -----------------------------------------------------------------------------------
-
-
-def can_sweep(ctx: RunContext) -> bool:
-    """Whether a sweep can rank anything here: a GPU, or the scripted_sweep test seam."""
-    return ctx.device == "cuda" or ctx.seams.scripted_sweep is not None
 
 
 def untried_references(state: AgentState) -> list[dict[str, Any]]:
@@ -488,168 +380,38 @@ class OfflinePolicy:
 
     def optimize(self, ctx: RunContext, state: AgentState, best: Attempt) -> Proposal:
         """The next configuration of the incumbent's tunables: the sweep's next finalist when a
-        sweep of this lineage could be measured (run on the first call, agent.sweep), else the
-        next step of the coordinate search."""
+        sweep of this lineage could be measured (run on the first call, agent.sweep; the run
+        stops when its finalists are spent), else the next step of the coordinate search."""
         ref = next((r for r in state.get("references", []) if r["id"] == best.origin), None)
         space = ref["tunables"] if ref else {}
         code = ctx.run.read_code(best)
-        entry = ctx.task.entry_point
-        current = {k: v for k, v in tunable_values(code, entry).items() if k in space}
+        current = configuration(code, ctx.task.entry_point, space)
         tried = [
             a.tunables for a in state.get("attempts", []) if a.origin == best.origin and a.tunables
         ]
-        sweeps = dict(state.get("sweeps") or {})
-        if space and ctx.config.sweep and best.origin not in sweeps and can_sweep(ctx):
-            sweeps[best.origin] = self._sweep(ctx, best, code, space, current, tried)
-        record = sweeps.get(best.origin)
-        updates = {"sweeps": sweeps} if sweeps != (state.get("sweeps") or {}) else {}
-        if record is not None and record["measured"]:
-            return self._finalist(ctx, best, code, current, tried, record, sweeps)
+        step = sweep_step(
+            ctx,
+            state,
+            best,
+            lineage=best.origin,
+            code=code,
+            space=space,
+            current=current,
+            tried=tried,
+            sweeper=SWEEPER,
+        )
+        if step.proposal is not None:
+            return step.proposal
+        updates = {"sweeps": step.sweeps} if step.sweeps != (state.get("sweeps") or {}) else {}
+        if step.spent:
+            reason = f"{step.why}; the incumbent is attempt {best.id} ({current})"
+            logged = {"incumbent": best.id, "configuration": current}
+            return Proposal(
+                code=None, note=reason, logged=logged, stop=reason, updates={"sweeps": step.sweeps}
+            )
         proposal = self._coordinate(ctx, state, best, code, space, current, tried)
         proposal.updates = {**proposal.updates, **updates}
         return proposal
-
-    def _sweep(
-        self,
-        ctx: RunContext,
-        best: Attempt,
-        code: str,
-        space: dict[str, list[Any]],
-        current: dict[str, Any],
-        tried: list[dict[str, Any]],
-    ) -> dict[str, Any]:
-        """One sweep over the incumbent's configurations: enumerated and pruned here, ranked
-        in one GPU worker (or by the scripted_sweep seam); its record for the state, and its
-        `sweep` event."""
-        from agents.core.measure import sweep_configs
-
-        cfg = ctx.config
-        found = enumerate_configs(
-            current,
-            space,
-            tried,
-            max_configs=cfg.sweep_max_configs,
-            dtype=ctx.task.dtype,
-            seed=ctx.task.id,
-        )
-        entry = ctx.task.entry_point
-        sources = [
-            set_tunables(code, entry, {k: v for k, v in c.items() if current.get(k) != v})
-            for c in found.configs
-        ]
-        # the incumbent is timed first and again last: how far apart its two timings are is
-        # the sweep's own noise, which a finalist's gain must exceed (agent.sweep_min_gain)
-        timed = [*found.configs, found.configs[0]]
-        ctx.progress.note(
-            f"offline policy: sweeping {len(found.configs)} configuration(s) of attempt {best.id} "
-            f"({found.how}; {found.product} in the space, {len(found.pruned)} pruned, "
-            f"{found.already_tried} already tried)"
-        )
-        started = time.monotonic()
-        swept = sweep_configs(ctx, best.id, [*sources, sources[0]], timed)
-        wall = time.monotonic() - started  # the compile stage ahead of the timing included
-        record = sweep_record(
-            swept,
-            found,
-            incumbent_id=best.id,
-            finalists=cfg.sweep_finalists,
-            phases={s.name: s.phase for s in ctx.task.shapes},
-            min_gain=cfg.sweep_min_gain,
-        )
-        # configurations per minute of the whole sweep (compiled ahead, then timed): the rate a
-        # run sees; `seconds` is the timing job's own share
-        per_minute = round(60.0 * len(found.configs) / wall, 1) if wall > 0 else None
-        ctx.event(
-            "sweep",
-            incumbent=best.id,
-            measured=record["measured"],
-            reason=record["reason"],
-            scripted=record["scripted"],
-            configs=record["configs"],
-            failed=record["failed"],
-            pruned=record["pruned"],
-            pruned_examples=[{"config": c, "why": why} for c, why in found.pruned[:3]],
-            already_tried=record["already_tried"],
-            product=record["product"],
-            how=record["how"],
-            seconds=record["seconds"],
-            wall_seconds=round(wall, 3),
-            configs_per_minute=per_minute,
-            compile_note=swept.compile_note,
-            incumbent_us=record["baseline_us"],
-            noise=record["noise"],
-            gate=record["gate"],
-            top=record["ranked"][:5],
-            failures=[{"config": e.config, "error": e.error} for e in swept.failed[:5]],
-        )
-        if record["measured"]:
-            best_entry = record["ranked"][0]
-            said = (
-                f"sweep: {record['configs']} configuration(s) in {record['seconds']:.1f} s, "
-                f"{record['failed']} failed; fastest {best_entry['score_us']:.2f} us "
-                f"({best_entry['config']})"
-            )
-            if record["baseline_us"] is not None:
-                said += f", the incumbent's own {record['baseline_us']:.2f} us"
-            ctx.progress.note(said + (" [scripted]" if record["scripted"] else ""))
-        else:
-            ctx.progress.note(
-                f"sweep: {record['reason']}; coordinate search instead", style="yellow"
-            )
-        return record
-
-    def _finalist(
-        self,
-        ctx: RunContext,
-        best: Attempt,
-        code: str,
-        current: dict[str, Any],
-        tried: list[dict[str, Any]],
-        record: dict[str, Any],
-        sweeps: dict[str, dict[str, Any]],
-    ) -> Proposal:
-        """The sweep's next finalist as a proposal, or the run's stop when there is none."""
-        config, rank, why = next_finalist(record, tried)
-        if config is None:
-            reason = f"{why}; the incumbent is attempt {best.id} ({current})"
-            logged = {"incumbent": best.id, "configuration": current}
-            return Proposal(
-                code=None, note=reason, logged=logged, stop=reason, updates={"sweeps": sweeps}
-            )
-        record = {**record, "proposed": [*record["proposed"], config]}
-        sweeps = {**sweeps, best.origin: record}
-        changed = {k: v for k, v in config.items() if current.get(k) != v}
-        change = ", ".join(f"{k}: {current[k]} -> {v}" for k, v in changed.items())
-        score = next(e["score_us"] for e in record["ranked"] if e["config"] == config)
-        baseline = record["baseline_us"]
-        gain = baseline / score - 1.0 if baseline else None
-        n = len(record["proposed"])
-        where = f"sweep finalist {n} of at most {record['finalists']}, rank {rank} of {record['configs']}"
-        timed = f"{score:.2f} us in the sweep" + (
-            f" against the incumbent's own {baseline:.2f} us" if baseline else ""
-        )
-        prompt = (
-            f"# offline policy: sweep finalist\n\nIncumbent attempt {best.id} with {current}.\n"
-            f"The sweep ranked {record['configs']} configurations ({record['how']}); "
-            f"this is {where}: {timed}.\n\nTry {change}.\n"
-        )
-        return Proposal(
-            code=set_tunables(code, ctx.task.entry_point, changed),
-            prompt=prompt,
-            change=change,
-            predicted_gain=gain,
-            provenance=optimized_from(best, OPTIMIZER, change),
-            tunables=config,
-            logged={
-                "change": change,
-                "predicted_gain": gain,
-                "note": f"{where}: {timed} (a ranking in one process; the judge and the "
-                "re-measurement decide)",
-                "scripted": record["scripted"],
-            },
-            said=f"optimizer (sweep, {where}): {change}",
-            updates={"sweeps": sweeps},
-        )
 
     def _coordinate(
         self,

@@ -1,6 +1,7 @@
 """retrieve: what the agent knows before it writes a line: the device and its ceilings, the
-knowledge base's documents and kernels for this task, and the reference kernels the run's
-policy may start from (`ctx.policy.references`).
+knowledge base's documents and kernels for this task (`retrieved`: what the prompts show, the
+templates among the kernel hits included), and the reference kernels the run's policy may start
+from (`ctx.policy.references`).
 
 The knowledge base is optional unless `kb = "on"`: with `kb = "auto"` a failure to open, build or
 search it is logged and the run goes on without retrieved knowledge (in normal mode the
@@ -14,7 +15,7 @@ from typing import Any
 
 from agents.core.context import RunContext
 from agents.core.prompting import device_info
-from agents.core.state import AgentState
+from agents.core.state import AgentState, is_template
 
 KNOWLEDGE_HITS = 5
 KERNEL_HITS = 4
@@ -89,6 +90,16 @@ def search_kb(ctx: RunContext) -> tuple[list[dict[str, Any]], list[dict[str, Any
     return [], [], f"knowledge base unavailable ({failure}); continuing without it"
 
 
+def shown_hits(
+    knowledge: list[dict[str, Any]], kernel_hits: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """What the prompts show: the knowledge hits, and after them every template among the
+    kernel hits that they left out (a template is a kernel family written to be adapted, so
+    one the kernel search found reaches the model even when documents filled the other list)."""
+    ids = {h["id"] for h in knowledge}
+    return [*knowledge, *(h for h in kernel_hits if h["id"] not in ids and is_template(h["path"]))]
+
+
 def retrieve(state: AgentState, ctx: RunContext) -> dict[str, Any]:
     device = device_info(ctx.device, ctx.task)
     ctx.event("device", **device)
@@ -106,7 +117,8 @@ def retrieve(state: AgentState, ctx: RunContext) -> dict[str, Any]:
         "task_id": ctx.task.id,
         "device_info": device,
         "retrieved": [
-            {k: v for k, v in h.items() if k != "text" or h["kind"] == "kernel"} for h in knowledge
+            {k: v for k, v in h.items() if k != "text" or h["kind"] == "kernel"}
+            for h in shown_hits(knowledge, kernel_hits)
         ],
         "references": references,
         "knowledge_note": note,
