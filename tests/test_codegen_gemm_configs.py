@@ -98,7 +98,9 @@ def test_the_tensor_descriptor_path(tmp_path, k_major, k, dtype, persist, flatte
     _judge(task, source, tmp_path)
 
 
-@pytest.mark.parametrize(("k", "persist", "taken"), [(48, 0, 1), (42, 0, 0), (48, 1, 2), (42, 1, 0)])
+@pytest.mark.parametrize(
+    ("k", "persist", "taken"), [(48, 0, 1), (42, 0, 0), (48, 1, 2), (42, 1, 0)]
+)
 def test_the_descriptor_path_is_taken_only_where_strides_allow(tmp_path, k, persist, taken):
     """fp16 rows of 48 elements are 96 bytes (a multiple of 16: descriptors are legal); rows of
     42 are 84 bytes, so the launcher keeps the pointer path whatever TMA and PERSIST ask.

@@ -646,9 +646,7 @@ def run_study(
             tma_cfgs = SMOKE if smoke else (DECODE_TMA if phase == "decode" else PREFILL_TMA)
             chosen = variants or ("masked", "grouped", "tma", "splitk")
             plan = [(v, c, 1) for v in ("masked", "grouped") if v in chosen for c in cfgs]
-            plan += [
-                (v, c, 1) for v in ("tma", *PERSISTENT) if v in chosen for c in tma_cfgs
-            ]
+            plan += [(v, c, 1) for v in ("tma", *PERSISTENT) if v in chosen for c in tma_cfgs]
             if phase == "decode" and "splitk" in chosen:
                 plan += [("splitk", c, s) for c in cfgs[1:] for s in SPLITS]
             for variant, cfg, split in plan:
@@ -807,7 +805,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--variants", default="", help=f"comma list of {', '.join(VARIANTS)} (default: the first 4)"
     )
-    parser.add_argument("--phases", default="", help="comma list of prefill, decode (default: both)")
+    parser.add_argument(
+        "--phases", default="", help="comma list of prefill, decode (default: both)"
+    )
     parser.add_argument("--out", default="gemm_variants.md")
     args = parser.parse_args(argv)
     variants = tuple(v for v in args.variants.split(",") if v)
