@@ -28,9 +28,14 @@ $(STAMP): pyproject.toml Makefile
 demo: setup
 	$(BIN)/kernforge demo
 
+# The suite runs in TEST_WORKERS processes (pytest-xdist); TEST_WORKERS=0 runs it in this one.
+# Its time is mostly CPU (judge workers starting torch and triton, the Triton interpreter), so
+# more processes than cores gain little: the rest is waiting on timeouts and subprocesses.
+TEST_WORKERS ?= 3
+
 test: setup
 	$(BIN)/ruff check .
-	$(BIN)/python -m pytest -q --durations=30
+	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --durations=30
 
 lint: setup
 	$(BIN)/ruff check .
