@@ -28,10 +28,11 @@ $(STAMP): pyproject.toml Makefile
 demo: setup
 	$(BIN)/kernforge demo
 
-# The suite runs in TEST_WORKERS processes (pytest-xdist); TEST_WORKERS=0 runs it in this one.
-# Its time is mostly CPU (judge workers starting torch and triton, the Triton interpreter), so
-# more processes than cores gain little: the rest is waiting on timeouts and subprocesses.
-TEST_WORKERS ?= 3
+# TEST_WORKERS: pytest-xdist processes for the suite (0: this process alone; `auto`: one per core).
+# The suite is CPU-bound (every judged candidate starts a sandboxed worker that imports torch and
+# triton, then runs the Triton interpreter), so extra processes pay on a machine with more cores
+# and little on a 2-core one.
+TEST_WORKERS ?= 0
 
 test: setup
 	$(BIN)/ruff check .
