@@ -28,9 +28,15 @@ $(STAMP): pyproject.toml Makefile
 demo: setup
 	$(BIN)/kernforge demo
 
+# TEST_WORKERS: pytest-xdist processes for the suite (0: this process alone; `auto`: one per core).
+# The suite is CPU-bound (every judged candidate starts a sandboxed worker that imports torch and
+# triton, then runs the Triton interpreter), so extra processes pay on a machine with more cores
+# and little on a 2-core one.
+TEST_WORKERS ?= 0
+
 test: setup
 	$(BIN)/ruff check .
-	$(BIN)/python -m pytest -q --durations=30
+	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --durations=30
 
 lint: setup
 	$(BIN)/ruff check .
