@@ -930,7 +930,7 @@ def gemm_launcher(
         "    _tiles = triton.cdiv(M, _bm) * triton.cdiv(N, _bn)",
         f"    _dev = {prog.primary}.device",
         "    _sms = torch.cuda.get_device_properties(_dev).multi_processor_count if _dev.type == 'cuda' else 4",
-        "    _progs = max(1, min(_tiles, _sms // B if B <= _sms else 1))",
+        "    _progs = max(1, min(_tiles, _sms // B))",
         f"    {persistent}[(_progs, B)](",
         f"        {', '.join(args)},",
         "        M, N, K, _progs, _group,",
