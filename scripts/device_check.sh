@@ -19,6 +19,9 @@
 # shapes:    tests/test_shapes_gpu.py (every task's ragged GPU shape; each reference solution
 #            judged, isolated, on it), 8 pytest workers sharing the GPU
 # throughput: benchmarks.studies.throughput on silu_fp16 (issue 15's floors), isolated
+# solutions: every task's reference solution through the isolated judge with the default 5 trials
+#            per mode, every planned shape (the ragged one included), correctness only, SOL_JOBS
+#            (12) judges at once; SOL_TASKS=a,b limits it
 # hostile:   the GPU hostile candidates (test_gpu_hostile in 3 workers; the capture-aware ones alone)
 # gemm:      agents.bench.gemm_study (the generated GEMM's structure against cuBLAS); GEMM_ARGS
 #            passes options (--variants, --phases, --generated), GEMM_NAME names the output,
@@ -103,6 +106,15 @@ elif [ "$PART" = shapes ]; then
   step shapetests 540 python3 -m pytest -m gpu -q -p no:cacheprovider -n 8 tests/test_shapes_gpu.py \
     --timeout 300 -o addopts= > "$OUT/shapetests.log" 2>&1
   tail -25 "$OUT/shapetests.log"
+elif [ "$PART" = solutions ]; then
+  export PATH=$BWRAP_DIR:$PATH
+  step doctor 60 python3 -m agents.cli doctor
+  step solutions "${SOL_LIMIT:-540}" python3 -m benchmarks.studies.solutions_table --device cuda --no-perf \
+    --jobs "${SOL_JOBS:-12}" ${SOL_TASKS:+--tasks "$SOL_TASKS"} --out "$OUT/solutions_isolated_h200.md" \
+    > "$OUT/solutions.log" 2>&1
+  echo "passed: $(grep -c ': PASS;' "$OUT/solutions.log"), failed: $(grep -c ': FAIL (' "$OUT/solutions.log")"
+  grep ': FAIL (' "$OUT/solutions.log" | cut -c1-300 | head -30
+  grep -E 'wall time|planned' "$OUT/solutions_isolated_h200.md" | head -3
 elif [ "$PART" = hostile ]; then  # the GPU hostile candidates: judge ones in 3 workers, graph ones alone
   export PATH=$BWRAP_DIR:$PATH
   step hostile 240 python3 -m pytest -m gpu -v -p no:cacheprovider -n 3 \
