@@ -90,3 +90,13 @@ def test_gpu_judge_survives_its_candidate(name, tmp_path):
     honest = evaluate(get_task("softmax_fp32"), TESTS / "hostile" / "good_softmax.py", config)
     assert honest.passed, honest.message
     assert list(tmp_path.iterdir()) == []
+
+
+def test_the_judge_hands_its_gpu_cache_back_after_each_evaluation():
+    """Judges share the GPU (sweeps, executor lanes): what the judge's own process cached for
+    one evaluation (regenerated inputs, reference outputs) goes back to the device after it."""
+    task = get_task("softmax_fp16")
+    v = evaluate(task, solution_path("softmax"), JudgeConfig(device="cuda", trials=1, perf=False))
+    assert v.passed, v.message
+    idle = torch.cuda.memory_reserved() - torch.cuda.memory_allocated()
+    assert idle <= 64 * 2**20, f"{idle / 2**20:.0f} MiB cached after the evaluation"

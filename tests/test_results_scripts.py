@@ -187,3 +187,26 @@ def test_solution_times_notes_a_baseline_faster_than_the_roofline(tmp_path):
     assert solution_times.main(["--from-jsonl", str(jsonl), "--out", str(out)]) == 0
     line = next(x for x in out.read_text().splitlines() if x.startswith("| silu_fp32"))
     assert "compile below the roofline (2.50x)" in line and "eager below" not in line
+
+
+def test_a_judging_process_killed_mid_sweep_costs_a_retry_not_the_rest_of_the_sweep(tmp_path):
+    """On the H200 (2026-12-03) one judging process killed from outside broke the pool, and every
+    task after it came back 'BrokenProcessPool'. Now the unfinished tasks are judged again in a
+    fresh pool (alone after two broken pools); a task whose process dies every time is one
+    harness error, and no other task pays for it."""
+    from dying_judges import always_die, die_first_time
+
+    from benchmarks.loading import get_task
+    from benchmarks.verdict import ErrorClass
+
+    tasks = [
+        get_task(t) for t in ("silu_fp16", "relu_squared_fp32", "softmax_fp16", "gelu_erf_fp16")
+    ]
+    got = list(solutions_table._judge_all(tasks, tmp_path, "cpu", 1, False, 2, die_first_time))
+    assert sorted(v.task_id for v in got) == sorted(t.id for t in tasks)
+    assert all(v.passed for v in got), [v.message for v in got if not v.passed]
+    got = list(solutions_table._judge_all(tasks, tmp_path, "cpu", 1, False, 2, always_die))
+    failed = [v for v in got if not v.passed]
+    assert sorted(v.task_id for v in got) == sorted(t.id for t in tasks)
+    assert [v.task_id for v in failed] == ["silu_fp16"]
+    assert failed[0].error_class == ErrorClass.HARNESS_ERROR and "judged alone" in failed[0].message

@@ -44,6 +44,20 @@ def test_single_output_and_non_contiguous(tmp_path):
     assert torch.equal(got["out"], x) and got["repeat"] is None
 
 
+def test_tensors_larger_than_a_slice_are_written_in_slices_bit_for_bit(tmp_path, monkeypatch):
+    """The worker copies one slice of one tensor to the host at a time (its host memory stays
+    small whatever it ships); what arrives is the same bytes."""
+    from benchmarks.harness import transport
+
+    monkeypatch.setattr(transport, "_SLICE_BYTES", 100)  # 25 fp32 values, 50 halves per slice
+    outs = (torch.randn(7, 13).t(), torch.randn(333).half(), torch.rand(41) > 0.5)
+    inputs = [torch.arange(1000, dtype=torch.int64), torch.tensor(1.5)]
+    got = read_trial(tmp_path / write_trial(tmp_path, "t", outs, None, [], inputs), "cpu")
+    for a, b in zip(got["out"], outs, strict=True):
+        assert a.dtype == b.dtype and torch.equal(a, b)
+    assert all(torch.equal(a, b) for a, b in zip(got["inputs"], inputs, strict=True))
+
+
 def test_subclass_and_objects_become_opaque(tmp_path):
     class Sub(torch.Tensor):
         pass
@@ -210,3 +224,81 @@ def test_error_terms_still_reject_tf32_on_fp32_gemms():
                 passed_modes.append(mode)
         # a kernel must pass both modes; matmul_fp32's atol lets TF32 through on standard inputs
         assert "outlier" not in passed_modes and len(passed_modes) < 2, (tid, passed_modes)
+
+
+def _masked_softmax_f64(s: torch.Tensor, scale: float) -> torch.Tensor:
+    """Causal softmax of s * scale computed in fp64, subtracting the row max before scaling: an
+    honest kernel's other order, exact up to the final rounding."""
+    sq, sk = s.shape[1], s.shape[2]
+    visible = torch.arange(sk)[None, :] <= torch.arange(sq)[:, None] + (sk - sq)
+    x = torch.where(visible, s.double(), float("-inf"))
+    e = torch.exp((x - x.amax(-1, keepdim=True)) * scale)
+    return (e / e.sum(-1, keepdim=True)).float()
+
+
+def test_causal_softmax_rows_with_outlier_scores_allow_their_rounding_and_nothing_more():
+    """An fp32 score of several thousand carries a rounding that exp turns into a relative error
+    of p (an H200 sweep: the honest solution 1.65e-4 off where rtol is 1e-4). The terms allow it
+    on such rows; ordinary rows keep the tight bound, and a kernel that saturates an outlier row
+    (one-hot) or rounds the scores to half precision still fails."""
+    from benchmarks.loading import get_task
+
+    task = get_task("causal_scaled_softmax_fp32")
+    scale = 128**-0.5
+    without = Tolerance(atol=task.tolerance.atol, rtol=task.tolerance.rtol)
+    failed_without = 0
+    for seed in range(40):
+        g = torch.Generator().manual_seed(seed)
+        s = torch.randn(1, 4, 64, generator=g) * 16
+        top = 30000 + torch.rand(1, generator=g).item() * 30000
+        s[0, 3, 10], s[0, 3, 20] = top, top - 44 - torch.rand(1, generator=g).item() * 2
+        want, terms = task.reference(s), task.error_terms((s,))
+        honest = _masked_softmax_f64(s, scale)
+        assert compare_outputs(honest, want, task.tolerance, terms).ok, seed
+        failed_without += not compare_outputs(honest, want, without).ok
+        one_hot = honest.clone()
+        one_hot[0, 3] = 0.0
+        one_hot[0, 3, 10] = 1.0
+        assert not compare_outputs(one_hot, want, task.tolerance, terms).ok
+        half = _masked_softmax_f64(s.half().float(), scale)
+        half[0, 3] = want[0, 3]  # only the ordinary rows differ
+        assert not compare_outputs(half, want, task.tolerance, terms).ok
+    assert failed_without > 5  # the rounding is real: the tight bound alone refuses honest kernels
+
+
+def _conv1d_silu_f64(x: torch.Tensor, w: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """The causal 4-tap convolution and SiLU in fp64, rounded once: an honest other order."""
+    length = x.shape[-1]
+    xp = torch.nn.functional.pad(x.double(), (3, 0))
+    pre = b.double()[None, :, None] + sum(
+        w.double()[None, :, k, None] * xp[:, :, k : k + length] for k in range(4)
+    )
+    return (pre * torch.sigmoid(pre)).float()
+
+
+def test_causal_conv1d_outliers_allow_the_rounding_of_their_terms_only():
+    from benchmarks.loading import get_task
+
+    task = get_task("causal_conv1d_silu_fp32")
+    without = Tolerance(atol=task.tolerance.atol, rtol=task.tolerance.rtol)
+    for seed in range(3):
+        args = task.make_inputs(
+            {"B": 2, "D": 64, "L": 512}, "outlier", torch.Generator().manual_seed(seed)
+        )
+        want, terms = task.reference(*args), task.error_terms(args)
+        assert compare_outputs(_conv1d_silu_f64(*args), want, task.tolerance, terms).ok, seed
+        x, w, b = args
+        low = _conv1d_silu_f64(x.bfloat16().float(), w, b)  # inputs rounded to bf16: wrong
+        assert not compare_outputs(low, want, task.tolerance, terms).ok
+    # every input an outlier: many outputs near 1 are sums of terms near 1000, as on the H200
+    g = torch.Generator().manual_seed(0)
+    x = torch.randn(2, 64, 1024, generator=g) * 1000
+    w = torch.rand(64, 4, generator=g) - 0.5
+    b = torch.rand(64, generator=g) - 0.5
+    want, terms = task.reference(x, w, b), task.error_terms((x, w, b))
+    exact = _conv1d_silu_f64(x, w, b)
+    assert compare_outputs(exact, want, task.tolerance, terms).ok
+    assert not compare_outputs(exact, want, without).ok  # the rounding is real
+    assert not compare_outputs(
+        _conv1d_silu_f64(x.bfloat16().float(), w, b), want, task.tolerance, terms
+    ).ok

@@ -137,11 +137,23 @@ def evaluate(
     A worker lost before the candidate was imported (the judge's own failure) is retried once
     with a fresh process; the verdict then carries the flag `worker_retried`."""
     config = shape_plan.with_shape_seed(config or JudgeConfig())
-    verdict = _evaluate_once(task, candidate, config, source=source, label=label)
-    if "worker_lost" in verdict.flags:
+    try:
         verdict = _evaluate_once(task, candidate, config, source=source, label=label)
-        verdict.flags.append("worker_retried")
+        if "worker_lost" in verdict.flags:
+            verdict = _evaluate_once(task, candidate, config, source=source, label=label)
+            verdict.flags.append("worker_retried")
+    finally:
+        _release_gpu_cache()
     return redact_verdict(verdict)  # no configured secret leaves the judge (benchmarks.redaction)
+
+
+def _release_gpu_cache() -> None:
+    """Hand the GPU memory this process's caching allocator kept (the regenerated inputs and
+    reference outputs of the last evaluation) back to the device. Several judges share one GPU
+    (the correctness sweeps, an executor's lanes beside a model's run): an H200 sweep with 5
+    judges at once, 2026-12-03, ran candidates out of memory while idle judges held 11-22 GiB each."""
+    if torch.cuda.is_initialized():
+        torch.cuda.empty_cache()
 
 
 def _evaluate_once(

@@ -104,6 +104,23 @@ def proportional_bytes(pid: int, proc: str = "/proc") -> int:
     return 0
 
 
+def memory_parts(pid: int, proc: str = "/proc") -> dict[str, int]:
+    """A process's proportional resident bytes by kind: "anon" (heap, stacks), "file" (mapped
+    files: libraries), "shmem" (shared memory and tmpfs files it maps); {} when it is gone or
+    unreadable. Costs what `proportional_bytes` does: read when a limit is crossed, to say what
+    held the memory."""
+    keys = {"Pss_Anon:": "anon", "Pss_File:": "file", "Pss_Shmem:": "shmem"}
+    parts: dict[str, int] = {}
+    try:
+        for line in Path(f"{proc}/{pid}/smaps_rollup").read_text().splitlines():
+            name = line.split(":", 1)[0] + ":"
+            if name in keys:
+                parts[keys[name]] = int(line.split()[1]) * 1024
+    except (OSError, IndexError, ValueError):
+        return {}
+    return parts
+
+
 def cwd(pid: int) -> str | None:
     """A process's working directory as this process sees it, or None."""
     try:

@@ -76,6 +76,19 @@ class Exceeded:
     message: str
 
 
+def _largest(proc: str, pids: list[int]) -> str:
+    """'; the largest, pid N: anon ..., file ..., shmem ...' (what held the memory, for the
+    verdict's reader), or '' when none could be read."""
+    sized = [(procfs.proportional_bytes(pid, proc), pid) for pid in pids]
+    if not sized:
+        return ""
+    _, pid = max(sized)
+    parts = procfs.memory_parts(pid, proc)
+    if not parts:
+        return ""
+    return f"; the largest, pid {pid}: " + ", ".join(f"{k} {_gib(v)}" for k, v in parts.items())
+
+
 def _gib(n: int) -> str:
     return f"{n / GiB:.2f} GiB" if n >= GiB else f"{n / MiB:.0f} MiB"
 
@@ -159,7 +172,8 @@ class Watchdog:
         if resident > lim.memory:
             return Exceeded(
                 "memory",
-                f"the candidate's processes held {_gib(resident)} of memory (limit {_gib(lim.memory)})",
+                f"the candidate's processes held {_gib(resident)} of memory (limit {_gib(lim.memory)})"
+                + _largest(proc, found),
             )
         return None
 

@@ -21,7 +21,8 @@ import multiprocessing as mp
 import platform
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 
 from benchmarks.harness.judge import JudgeConfig, evaluate, resolve_device
@@ -152,10 +153,16 @@ def _judge_one(task_id: str, solutions: Path, device: str, trials: int, perf: bo
 
 
 def _judge_all(
-    tasks: list[Task], solutions: Path, device: str, trials: int, perf: bool, jobs: int
+    tasks: list[Task],
+    solutions: Path,
+    device: str,
+    trials: int,
+    perf: bool,
+    jobs: int,
+    judge_one: Callable[[str, Path, str, int, bool], dict] = _judge_one,
 ) -> Iterator[Verdict]:
     """Verdicts (of the solutions in `solutions`) in the order they finish; with jobs > 1 from a
-    pool of spawned processes."""
+    pool of spawned processes, each task in `judge_one` (a module-level function: it is pickled)."""
     if jobs <= 1:
         for task in tasks:
             yield evaluate(
@@ -164,20 +171,74 @@ def _judge_all(
                 JudgeConfig(device=device, trials=trials, perf=perf, trusted=True),
             )
         return
-    with cf.ProcessPoolExecutor(max_workers=jobs, mp_context=mp.get_context("spawn")) as pool:
-        futures = {pool.submit(_judge_one, t.id, solutions, device, trials, perf): t for t in tasks}
-        for fut in cf.as_completed(futures):
-            try:
-                yield Verdict.model_validate(fut.result())
-            except Exception as exc:  # noqa: BLE001 - a judging process lost is reported, not fatal
-                task = futures[fut]
-                yield Verdict(
-                    task_id=task.id,
-                    candidate=str(solution_file(solutions, task.name)),
-                    device=device,
-                    error_class=ErrorClass.HARNESS_ERROR,
-                    message=f"judging process failed: {type(exc).__name__}: {exc}",
+    # A judging process killed from outside (the host's OOM killer, with several big tasks at
+    # once) breaks the whole pool and every task then unfinished with it: those are judged again
+    # in a fresh pool; a task caught in two broken pools is judged alone, where a death is its own.
+    tries: dict[str, int] = {}
+    pending = list(tasks)
+    while pending:
+        broken: list[Task] = []
+        shared = [t for t in pending if tries.get(t.id, 0) < 2]
+        groups = ([shared] if shared else []) + [[t] for t in pending if tries.get(t.id, 0) >= 2]
+        for group in groups:
+            for task, verdict in _judge_group(
+                group, solutions, device, trials, perf, jobs, judge_one
+            ):
+                if verdict is not None:
+                    yield verdict
+                    continue
+                tries[task.id] = tries.get(task.id, 0) + 1
+                if len(group) > 1:
+                    broken.append(task)
+                    continue
+                yield _lost(
+                    task,
+                    solutions,
+                    device,
+                    "its judging process died (killed from "
+                    "outside, e.g. for host memory), also when it was judged alone",
                 )
+        if broken:
+            print(
+                f"a judging process died; judging {len(broken)} unfinished task(s) again",
+                flush=True,
+            )
+        pending = broken
+
+
+def _judge_group(
+    group: list[Task],
+    solutions: Path,
+    device: str,
+    trials: int,
+    perf: bool,
+    jobs: int,
+    judge_one: Callable[[str, Path, str, int, bool], dict],
+) -> Iterator[tuple[Task, Verdict | None]]:
+    """(task, verdict) for each task of `group` judged in one pool, as they finish; the verdict is
+    None when the pool broke (a judging process died) before the task finished."""
+    with cf.ProcessPoolExecutor(
+        max_workers=min(jobs, len(group)), mp_context=mp.get_context("spawn")
+    ) as pool:
+        futures = {pool.submit(judge_one, t.id, solutions, device, trials, perf): t for t in group}
+        for fut in cf.as_completed(futures):
+            task = futures[fut]
+            try:
+                yield task, Verdict.model_validate(fut.result())
+            except BrokenProcessPool:
+                yield task, None
+            except Exception as exc:  # noqa: BLE001 - a judging process's failure is reported
+                yield task, _lost(task, solutions, device, f"{type(exc).__name__}: {exc}")
+
+
+def _lost(task: Task, solutions: Path, device: str, why: str) -> Verdict:
+    return Verdict(
+        task_id=task.id,
+        candidate=str(solution_file(solutions, task.name)),
+        device=device,
+        error_class=ErrorClass.HARNESS_ERROR,
+        message=f"judging process failed: {why}",
+    )
 
 
 def _write(

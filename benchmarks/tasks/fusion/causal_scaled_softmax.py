@@ -39,8 +39,13 @@ CPU_SHAPES = [
     {"name": "tail", "dims": {"BH": 2, "SQ": 5, "SK": 37}},
 ]
 # p is in [0, 1]; both sides reduce in fp32 (different order: ~1e-6 relative) and round once.
+# An fp32 score z = s * scale carries a rounding of |z| x 2^-24, which exp turns into a relative
+# error of p: with outliers (|z| in the thousands) a probability of a row two outliers share moves by
+# ~1e-4 relative whichever way it is computed (an H200 sweep, 2026-12-03: the honest solution 1.65e-4
+# off). So fp32 adds terms x 2^-22, with error_terms = p (|z_j| + 2 max_k |z_k|) over visible keys:
+# negligible on ordinary rows (|z| ~ 5), the conditioning itself on outlier rows.
 TOLERANCE = {
-    "fp32": {"atol": 1e-6, "rtol": 1e-4},
+    "fp32": {"atol": 1e-6, "rtol": 1e-4, "terms": 2**-22},
     "fp16": {"atol": 1e-3, "rtol": 1e-2},
     "bf16": {"atol": 4e-3, "rtol": 2e-2},
 }
@@ -57,6 +62,17 @@ def causal_scaled_softmax(s: torch.Tensor) -> torch.Tensor:
     z = z - z.amax(dim=-1, keepdim=True)
     e = torch.exp(z)
     return (e / e.sum(dim=-1, keepdim=True)).to(s.dtype)
+
+
+def error_terms(s):
+    """p_j (|z_j| + 2 max_k |z_k|) per output element, visible keys only (see TOLERANCE)."""
+    SQ, SK = s.shape[1], s.shape[2]
+    i = torch.arange(SQ, device=s.device)[:, None]
+    j = torch.arange(SK, device=s.device)[None, :]
+    visible = j <= i + (SK - SQ)
+    z = torch.where(visible, s.float() * SCALE, 0.0).abs()
+    p = causal_scaled_softmax(s.float())
+    return p * (z + 2.0 * z.amax(dim=-1, keepdim=True))
 
 
 def make_inputs(dims, dtype, mode, gen):

@@ -1,0 +1,32 @@
+"""Stand-ins for `benchmarks.studies.solutions_table._judge_one` that a spawned pool process can
+import (tests/ is on its path): judging processes that die the way the host's OOM killer kills
+them (SIGKILL), to test that a sweep re-judges what was in flight."""
+
+from __future__ import annotations
+
+import os
+import signal
+from pathlib import Path
+
+from benchmarks.verdict import Verdict
+
+
+def _ok(task_id: str, solutions: Path) -> dict:
+    return Verdict(task_id=task_id, candidate=str(solutions), device="cpu", passed=True).model_dump(
+        mode="json"
+    )
+
+
+def die_first_time(task_id: str, solutions: Path, device: str, trials: int, perf: bool) -> dict:
+    """Killed the first time `task_id` is judged (a marker file under `solutions` remembers)."""
+    marker = solutions / f"died_{task_id}"
+    if task_id.startswith("silu") and not marker.exists():
+        marker.write_text("x")
+        os.kill(os.getpid(), signal.SIGKILL)
+    return _ok(task_id, solutions)
+
+
+def always_die(task_id: str, solutions: Path, device: str, trials: int, perf: bool) -> dict:
+    if task_id.startswith("silu"):
+        os.kill(os.getpid(), signal.SIGKILL)
+    return _ok(task_id, solutions)
