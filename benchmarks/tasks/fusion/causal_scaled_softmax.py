@@ -55,6 +55,8 @@ FORBIDDEN = ("torch.softmax", "torch.nn.functional.softmax", "torch.special.soft
 
 def causal_scaled_softmax(s: torch.Tensor) -> torch.Tensor:
     SQ, SK = s.shape[1], s.shape[2]
+    if SK < SQ:  # the contract (the queries are the last SQ of SK positions); drawn shapes keep it
+        raise ValueError(f"needs SK >= SQ, got SQ={SQ}, SK={SK}")
     i = torch.arange(SQ, device=s.device)[:, None]
     j = torch.arange(SK, device=s.device)[None, :]
     visible = j <= i + (SK - SQ)
