@@ -21,7 +21,9 @@
 # throughput: benchmarks.studies.throughput on silu_fp16 (issue 15's floors), isolated
 # solutions: every task's reference solution through the isolated judge with the default 5 trials
 #            per mode, every planned shape (the ragged one included), correctness only, SOL_JOBS
-#            (12) judges at once; SOL_TASKS=a,b limits it
+#            (5) judges at once (12 ran the H200 out of memory); SOL_SPLIT=k/n judges every n-th
+#            task from the k-th (sorted ids; 0/2 then 1/2 each fit a call), SOL_TASKS=a,b or
+#            SOL_TASKS_FILE=path (comma-separated ids) names them
 # hostile:   the GPU hostile candidates (test_gpu_hostile in 3 workers; the capture-aware ones alone)
 # gemm:      agents.bench.gemm_study (the generated GEMM's structure against cuBLAS); GEMM_ARGS
 #            passes options (--variants, --phases, --generated), GEMM_NAME names the output,
@@ -109,8 +111,16 @@ elif [ "$PART" = shapes ]; then
 elif [ "$PART" = solutions ]; then
   export PATH=$BWRAP_DIR:$PATH
   step doctor 60 python3 -m agents.cli doctor
+  [ -n "${SOL_TASKS_FILE:-}" ] && SOL_TASKS=$(cat "$SOL_TASKS_FILE")
+  if [ -n "${SOL_SPLIT:-}" ]; then
+    SOL_TASKS=$(python3 -c "
+import sys
+from benchmarks.loading import load_all
+k, n = (int(v) for v in sys.argv[1].split('/'))
+print(','.join(sorted(load_all())[k::n]))" "$SOL_SPLIT")
+  fi
   step solutions "${SOL_LIMIT:-540}" python3 -m benchmarks.studies.solutions_table --device cuda --no-perf \
-    --jobs "${SOL_JOBS:-12}" ${SOL_TASKS:+--tasks "$SOL_TASKS"} --out "$OUT/solutions_isolated_h200.md" \
+    --jobs "${SOL_JOBS:-5}" ${SOL_TASKS:+--tasks "$SOL_TASKS"} --out "$OUT/solutions_isolated_h200.md" \
     > "$OUT/solutions.log" 2>&1
   echo "passed: $(grep -c ': PASS;' "$OUT/solutions.log"), failed: $(grep -c ': FAIL (' "$OUT/solutions.log")"
   grep ': FAIL (' "$OUT/solutions.log" | cut -c1-300 | head -30

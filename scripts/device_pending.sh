@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# Superseded for the re-judging by `bash scripts/device_check.sh solutions` (5 judges, one call
+# per half, the ragged shapes included); kept for its part 1 (every GPU test).
 # The GPU measurements still owed (docs/results/README.md, "Not yet measured"), in two calls of
 # the device tool from the repository root, with the wheels in .whl/ (see agents/README.md):
 #
