@@ -30,3 +30,14 @@ def always_die(task_id: str, solutions: Path, device: str, trials: int, perf: bo
     if task_id.startswith("silu"):
         os.kill(os.getpid(), signal.SIGKILL)
     return _ok(task_id, solutions)
+
+
+def oom_first_time(task_id: str, solutions: Path, device: str, trials: int, perf: bool) -> dict:
+    """A silu task's first verdict says the kernel's OOM killer took its worker (flag host_oom)."""
+    marker = solutions / f"oom_{task_id}"
+    if task_id.startswith("silu") and not marker.exists():
+        marker.write_text("x")
+        return Verdict(
+            task_id=task_id, candidate=str(solutions), device="cpu", flags=["host_oom"]
+        ).model_dump(mode="json")
+    return _ok(task_id, solutions)

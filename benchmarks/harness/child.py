@@ -66,6 +66,7 @@ class Child:
         and rlimits either way). A trusted worker (baselines) runs as this process, unisolated."""
         self.folder = folder
         self.device = device
+        self.oom_kills_at_submit: int | None = None  # the kernel's OOM-kill count when the job went in
         worker = [sys.executable, "-m", "benchmarks.harness.worker", "--serve", str(folder), device]
         preexec = None
         if isolate:
@@ -124,6 +125,7 @@ class Child:
     def submit(self, job: Job) -> None:
         """Hand the waiting process its one job (written atomically)."""
         self._read_init()
+        self.oom_kills_at_submit = procfs.oom_kills()
         tmp = self.folder / "request.json.tmp"
         tmp.write_text(dump(job))
         tmp.replace(self.folder / "request.json")

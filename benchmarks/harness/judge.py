@@ -24,7 +24,7 @@ from pathlib import Path
 
 import torch
 
-from benchmarks.harness import after_timing, integrity, sandbox
+from benchmarks.harness import after_timing, integrity, procfs, sandbox
 from benchmarks.harness import perf as perf_stage
 from benchmarks.harness import shapes as shape_plan
 from benchmarks.harness.calls import CallAudit
@@ -491,6 +491,12 @@ def _converse(
     return None
 
 
+def _host_oom(child: Child) -> bool:
+    """Whether the kernel's OOM killer killed anything since `child` was given its job."""
+    before, now = child.oom_kills_at_submit, procfs.oom_kills()
+    return before is not None and now is not None and now > before
+
+
 def _verdict_without_result(verdict: Verdict, child: Child) -> Verdict:
     """The verdict when the worker exited without a result: lost in its own set-up (the judge's
     failure, retried), killed by a signal, or exited early."""
@@ -512,6 +518,18 @@ def _verdict_without_result(verdict: Verdict, child: Child) -> Verdict:
             verdict,
             ErrorClass.RESOURCE_LIMIT,
             f"the candidate process used up its CPU-time limit {step} (SIGXCPU)",
+            Stage.CALL,
+        )
+    if code == -signal.SIGKILL and _host_oom(child):
+        # the kernel's OOM killer chose it: the machine, not necessarily the candidate, ran out
+        # (the watchdog bounds the candidate's own memory); a sweep judges such a task again alone
+        verdict.flags.append("host_oom")
+        return _fail(
+            verdict,
+            ErrorClass.CRASH,
+            f"the candidate process was killed (SIGKILL) {step} while the kernel's out-of-memory "
+            "killer was killing processes: the machine ran out of memory, perhaps through other "
+            f"processes (flag host_oom). stderr: {tail[-600:]}",
             Stage.CALL,
         )
     if code is not None and code < 0:

@@ -121,6 +121,18 @@ def memory_parts(pid: int, proc: str = "/proc") -> dict[str, int]:
     return parts
 
 
+def oom_kills() -> int | None:
+    """How many processes the kernel's out-of-memory killer has killed since boot, machine-wide
+    (`oom_kill` in /proc/vmstat, Linux 4.13+); None where it cannot be read."""
+    try:
+        for line in Path("/proc/vmstat").read_text().splitlines():
+            if line.startswith("oom_kill "):
+                return int(line.split()[1])
+    except (OSError, ValueError, IndexError):
+        return None
+    return None
+
+
 def cwd(pid: int) -> str | None:
     """A process's working directory as this process sees it, or None."""
     try:

@@ -184,7 +184,9 @@ def _judge_all(
             for task, verdict in _judge_group(
                 group, solutions, device, trials, perf, jobs, judge_one
             ):
-                if verdict is not None:
+                # killed by the kernel's OOM killer beside other judges: judged again as well
+                oom = verdict is not None and "host_oom" in verdict.flags
+                if verdict is not None and (not oom or len(group) == 1):
                     yield verdict
                     continue
                 tries[task.id] = tries.get(task.id, 0) + 1
