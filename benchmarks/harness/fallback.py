@@ -160,6 +160,17 @@ class AtenRecorder(TorchDispatchMode):
         self.launch_ops: Counter[str] = Counter()  # dispatched inside a Triton launch
         self.copy_written: dict[int, str] = {}
 
+    @classmethod
+    def _should_skip_dynamo(cls) -> bool:
+        """False: leave `__torch_dispatch__` as written. PyTorch would otherwise wrap it in
+        `torch._disable_dynamo`, whose first call imports the whole of torch._dynamo: 1.2-1.5
+        CPU-s in every fresh worker on this project's CPU machine, about a third of a worker's
+        start, spent on a compiler no honest candidate uses. (The wrapper only keeps Dynamo from
+        tracing this method's frames, and a candidate that compiles with Dynamo inside a traced
+        call is a fallback whichever way the recorder's frames are handled:
+        tests/hostile/torch_compile.py.)"""
+        return False
+
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):  # noqa: ANN001
         result = func(*args, **(kwargs or {}))
         if _state.in_triton_launch:
