@@ -180,3 +180,18 @@ def test_the_gpu_plan_adds_the_ragged_shape_and_perf_scores_only_the_declared(mo
     assert ragged.correctness_only and ragged.derived_from == "qwen2_7b_logits_tail"
     assert ragged.candidate_us is None and ragged.attainment is None
     assert v.score is not None and all(s.attainment for s in v.shapes[:-1])
+
+
+def test_drawn_cpu_shapes_keep_the_contracts_a_reference_states():
+    """Two contracts the dims' ties do not carry, stated by the task and now checked by its
+    reference: causal softmax's queries are the last SQ of SK positions (SQ <= SK), and Swin's
+    shift is less than the map (0 < S < min(H, W)). A CPU sweep of every solution over drawn
+    shapes (2026-12-03) found draws breaking both, failing honest solutions."""
+    from benchmarks.harness.shapes import plan_shapes
+    from benchmarks.loading import get_task
+
+    for seed in range(40):
+        plan = plan_shapes(get_task("causal_scaled_softmax_fp32"), "cpu", None, seed)
+        assert all(s.dims["SQ"] <= s.dims["SK"] for s in plan.shapes), seed
+        plan = plan_shapes(get_task("swin_cyclic_roll_fp16"), "cpu", None, seed)
+        assert all(0 < s.dims["S"] < min(s.dims["H"], s.dims["W"]) for s in plan.shapes), seed

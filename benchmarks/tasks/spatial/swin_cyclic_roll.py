@@ -38,6 +38,8 @@ FORBIDDEN = ("torch.roll", "torch.Tensor.roll", "torch.cat", "torch.concat", "to
 
 
 def swin_cyclic_roll(x: torch.Tensor, shift: int) -> torch.Tensor:
+    if not 0 < shift < min(x.shape[1], x.shape[2]):  # the contract; drawn shapes keep it
+        raise ValueError(f"needs 0 < s < min(H, W), got s={shift}, H={x.shape[1]}, W={x.shape[2]}")
     return torch.roll(x, shifts=(-shift, -shift), dims=(1, 2))
 
 
