@@ -1,7 +1,8 @@
 """The knowledge base: reference Triton kernels, optimization docs and the vector store over them.
 
 - `knowledge_base.solutions` the kernel files: `solution_path` (a task's own reference kernel),
-                             `KERNELS_DIR`, `code_sha256` (a kernel's code without its comments)
+                             `KERNELS_DIR`, `code_sha256` (a kernel's code without its comments),
+                             `is_template` (a generic `tpl_*.py` template, no task's)
 - `knowledge_base.retrieve`  `KnowledgeBase` (build / search / stats), `Hit`, module-level `search`
 - `knowledge_base.hits`      `Hit` and the task names searches hide by (no chromadb needed)
 - `knowledge_base.snapshot`  recorded searches served without chromadb (snapshots/lite.json)
@@ -36,6 +37,8 @@ _EXPORTS: dict[str, str] = {
     "KERNELS_DIR": "knowledge_base.solutions",
     "code_sha256": "knowledge_base.solutions",
     "solution_path": "knowledge_base.solutions",
+    "is_template": "knowledge_base.solutions",
+    "TEMPLATE_PREFIX": "knowledge_base.solutions",
 }
 __all__ = sorted(_EXPORTS)
 

@@ -44,6 +44,7 @@ from knowledge_base.chunks import (  # Source, Chunk and the list codec are re-e
     decode_list,
     encode_list,
 )
+from knowledge_base.solutions import is_template
 
 __all__ = [
     "JSON_FIELDS",
@@ -265,9 +266,9 @@ def load_kernel(path: Path, task_categories: dict[str, str] | None = None) -> So
     src = path.read_text(encoding="utf-8")
     doc, meta = read_kb_meta(path)
     warnings: list[str] = []
-    is_template = path.stem.startswith("tpl_")
+    template = is_template(path)
     if meta is None:
-        if is_template:
+        if template:
             raise CorpusError(path, "KB_META", "a template must declare KB_META")
         cats = task_categories if task_categories is not None else _task_categories()
         warnings.append(f"{_rel(path)} has no KB_META; indexed with op_family={path.stem!r}")
@@ -284,7 +285,7 @@ def load_kernel(path: Path, task_categories: dict[str, str] | None = None) -> So
         missing = [k for k in KERNEL_META_KEYS if k not in meta]
         if missing:
             raise CorpusError(path, "KB_META", f"missing keys {missing}")
-    if is_template and meta.get("template") is not True:
+    if template and meta.get("template") is not True:
         raise CorpusError(path, "KB_META.template", "tpl_*.py files must set 'template': True")
     if not doc.strip():
         raise CorpusError(
@@ -294,7 +295,7 @@ def load_kernel(path: Path, task_categories: dict[str, str] | None = None) -> So
         )
     verified = _as_list(meta.get("verified_on"))
     tier = "proven" if verified else "promising"
-    derived = "" if is_template else str(meta.get("derived_from_task", path.stem))
+    derived = "" if template else str(meta.get("derived_from_task", path.stem))
     title = doc.strip().splitlines()[0].rstrip(".")
     techniques = _as_list(meta.get("techniques"))
     dtypes = _as_list(meta.get("dtypes"))
@@ -305,7 +306,7 @@ def load_kernel(path: Path, task_categories: dict[str, str] | None = None) -> So
         f"dtypes: {', '.join(map(str, dtypes))}; techniques: {', '.join(map(str, techniques))}; "
         f"tunables: {', '.join(map(str, _as_list(tunables)))}"
     )
-    kind_word = "template kernel" if is_template else "reference kernel"
+    kind_word = "template kernel" if template else "reference kernel"
     label = f"{path.stem.replace('_', ' ')} {kind_word}: {title}"
     # Chunk 0 is short and focused (what the kernel is), so short queries match it; the header's
     # paragraphs follow as their own chunks, so a question about one aspect (traffic, tiling,
@@ -322,7 +323,7 @@ def load_kernel(path: Path, task_categories: dict[str, str] | None = None) -> So
         "tunables": json.dumps(tunables, sort_keys=True, default=str),
         "verified_on": encode_list(verified),
         "attainment": json.dumps(meta.get("attainment", {}), sort_keys=True, default=str),
-        "template": is_template,
+        "template": template,
         "derived_from_task": derived,
         "topic": "kernels",
     }

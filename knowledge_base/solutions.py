@@ -14,9 +14,16 @@ from __future__ import annotations
 import hashlib
 import io
 import tokenize
-from pathlib import Path
+from pathlib import Path, PurePath
 
 KERNELS_DIR = Path(__file__).resolve().parent / "kernels"
+TEMPLATE_PREFIX = "tpl_"  # kernels/tpl_*.py are generic templates (KB_META.template), no task's
+
+
+def is_template(path: str | PurePath) -> bool:
+    """Whether a kernel file is a generic template (kernels/tpl_*.py): a kernel family written to
+    be adapted, belonging to no task."""
+    return PurePath(path).stem.startswith(TEMPLATE_PREFIX)
 
 # tokens that carry no code: comments, the newlines of comment-only and blank lines, and the
 # stream's encoding and end markers (indentation tokens stay: in Python they are code)

@@ -16,7 +16,6 @@ simply overwritten by the last node that returns them.
 
 from __future__ import annotations
 
-from pathlib import PurePath
 from typing import Annotated, Any, Literal, TypedDict, get_args
 
 from pydantic import BaseModel, Field, computed_field
@@ -24,16 +23,10 @@ from pydantic import BaseModel, Field, computed_field
 # An interleaved re-measurement of a candidate against the incumbent: one record, defined by the
 # harness that measures it, stored as it is in each attempt (and the checkpoint).
 from benchmarks import Remeasure as Measurement
+from knowledge_base.solutions import is_template  # noqa: F401  (re-exported: origin kind "template")
 
 OriginKind = Literal["task_solution", "template", "retrieved", "generated", "model", "optimized"]
 ORIGIN_KINDS: tuple[str, ...] = get_args(OriginKind)
-TEMPLATE_PREFIX = "tpl_"  # knowledge_base/kernels/tpl_*.py are generic templates (KB_META.template)
-
-
-def is_template(path: str) -> bool:
-    """Whether a knowledge-base kernel's file is a generic template (knowledge_base/kernels/tpl_*.py),
-    a kernel family written to be adapted (origin kind "template")."""
-    return PurePath(path).stem.startswith(TEMPLATE_PREFIX)
 
 
 class Provenance(BaseModel):
