@@ -87,3 +87,26 @@ def test_knowledge_rows_show_the_best_kernel_and_the_best_template_in_full() -> 
     rmsnorm = rows[1]
     assert rmsnorm["body"] == "rmsnorm in a few words"
     assert rmsnorm["tunables"].startswith("BLOCK_N in [")
+
+
+def test_a_long_kernel_is_cut_at_a_line_with_a_note_so_the_prompt_stays_bounded() -> None:
+    from agents.core.model_policy import FULL_KERNEL_CHARS
+
+    long = vars(hit("layernorm"))
+    long["text"] = "\n".join(f"x_{i} = {i}  # line {i}" for i in range(4000))
+    rows = knowledge_rows([long, vars(hit("tpl_online_softmax"))])
+    body = rows[0]["body"]
+    assert len(body) <= FULL_KERNEL_CHARS + 200 and body.endswith("\n```")
+    shown = body.split("\n")[1:-2]  # between the fence and the note
+    assert all(line.startswith("x_") for line in shown)  # whole lines only
+    assert f"{4000 - len(shown)} more lines not shown" in body.split("\n")[-2]
+    # a kernel that fits is shown whole
+    assert rows[1]["body"] == f"```python\n{vars(hit('tpl_online_softmax'))['text'].strip()}\n```"
+
+
+def test_every_kernel_the_knowledge_base_ships_fits_the_prompt_whole() -> None:
+    from agents.core.model_policy import FULL_KERNEL_CHARS
+    from knowledge_base import KERNELS_DIR
+
+    longest = max(KERNELS_DIR.glob("*.py"), key=lambda p: len(p.read_text().strip()))
+    assert len(longest.read_text().strip()) <= FULL_KERNEL_CHARS, longest.name

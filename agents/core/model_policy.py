@@ -73,7 +73,7 @@ def knowledge_rows(retrieved: list[dict[str, Any]]) -> list[dict[str, Any]]:
         kernel = hit.get("kind") == "kernel"
         template = kernel and is_template(hit.get("path") or "")
         if kernel and text and (not shown_kernel or (template and not shown_template)):
-            body = f"```python\n{text.strip()}\n```"
+            body = f"```python\n{_capped(text.strip())}\n```"
             shown_kernel = True
             shown_template = shown_template or template
         declared = (kb_meta(text) or {}).get("tunables") if kernel else None
@@ -88,6 +88,22 @@ def knowledge_rows(retrieved: list[dict[str, Any]]) -> list[dict[str, Any]]:
             }
         )
     return rows
+
+
+# The most of one retrieved kernel a prompt shows in full: every kernel the knowledge base ships
+# fits (the longest, tpl_decode_attention, is 13.8 KB), and two shown kernels (the best neighbour
+# and the best template) stay within ~32 KB of the prompt whatever is indexed later or imported.
+FULL_KERNEL_CHARS = 16000
+
+
+def _capped(text: str, limit: int = FULL_KERNEL_CHARS) -> str:
+    """`text` whole when it fits in `limit` characters, else its first whole lines that do and a
+    comment saying how many lines were left out."""
+    if len(text) <= limit:
+        return text
+    kept = text[:limit].rsplit("\n", 1)[0]
+    left = text.count("\n") - kept.count("\n")
+    return f"{kept}\n# ... ({left} more lines not shown: the prompt shows at most {limit} characters of a kernel)"
 
 
 def tunables_line(space: dict[str, Any]) -> str:
