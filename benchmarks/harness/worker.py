@@ -420,15 +420,30 @@ class _TrialRunner:
         # Poison fresh allocations: torch.empty & co. come back filled with NaN (ints: max),
         # so a kernel that leaves its output unwritten fails instead of passing on stale zeros.
         old_fill = det.fill_uninitialized_memory
-        torch.use_deterministic_algorithms(True, warn_only=True)
+        _deterministic(True, warn_only=True)
         det.fill_uninitialized_memory = True
         try:
             out, info = record_call(self.counter, fn, args, self.sync)
             self.result.fallback.setdefault(item.shape, info)
             return out, info
         finally:
-            torch.use_deterministic_algorithms(False)
+            _deterministic(False)
             det.fill_uninitialized_memory = old_fill
+
+
+def _deterministic(mode: bool, warn_only: bool = False) -> None:
+    """torch.use_deterministic_algorithms without its Inductor half: the public function also
+    sets torch._inductor.config.deterministic, and importing that module imports all of
+    torch._dynamo (1.6 CPU-s on the CPU machine, in every worker's first call). Only the
+    dispatcher's flag matters here (it is what makes fresh allocations come back poisoned); a
+    candidate compiled by Inductor is a fallback whatever that flag says."""
+    import torch
+
+    setter = getattr(torch._C, "_set_deterministic_algorithms", None)
+    if setter is None:  # a PyTorch without the private setter: the public one, import and all
+        torch.use_deterministic_algorithms(mode, warn_only=warn_only)
+    else:
+        setter(mode, warn_only=warn_only)
 
 
 def _profile_streams(fn: Any, args: tuple, launched: set[str]) -> StreamProfile:
