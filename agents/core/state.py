@@ -23,7 +23,7 @@ from pydantic import BaseModel, Field, computed_field
 # An interleaved re-measurement of a candidate against the incumbent: one record, defined by the
 # harness that measures it, stored as it is in each attempt (and the checkpoint).
 from benchmarks import Remeasure as Measurement
-from knowledge_base.solutions import is_template  # noqa: F401  (re-exported: origin kind "template")
+from knowledge_base import is_template  # noqa: F401  (re-exported: origin kind "template")
 
 OriginKind = Literal["task_solution", "template", "retrieved", "generated", "model", "optimized"]
 ORIGIN_KINDS: tuple[str, ...] = get_args(OriginKind)
