@@ -25,6 +25,7 @@ def is_template(path: str | PurePath) -> bool:
     be adapted, belonging to no task."""
     return PurePath(path).stem.startswith(TEMPLATE_PREFIX)
 
+
 # tokens that carry no code: comments, the newlines of comment-only and blank lines, and the
 # stream's encoding and end markers (indentation tokens stay: in Python they are code)
 _LAYOUT_TOKENS = frozenset({tokenize.COMMENT, tokenize.NL, tokenize.ENCODING, tokenize.ENDMARKER})

@@ -66,7 +66,9 @@ class Child:
         and rlimits either way). A trusted worker (baselines) runs as this process, unisolated."""
         self.folder = folder
         self.device = device
-        self.oom_kills_at_submit: int | None = None  # the kernel's OOM-kill count when the job went in
+        self.oom_kills_at_submit: int | None = (
+            None  # the kernel's OOM-kill count when the job went in
+        )
         worker = [sys.executable, "-m", "benchmarks.harness.worker", "--serve", str(folder), device]
         preexec = None
         if isolate:

@@ -861,7 +861,9 @@ def gemm_persistent_kernel(prog: Program, name: str) -> str:
     ]
     ptrs = [f"{name}_ptr" for name in _operands(g)] + _gemm_args(prog)
     sizes = ["M", "N", "K", "NUM_PROGS", "GROUP", "_sab", "_sam", "_sbb", "_sbk", "_sbn"]
-    consts = [f"{c}: tl.constexpr" for c in ("BLOCK_M", "BLOCK_N", "BLOCK_K", "B_KMAJOR", "FLATTEN")]
+    consts = [
+        f"{c}: tl.constexpr" for c in ("BLOCK_M", "BLOCK_N", "BLOCK_K", "B_KMAJOR", "FLATTEN")
+    ]
     return _kernel(name, ptrs + sizes + [*prog.symbols] + consts, body)
 
 
