@@ -90,35 +90,34 @@ def resident_bytes(pid: int, proc: str = "/proc") -> int:
         return 0
 
 
-def proportional_bytes(pid: int, proc: str = "/proc") -> int:
-    """Proportional set size of a process in bytes: its resident pages, each shared one divided
-    among the processes that map it (a fork's copy-on-write pages are not counted twice). Costs
-    a walk of its page tables (about a millisecond for a worker): used to confirm a resident sum
-    that looks over a limit. 0 when it is gone or unreadable."""
+def _rollup(pid: int, proc: str) -> dict[str, int]:
+    """The byte counts of a process's smaps_rollup ("Pss", "Pss_Anon", ...); {} when it is gone
+    or unreadable. Costs a walk of its page tables (about a millisecond for a worker)."""
+    fields: dict[str, int] = {}
     try:
         for line in Path(f"{proc}/{pid}/smaps_rollup").read_text().splitlines():
-            if line.startswith("Pss:"):
-                return int(line.split()[1]) * 1024
+            name, _, rest = line.partition(":")
+            if rest.strip().endswith("kB"):
+                fields[name] = int(rest.split()[0]) * 1024
     except (OSError, IndexError, ValueError):
-        return 0
-    return 0
+        return {}
+    return fields
+
+
+def proportional_bytes(pid: int, proc: str = "/proc") -> int:
+    """Proportional set size of a process in bytes: its resident pages, each shared one divided
+    among the processes that map it (a fork's copy-on-write pages are not counted twice): used to
+    confirm a resident sum that looks over a limit. 0 when it is gone or unreadable."""
+    return _rollup(pid, proc).get("Pss", 0)
 
 
 def memory_parts(pid: int, proc: str = "/proc") -> dict[str, int]:
     """A process's proportional resident bytes by kind: "anon" (heap, stacks), "file" (mapped
     files: libraries), "shmem" (shared memory and tmpfs files it maps); {} when it is gone or
-    unreadable. Costs what `proportional_bytes` does: read when a limit is crossed, to say what
-    held the memory."""
-    keys = {"Pss_Anon:": "anon", "Pss_File:": "file", "Pss_Shmem:": "shmem"}
-    parts: dict[str, int] = {}
-    try:
-        for line in Path(f"{proc}/{pid}/smaps_rollup").read_text().splitlines():
-            name = line.split(":", 1)[0] + ":"
-            if name in keys:
-                parts[keys[name]] = int(line.split()[1]) * 1024
-    except (OSError, IndexError, ValueError):
-        return {}
-    return parts
+    unreadable. Read when a limit is crossed, to say what held the memory."""
+    fields = _rollup(pid, proc)
+    keys = {"Pss_Anon": "anon", "Pss_File": "file", "Pss_Shmem": "shmem"}
+    return {kind: fields[name] for name, kind in keys.items() if name in fields}
 
 
 def oom_kills() -> int | None:

@@ -76,13 +76,12 @@ class Exceeded:
     message: str
 
 
-def _largest(proc: str, pids: list[int]) -> str:
-    """'; the largest, pid N: anon ..., file ..., shmem ...' (what held the memory, for the
-    verdict's reader), or '' when none could be read."""
-    sized = [(procfs.proportional_bytes(pid, proc), pid) for pid in pids]
+def _largest(proc: str, sized: dict[int, int]) -> str:
+    """'; the largest, pid N: anon ..., file ..., shmem ...' for the largest of `sized` (pid ->
+    bytes: what held the memory, for the verdict's reader), or '' when it could not be read."""
     if not sized:
         return ""
-    _, pid = max(sized)
+    pid = max(sized, key=lambda p: sized[p])
     parts = procfs.memory_parts(pid, proc)
     if not parts:
         return ""
@@ -167,13 +166,16 @@ class Watchdog:
                 f"the candidate's processes numbered {len(found)} (limit {lim.processes})",
             )
         resident = sum(procfs.resident_bytes(pid, proc) for pid in found)
-        if resident > lim.memory:  # forks share pages: confirm with each page counted once
-            resident = sum(procfs.proportional_bytes(pid, proc) for pid in found)
+        if resident <= lim.memory:
+            return None
+        # forks share pages: confirm with each page counted once
+        sized = {pid: procfs.proportional_bytes(pid, proc) for pid in found}
+        resident = sum(sized.values())
         if resident > lim.memory:
             return Exceeded(
                 "memory",
                 f"the candidate's processes held {_gib(resident)} of memory (limit {_gib(lim.memory)})"
-                + _largest(proc, found),
+                + _largest(proc, sized),
             )
         return None
 
