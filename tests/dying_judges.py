@@ -41,3 +41,31 @@ def oom_first_time(task_id: str, solutions: Path, device: str, trials: int, perf
             task_id=task_id, candidate=str(solutions), device="cpu", flags=["host_oom"]
         ).model_dump(mode="json")
     return _ok(task_id, solutions)
+
+
+def gpu_oom_when_shared(task_id: str, solutions: Path, device: str, trials: int, perf: bool) -> dict:
+    """A silu task fails with CUDA's out-of-memory error when another task is judged beside it
+    (marker files, one per judging process at work, say so); the others hold theirs 3 s."""
+    import time
+
+    busy = solutions / f"busy_{os.getpid()}"
+    busy.write_text("x")
+    try:
+        if not task_id.startswith("silu"):
+            time.sleep(3.0)
+            return _ok(task_id, solutions)
+        end = time.monotonic() + 4.0
+        while time.monotonic() < end:
+            if len(list(solutions.glob("busy_*"))) > 1:
+                return Verdict(
+                    task_id=task_id,
+                    candidate=str(solutions),
+                    device="cpu",
+                    error_class="harness_error",
+                    message="worker failed: OutOfMemoryError: CUDA out of memory. Tried to "
+                    "allocate 1.75 GiB.",
+                ).model_dump(mode="json")
+            time.sleep(0.05)
+        return _ok(task_id, solutions)
+    finally:
+        busy.unlink()

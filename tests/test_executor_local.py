@@ -284,3 +284,41 @@ def test_the_judge_copies_a_seeded_cache_into_the_candidates_own_worker(task, tm
     assert evaluate(task, "good.py", config, source=GOOD).passed
     (folder,) = work.glob("kf-judge-*")
     assert (folder / ".triton" / "cache" / "KEY" / "_silu_kernel.json").read_bytes() == b"{}"
+
+
+CTRL_C_SCRIPT = r"""
+import time
+from benchmarks.executor.local import LocalExecutor
+
+ex = LocalExecutor("cpu", lanes=1, compile_workers=2)
+for f in [ex._pool.submit(time.sleep, 0.1) for _ in range(2)]:  # both workers started
+    f.result()
+print("ready", flush=True)
+try:
+    time.sleep(60)
+except KeyboardInterrupt:
+    ex.close()
+    print("closed", flush=True)
+"""
+
+
+def test_ctrl_c_closes_the_executor_without_a_traceback_from_its_compile_workers() -> None:
+    import subprocess
+    import sys
+
+    repo = Path(__file__).resolve().parents[1]
+    proc = subprocess.Popen(
+        [sys.executable, "-c", CTRL_C_SCRIPT],
+        cwd=repo,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,  # its own process group, as a terminal's foreground job
+        env={**os.environ, "PYTHONPATH": str(repo)},
+    )
+    assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"
+    time.sleep(0.5)
+    os.killpg(proc.pid, signal.SIGINT)  # what Ctrl-C does: the whole group gets SIGINT
+    out, err = proc.communicate(timeout=60)
+    assert "closed" in out
+    assert "Traceback" not in err, err[-2000:]

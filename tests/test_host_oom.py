@@ -50,3 +50,12 @@ def test_a_sweep_judges_an_oom_killed_task_again(tmp_path: Path) -> None:
     got = list(solutions_table._judge_all(tasks, tmp_path, "cpu", 1, False, 2, oom_first_time))
     assert sorted(v.task_id for v in got) == sorted(t.id for t in tasks)
     assert all(v.passed for v in got), [(v.task_id, v.flags) for v in got]
+
+
+def test_a_sweep_judges_a_task_that_ran_the_gpu_out_of_memory_again_alone(tmp_path: Path) -> None:
+    from dying_judges import gpu_oom_when_shared
+
+    tasks = [get_task(t) for t in ("silu_fp16", "relu_squared_fp32", "softmax_fp16")]
+    got = list(solutions_table._judge_all(tasks, tmp_path, "cpu", 1, False, 3, gpu_oom_when_shared))
+    assert sorted(v.task_id for v in got) == sorted(t.id for t in tasks)
+    assert all(v.passed for v in got), [(v.task_id, v.message) for v in got]

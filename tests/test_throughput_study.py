@@ -62,5 +62,39 @@ def test_a_study_cut_short_keeps_the_passes_that_ended(tmp_path, monkeypatch, ca
     argv = ["--device", "cpu", "--tasks", "silu_fp32", "--out", str(out)]
     assert throughput.main(argv) == 130
     text = out.read_text()
-    assert "| silu_fp32 | naive loop | 2 | 2 | 30.0 | 4.0 | 1.00 |" in text
+    assert "| silu_fp32 | naive loop | 2 | 2 | 30.0 | 4.0 | 1.00 | - |" in text
     assert "interrupted" in text and "interrupted" in capsys.readouterr().out
+
+
+def test_a_pass_cut_short_says_how_far_it_got_and_where_the_time_went(monkeypatch):
+    from concurrent.futures import Future
+
+    from benchmarks.verdict import Verdict
+
+    def verdict(k: int) -> Verdict:
+        return Verdict(
+            task_id="silu_fp32",
+            candidate=f"variant {k}",
+            device="cpu",
+            passed=k != 1,
+            stage_seconds={"total": 4.0 + k, "correctness": 2.0, "perf": 1.0},
+        )
+
+    class Half:
+        def submit(self, request: object) -> Future:
+            future: Future = Future()
+            future.set_result(verdict(int(str(request))))
+            return future
+
+    def two_then_ctrl_c(futures):
+        yield from list(futures)[:3]
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(throughput, "as_completed", two_then_ctrl_c)
+    with pytest.raises(throughput.PassCutShort) as cut:
+        throughput.executor_pass(Half(), "local, cold", [0, 1, 2, 3, 4])  # type: ignore[list-item]
+    done = cut.value.done
+    assert done.label == "local, cold (cut short: 3 of 5 came back)"
+    assert (done.candidates, done.passed) == (3, 2)
+    assert done.stages == {"total": 5.0, "correctness": 2.0, "perf": 1.0}
+    assert throughput._stages_text(done.stages) == "total 5.00, correctness 2.00, perf 1.00"

@@ -302,3 +302,44 @@ def test_causal_conv1d_outliers_allow_the_rounding_of_their_terms_only():
     assert not compare_outputs(
         _conv1d_silu_f64(x.bfloat16().float(), w, b), want, task.tolerance, terms
     ).ok
+
+
+def _upsample2x_f64(x: torch.Tensor) -> torch.Tensor:
+    """2x bilinear upsampling (align_corners=False) by the task's formula in fp64, rounded once."""
+
+    def axis(n: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        s = ((torch.arange(2 * n, dtype=torch.float64) + 0.5) / 2 - 0.5).clamp(min=0)
+        lo = s.floor().long()
+        return lo, (lo + 1).clamp(max=n - 1), s - lo
+
+    h0, h1, lh = axis(x.shape[-2])
+    w0, w1, lw = axis(x.shape[-1])
+    xd = x.double()
+    rows0, rows1 = xd[..., h0, :], xd[..., h1, :]
+    lh = lh[:, None]
+    top = (1 - lw) * rows0[..., w0] + lw * rows0[..., w1]
+    bottom = (1 - lw) * rows1[..., w0] + lw * rows1[..., w1]
+    return ((1 - lh) * top + lh * bottom).float()
+
+
+def test_upsample_outliers_allow_the_rounding_of_their_neighbours_only():
+    from benchmarks.loading import get_task
+
+    task = get_task("upsample_bilinear2x_fp32")
+    without = Tolerance(atol=task.tolerance.atol, rtol=task.tolerance.rtol)
+    dims = {"B": 2, "C": 8, "H": 33, "W": 47}
+    for seed in range(3):
+        (x,) = task.make_inputs(dims, "outlier", torch.Generator().manual_seed(seed))
+        want, terms = task.reference(x), task.error_terms((x,))
+        assert compare_outputs(_upsample2x_f64(x), want, task.tolerance, terms).ok, seed
+        low = _upsample2x_f64(x.bfloat16().float())  # inputs rounded to bf16: wrong
+        assert not compare_outputs(low, want, task.tolerance, terms).ok
+    # every input an outlier: outputs near 0 between neighbours near 1000, as on the H200
+    x = torch.randn(2, 8, 33, 47, generator=torch.Generator().manual_seed(0)) * 1000
+    want, terms = task.reference(x), task.error_terms((x,))
+    exact = _upsample2x_f64(x)
+    assert compare_outputs(exact, want, task.tolerance, terms).ok
+    assert not compare_outputs(exact, want, without).ok  # the rounding is real
+    shifted = exact.clone()
+    shifted[0, 0, 5, 5] += 0.01  # a wrong value where the terms are small relative to it
+    assert not compare_outputs(shifted, want, task.tolerance, terms).ok

@@ -32,6 +32,7 @@ import multiprocessing as mp
 import os
 import queue
 import shutil
+import signal
 import subprocess
 import threading
 import traceback
@@ -89,6 +90,13 @@ def gpu_arch(gpu: str) -> tuple[int, int] | None:
         return int(major), int(minor)
     except (OSError, subprocess.SubprocessError, ValueError, IndexError):
         return None
+
+
+def _ignore_ctrl_c() -> None:
+    """A compile worker leaves Ctrl-C to the executor's process, which shuts the pool down (the
+    terminal sends SIGINT to the whole process group: without this, every idle worker printed a
+    KeyboardInterrupt traceback)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def lane_main(conn: Connection, gpu: str | None, device: str) -> None:
@@ -324,7 +332,9 @@ class LocalExecutor(Executor):
         self.notes: list[str] = []
         self._lock = threading.Lock()
         self._pool = (
-            ProcessPoolExecutor(compile_workers, mp_context=mp.get_context("spawn"))
+            ProcessPoolExecutor(
+                compile_workers, mp_context=mp.get_context("spawn"), initializer=_ignore_ctrl_c
+            )
             if compile_workers
             else None
         )

@@ -184,12 +184,13 @@ def _judge_all(
             for task, verdict in _judge_group(
                 group, solutions, device, trials, perf, jobs, judge_one
             ):
-                # killed by the kernel's OOM killer beside other judges: judged again as well
-                oom = verdict is not None and "host_oom" in verdict.flags
-                if verdict is not None and (not oom or len(group) == 1):
+                # out of host memory (the kernel's OOM killer) or GPU memory beside other
+                # judges: judged again, alone
+                crowded = verdict is not None and _crowded(verdict)
+                if verdict is not None and (not crowded or len(group) == 1):
                     yield verdict
                     continue
-                tries[task.id] = tries.get(task.id, 0) + 1
+                tries[task.id] = 2 if crowded else tries.get(task.id, 0) + 1
                 if len(group) > 1:
                     broken.append(task)
                     continue
@@ -206,6 +207,14 @@ def _judge_all(
                 flush=True,
             )
         pending = broken
+
+
+def _crowded(verdict: Verdict) -> bool:
+    """Whether a failed verdict may be the other judges' doing: its worker was taken by the host's
+    OOM killer, or the GPU ran out of memory (a sweep's judges share one GPU)."""
+    return not verdict.passed and (
+        "host_oom" in verdict.flags or "OutOfMemoryError" in verdict.message
+    )
 
 
 def _judge_group(

@@ -36,14 +36,17 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from concurrent.futures import as_completed
+from dataclasses import dataclass, field
 from pathlib import Path
+from statistics import median
 
 from benchmarks.executor.choose import ExecutorSpec, make_executor
 from benchmarks.executor.request import EvalRequest
 from benchmarks.harness.judge import JudgeConfig, resolve_device
 from benchmarks.loading import get_task
 from benchmarks.solutions import add_solutions_option, solution_file, solutions_dir
+from benchmarks.verdict import Verdict
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 FLOOR_RATIO = 3.0  # executor (warm) / naive loop, 32 elementwise candidates, one H200
@@ -79,6 +82,7 @@ class Pass:
     candidates: int
     seconds: float
     passed: int
+    stages: dict[str, float] = field(default_factory=dict)  # median judge seconds per stage
 
     @property
     def per_minute(self) -> float:
@@ -86,39 +90,91 @@ class Pass:
 
 
 def naive_loop(task_ref: str, sources: list[str], device: str, work: Path, unsafe: bool) -> Pass:
-    """`kernforge eval` on each source, one after another, each with a fresh baseline cache
-    (the peaks cache copied in, so the device is not recalibrated)."""
+    """`kernforge eval --json` on each source, one after another, each with a fresh baseline
+    cache (the peaks cache copied in, so the device is not recalibrated). Interrupted, it raises
+    PassCutShort with the evaluations that had ended."""
+
+    label = "naive loop of `kernforge eval`"
+    verdicts: list[object] = []
+    t0 = time.perf_counter()
+    try:
+        for k, source in enumerate(sources):
+            verdicts.append(_eval_once(task_ref, source, device, work / f"naive-{k}", unsafe))
+    except KeyboardInterrupt:
+        cut = f"{label} (cut short: {len(verdicts)} of {len(sources)} ended)"
+        raise PassCutShort(_pass(cut, verdicts, time.perf_counter() - t0)) from None
+    return _pass(label, verdicts, time.perf_counter() - t0)
+
+
+def _eval_once(task_ref: str, source: str, device: str, folder: Path, unsafe: bool) -> object:
+    """One `kernforge eval --json` in a fresh process: its verdict (a failed one, with the
+    process's last words, where it printed none)."""
     from profiling import cache_dir
 
-    passed = 0
-    t0 = time.perf_counter()
-    for k, source in enumerate(sources):
-        folder = work / f"naive-{k}"
-        folder.mkdir(parents=True)
-        (folder / "candidate.py").write_text(source)
-        peaks = cache_dir() / "peaks"
-        if peaks.is_dir():
-            shutil.copytree(peaks, folder / "cache" / "peaks")
-        env = {**os.environ, "KERNFORGE_CACHE_DIR": str(folder / "cache")}
-        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO_ROOT), env.get("PYTHONPATH")]))
-        done = subprocess.run(
-            [sys.executable, "-m", "agents.cli", "eval", "--task", task_ref]
-            + ["--candidate", str(folder / "candidate.py"), "--device", device]
-            + (["--unsafe-no-isolation"] if unsafe else []),
-            cwd=REPO_ROOT,
-            env=env,
-            capture_output=True,
-            text=True,
-            check=False,
+    folder.mkdir(parents=True)
+    (folder / "candidate.py").write_text(source)
+    peaks = cache_dir() / "peaks"
+    if peaks.is_dir():
+        shutil.copytree(peaks, folder / "cache" / "peaks")
+    env = {**os.environ, "KERNFORGE_CACHE_DIR": str(folder / "cache")}
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO_ROOT), env.get("PYTHONPATH")]))
+    done = subprocess.run(
+        [sys.executable, "-m", "agents.cli", "eval", "--task", task_ref, "--json"]
+        + ["--candidate", str(folder / "candidate.py"), "--device", device]
+        + (["--unsafe-no-isolation"] if unsafe else []),
+        cwd=REPO_ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    try:
+        return Verdict.model_validate_json(done.stdout[done.stdout.index("{") :])
+    except ValueError:
+        return Verdict(
+            task_id=task_ref,
+            candidate=str(folder / "candidate.py"),
+            device=device,
+            error_class="harness_error",
+            message=f"kernforge eval exited {done.returncode}: {done.stderr.strip()[-300:]}",
         )
-        passed += done.returncode == 0
-    return Pass("naive loop of `kernforge eval`", len(sources), time.perf_counter() - t0, passed)
+
+
+class PassCutShort(KeyboardInterrupt):
+    """An executor pass interrupted (Ctrl-C, a time limit) with what it finished by then."""
+
+    def __init__(self, done: Pass) -> None:
+        super().__init__(done.label)
+        self.done = done
+
+
+def stage_medians(verdicts: list[object]) -> dict[str, float]:
+    """The median of each judge stage's seconds over `verdicts` (their `stage_seconds`)."""
+    seen: dict[str, list[float]] = {}
+    for verdict in verdicts:
+        for stage, seconds in (getattr(verdict, "stage_seconds", None) or {}).items():
+            seen.setdefault(stage, []).append(float(seconds))
+    return {stage: median(values) for stage, values in seen.items()}
 
 
 def executor_pass(executor: object, label: str, requests: list[EvalRequest]) -> Pass:
+    """All of `requests` through `executor` at once. Interrupted, it raises PassCutShort with the
+    verdicts that had come back (so a pass cut short by a time limit still says how far it got)."""
     t0 = time.perf_counter()
-    verdicts = executor.map(requests)  # type: ignore[attr-defined]
-    return Pass(label, len(requests), time.perf_counter() - t0, sum(v.passed for v in verdicts))
+    futures = [executor.submit(r) for r in requests]  # type: ignore[attr-defined]
+    verdicts: list[object] = []
+    try:
+        for future in as_completed(futures):
+            verdicts.append(future.result())
+    except KeyboardInterrupt:
+        cut = f"{label} (cut short: {len(verdicts)} of {len(requests)} came back)"
+        raise PassCutShort(_pass(cut, verdicts, time.perf_counter() - t0)) from None
+    return _pass(label, verdicts, time.perf_counter() - t0)
+
+
+def _pass(label: str, verdicts: list[object], seconds: float) -> Pass:
+    passed = sum(bool(getattr(v, "passed", False)) for v in verdicts)
+    return Pass(label, len(verdicts), seconds, passed, stage_medians(verdicts))
 
 
 def study_task(
@@ -148,17 +204,24 @@ def study_task(
         ]
 
     naive = variants(source, args.naive, first=10**6)
-    passes = [naive_loop(task_ref, naive, device, work, args.unsafe)]
+    try:
+        passes = [naive_loop(task_ref, naive, device, work, args.unsafe)]
+    except PassCutShort as cut:
+        report(cut.done)
+        raise
     report(passes[-1])
     workers = args.compile_workers
     spec = ExecutorSpec("local", device=device, lanes=args.lanes, compile_workers=workers[0])
     executor = make_executor(spec)
     try:
         what = _workers_label(workers[0], device)
-        passes.append(executor_pass(executor, f"{what}, cold", requests(args.batch)))
-        report(passes[-1])
-        passes.append(executor_pass(executor, f"{what}, warm", requests(args.batch)))
-        report(passes[-1])
+        for when in ("cold", "warm"):
+            try:
+                passes.append(executor_pass(executor, f"{what}, {when}", requests(args.batch)))
+            except PassCutShort as cut:
+                report(cut.done)
+                raise
+            report(passes[-1])
         t0 = time.perf_counter()
         single = executor.map(requests(1))[0]
         warm_s = time.perf_counter() - t0 if single.passed else None
@@ -171,9 +234,19 @@ def study_task(
         ) as other:
             other.map(requests(1))
             what = _workers_label(count, device)
-            passes.append(executor_pass(other, f"{what}, warm", requests(args.batch)))
+            try:
+                passes.append(executor_pass(other, f"{what}, warm", requests(args.batch)))
+            except PassCutShort as cut:
+                report(cut.done)
+                raise
             report(passes[-1])
     return passes, warm_s, name
+
+
+def _stages_text(stages: dict[str, float], most: int = 6) -> str:
+    """The longest median stages, 'total 5.1, correctness 2.9, ...' ('-' when none)."""
+    top = sorted(stages.items(), key=lambda kv: -kv[1])[:most]
+    return ", ".join(f"{k} {v:.2f}" for k, v in top) or "-"
 
 
 def _workers_label(count: int, device: str) -> str:
@@ -244,8 +317,8 @@ def main(argv: list[str] | None = None) -> int:
         "- candidates: each task's reference solution with a new comment in its kernel "
         "(on a GPU every candidate compiles; benchmarks/studies/throughput.py)",
         "",
-        "| task | pass | candidates | passed | wall s | per minute | x naive |",
-        "|---|---|---:|---:|---:|---:|---:|",
+        "| task | pass | candidates | passed | wall s | per minute | x naive | median judge stages, s |",
+        "|---|---|---:|---:|---:|---:|---:|---|",
     ]
     notes: list[str] = []
 
@@ -268,7 +341,7 @@ def main(argv: list[str] | None = None) -> int:
                     ratio = p.per_minute / naive if naive else 0.0
                     lines.append(
                         f"| {ref} | {p.label} | {p.candidates} | {p.passed} | {p.seconds:.1f} | "
-                        f"{p.per_minute:.1f} | {ratio:.2f} |"
+                        f"{p.per_minute:.1f} | {ratio:.2f} | {_stages_text(p.stages)} |"
                     )
                     print(lines[-1], flush=True)
                     write("- (in progress)")
