@@ -43,7 +43,9 @@ def oom_first_time(task_id: str, solutions: Path, device: str, trials: int, perf
     return _ok(task_id, solutions)
 
 
-def gpu_oom_when_shared(task_id: str, solutions: Path, device: str, trials: int, perf: bool) -> dict:
+def gpu_oom_when_shared(
+    task_id: str, solutions: Path, device: str, trials: int, perf: bool
+) -> dict:
     """A silu task fails with CUDA's out-of-memory error when another task is judged beside it
     (marker files, one per judging process at work, say so); the others hold theirs 3 s."""
     import time
