@@ -72,6 +72,10 @@ def test_local_lanes_give_the_verdicts_a_direct_call_gives(task, local):
     ]
     for lane_verdict, own in zip(through_lanes, direct, strict=True):
         assert comparable(lane_verdict) == comparable(own)
+        # what the executor spent before the judge: its CPU stage, within the wait for a lane
+        stages = lane_verdict.stage_seconds
+        assert 0 < stages["executor_cpu_stage"] <= stages["executor_queue"], stages
+        assert "executor_queue" not in own.stage_seconds
     assert len(set(local.lane_pids())) == 2 and os.getpid() not in local.lane_pids()
 
 

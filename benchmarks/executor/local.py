@@ -35,9 +35,10 @@ import shutil
 import signal
 import subprocess
 import threading
+import time
 import traceback
 from concurrent.futures import Future, ProcessPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from multiprocessing.connection import Connection, wait
 from typing import Any
 
@@ -53,6 +54,7 @@ from benchmarks.executor.precompile import (
     sweep_chunks,
 )
 from benchmarks.executor.request import (
+    EvalRequest,
     ExecutorError,
     RemeasureRequest,
     Request,
@@ -176,6 +178,20 @@ class _Job:
     request: Request
     future: Future
     precompiled: Precompiled | None = None
+    submitted: float = field(default_factory=time.perf_counter)
+    started: float = 0.0  # when a lane took it
+
+
+def _executor_stages(job: _Job, result: Any) -> None:
+    """A verdict's seconds spent in the executor before its judge: `executor_cpu_stage` (the
+    compile workers' static check and compile-ahead), `executor_queue` (from submission to a lane
+    taking it, the CPU stage included). Other results (re-measures, sweeps) are left as they are."""
+    stages = getattr(result, "stage_seconds", None)
+    if not isinstance(stages, dict) or not isinstance(job.request, EvalRequest):
+        return
+    if job.precompiled is not None:
+        stages["executor_cpu_stage"] = round(job.precompiled.seconds, 4)
+    stages["executor_queue"] = round(job.started - job.submitted, 4)
 
 
 class _LaneLost(Exception):
@@ -263,6 +279,7 @@ class _Lane:
             if not job.future.set_running_or_notify_cancel():
                 continue  # cancelled before it started
             self.current = _label(job.request)
+            job.started = time.perf_counter()
             try:
                 self._judge(job)
             finally:
@@ -297,7 +314,9 @@ class _Lane:
                     return
                 continue
             if kind == "ok":
-                job.future.set_result(parse_answer(job.request, body))
+                result = parse_answer(job.request, body)
+                _executor_stages(job, result)
+                job.future.set_result(result)
                 if not healthy:
                     self.replace(f"its CUDA context failed a check after judging {what}")
                 return
