@@ -21,7 +21,7 @@ CPU = JudgeConfig(device="cpu", trials=2, timeout_s=60)
 @pytest.mark.parametrize("case", DYNAMIC, ids=lambda c: c.name)
 def test_hostile_candidate_gets_its_verdict(case):
     config = JudgeConfig(
-        device="cpu", trials=2, timeout_s=20 if case.expect == ErrorClass.TIMEOUT else 60
+        device="cpu", trials=2, timeout_s=8 if case.expect == ErrorClass.TIMEOUT else 60
     )
     verdict = evaluate(get_task(case.task), case.path, config)
     assert verdict.error_class == case.expect, verdict.message
@@ -50,7 +50,7 @@ def test_next_evaluation_works_after_a_crash_and_a_hang():
     hang = evaluate(
         task,
         TESTS / "hostile" / "infinite_loop.py",
-        JudgeConfig(device="cpu", trials=1, timeout_s=15),
+        JudgeConfig(device="cpu", trials=1, timeout_s=6),
     )
     assert hang.error_class == ErrorClass.TIMEOUT and "killed" in hang.message
     ok = evaluate(task, solution_path("softmax"), CPU)

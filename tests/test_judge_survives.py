@@ -49,7 +49,7 @@ def _config(work: Path, case: HostileCase | None = None) -> JudgeConfig:
     return JudgeConfig(
         device="cpu",
         trials=1,
-        timeout_s=40 if hang else 180,  # a cold worker starts in 5-20 s on a loaded machine
+        timeout_s=10 if hang else 180,  # counted from the job's start: a cold worker's start-up is not in it
         prewarm=False,
         work_root=work,
         watch=WATCH,

@@ -105,5 +105,6 @@ def test_a_candidate_that_spins_for_ever_is_killed_at_judge_timeout(tmp_path: Pa
     )
     verdict = json.loads((result.run_dir / "attempts" / "1" / "verdict.json").read_text())
     assert verdict["error_class"] == "timeout" and "past the 4 s limit" in verdict["message"]
-    assert 4.0 <= verdict["stage_seconds"]["total"] < 4.0 + 5.0
+    # the 4 s count from the job's start; the worker's own start-up (a cold one) comes on top
+    assert 4.0 <= verdict["stage_seconds"]["total"] < 4.0 + 30.0
     assert result.finished and result.best_kernel is None

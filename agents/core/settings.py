@@ -345,7 +345,7 @@ SETTINGS: tuple[Setting, ...] = (
         "judge.timeout",
         "float",
         JudgeConfig.timeout_s,
-        "seconds before a candidate process is killed",
+        "seconds a candidate process may run (from its start) before it is killed",
         attr="judge_timeout_s",
     ),
     Setting(

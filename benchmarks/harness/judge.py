@@ -56,6 +56,10 @@ from benchmarks.redaction import redact_verdict
 from benchmarks.task import Shape, Task
 from benchmarks.verdict import ErrorClass, Mismatch, ShapeResult, Stage, Verdict, stage_before
 
+# how long past its timeout a worker may take to start the job (importing torch and triton on a
+# loaded machine, initialising CUDA): the candidate's timeout counts from the start, this does not
+BOOT_ALLOWANCE_S = 120.0
+
 BF16_DOT_SKIP = (
     "numerical comparison skipped on CPU: bf16 tl.dot is wrong in the Triton interpreter"
 )
@@ -455,9 +459,14 @@ def _converse(
     """Feed the worker's lines to `checker` until a trial fails, the worker exits, a limit
     `watch` looks after is crossed or the deadline passes; the timeout or the limit crossed, or
     None. The worker is killed on a failure, a limit or a timeout."""
+    started = False  # the candidate's clock starts when its worker starts the job
     try:
         while checker.failure is None:
             for evt in child.poll_events():
+                if not started and isinstance(evt, StartEvent):
+                    # a worker still importing torch when the job came (a cold one, a loaded
+                    # machine) spent the judge's time, not the candidate's
+                    started, deadline = True, time.perf_counter() + timeout_s
                 checker.handle(evt)
             if checker.failure is not None:
                 break
@@ -466,7 +475,16 @@ def _converse(
                     checker.handle(evt)
                 break
             now = time.perf_counter()
-            if now > deadline:
+            if not started and now > deadline + BOOT_ALLOWANCE_S:
+                child.kill()
+                return _Failure(
+                    ErrorClass.HARNESS_ERROR,
+                    f"the judge's worker did not start the job within "
+                    f"{timeout_s + BOOT_ALLOWANCE_S:.0f} s (its own start-up, before any "
+                    f"candidate code ran) and was killed",
+                    Stage.CALL,
+                )
+            if started and now > deadline:
                 step = child.last_step()
                 child.kill()
                 return _Failure(

@@ -38,7 +38,9 @@ class JudgeConfig:
     # the seed CPU shapes are drawn with (benchmarks/harness/shapes.py); None: a fresh one per
     # evaluation, recorded in the verdict (set it to that value to reproduce an evaluation)
     shape_seed: int | None = None
-    timeout_s: float = 300.0  # for the whole candidate process
+    # for the whole candidate process, from when its worker starts the job (a worker still
+    # starting up has judge.BOOT_ALLOWANCE_S more, which is not the candidate's time)
+    timeout_s: float = 300.0
     perf: bool = True  # time it when a GPU is present
     modes: tuple[str, ...] | None = None  # default: the task's modes
     # declared shape names to check (on the GPU the derived ragged one by its name too);
