@@ -49,7 +49,8 @@ def _config(work: Path, case: HostileCase | None = None) -> JudgeConfig:
     return JudgeConfig(
         device="cpu",
         trials=1,
-        timeout_s=10 if hang else 180,  # counted from the job's start: a cold worker's start-up is not in it
+        # counted from the job's start: a cold worker's start-up is not in it
+        timeout_s=10 if hang else 180,
         prewarm=False,
         work_root=work,
         watch=WATCH,

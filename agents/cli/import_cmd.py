@@ -42,7 +42,9 @@ def import_cmd(
     ),
     seed: int = typer.Option(0, "--seed", help="the judge's base seed for inputs"),
     timeout: float = typer.Option(
-        JudgeConfig.timeout_s, "--timeout", help="seconds a candidate process may run (from its start) before it is killed"
+        JudgeConfig.timeout_s,
+        "--timeout",
+        help="seconds a candidate process may run (from its start) before it is killed",
     ),
     as_json: bool = typer.Option(
         False,

@@ -347,7 +347,8 @@ def eval_cmd(
         help="seed of the drawn CPU shapes (default: fresh; a verdict says its)",
     ),
     timeout: float = typer.Option(
-        JudgeConfig.timeout_s, help="seconds the candidate process may run (from its start) before it is killed"
+        JudgeConfig.timeout_s,
+        help="seconds the candidate process may run (from its start) before it is killed",
     ),
     no_perf: bool = typer.Option(False, "--no-perf", help="skip timing"),
     as_json: bool = typer.Option(False, "--json", help="print the full verdict record as JSON"),
