@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import torch
 
 from agents.offline.codegen import classes as cls
-from agents.offline.codegen import emit
+from agents.offline.codegen import conv, emit
 from agents.offline.codegen.classes import Key
 from agents.offline.codegen.entry import Entry
 from benchmarks import Task
@@ -110,6 +110,8 @@ def launcher_name(entry: Entry, index: int, keys: list[Key]) -> str:
 def _kernels(prog: emit.Program, stem: str) -> tuple[list[str], str, dict[str, list[int]], str]:
     """The kernels and launcher of one program (named from `stem`), its tunables and the
     structure's paragraph for the module docstring."""
+    if prog.structure == "conv":
+        return conv.kernels(prog, stem)
     if prog.structure == "pointwise":
         kernel = f"{stem}_kernel"
         kernels = [emit.pointwise_kernel(prog, kernel)]
@@ -211,6 +213,8 @@ def _kernels(prog: emit.Program, stem: str) -> tuple[list[str], str, dict[str, l
 
 
 def _defaults(prog: emit.Program) -> dict[str, int]:
+    if prog.structure == "conv":
+        return conv.CONV_DEFAULTS
     if prog.structure == "gemm":
         return gemm_defaults(prog)
     if prog.structure == "row" and emit.columns_tiled(prog):
@@ -298,6 +302,7 @@ def module_source(task: Task, entry: Entry, built: list[Built]) -> str:
 
 
 _STAGE_DOC = {
+    "conv": "Stage 1 runs the convolutions; stage 2 the ops after them, reading the result.",
     "gemm": "Stage 1 writes the matrix product; stage 2 computes the rest from it.",
     "row": "Stage 1 writes one value per row; stage 2 reduces them to the result.",
 }

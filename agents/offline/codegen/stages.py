@@ -95,7 +95,7 @@ def split_rows(graph: GraphModule, product: str) -> tuple[GraphModule, GraphModu
             "value; the row>total split returns the reduction only"
         )
     keep = {b for a in crossing if a is not cut for b in _ancestors(a) if b.op == "call_function"}
-    return _stages(graph, cut, product, [n for n in nodes if n in keep or n in later])
+    return stages(graph, cut, product, [n for n in nodes if n in keep or n in later])
 
 
 def _ancestors(node: Node) -> set[Node]:
@@ -141,10 +141,10 @@ def split(graph: GraphModule, product: str) -> tuple[GraphModule, GraphModule]:
                 "its reduction; the two-stage split recomputes only views and casts of inputs"
             )
     keep = {a for n in shared for a in _ancestors(n) if a.op == "call_function"}
-    return _stages(graph, mm, product, [n for n in nodes if n in keep] + rest)
+    return stages(graph, mm, product, [n for n in nodes if n in keep] + rest)
 
 
-def _stages(
+def stages(
     graph: GraphModule, cut: Node, product: str, second: list[Node]
 ) -> tuple[GraphModule, GraphModule]:
     """The two stage graphs of a split at `cut`: stage 1 takes the trace's inputs and returns

@@ -48,7 +48,10 @@ How:
      two kernels: the product written to memory, then the rest of the reference over it;
    - row>total (`stages` too): row reductions whose per-row result is reduced to one value
      (a loss), as two kernels: one value per row written, then the total structure over it.
-   Anything else (two matmuls, a prologue op before a matmul, convolution, indexing other
+   - conv (`agents.offline.codegen.conv`): convolutions (aten.convolution: forward or
+     transposed, 1-D to 3-D, one or a chain), a direct kernel per convolution; ops after the
+     last one are a second stage (pointwise or row) over its result.
+   Anything else (two matmuls, a prologue op before a matmul or a convolution, indexing other
    than those gathers and lookups, other scans or a scan that is reduced, data movement, an
    index map of a computed tensor or feeding a reduction, reductions over
    dims that are not adjacent) raises NotSupported with the op or shape that stopped it.
@@ -66,7 +69,7 @@ from typing import Any
 from torch.fx import Node
 
 from agents.offline.codegen import classes as cls
-from agents.offline.codegen import emit
+from agents.offline.codegen import conv, emit
 from agents.offline.codegen.builder import Builder
 from agents.offline.codegen.classes import Key
 from agents.offline.codegen.entry import Entry, entry_of
@@ -173,13 +176,15 @@ def _build(
     (graph inputs: the class's tensors, then the weights) built into statements, with its float
     arguments taken at run time."""
     graphs = [c.graph for c in group]
-    for seq in dict.fromkeys(tuple(op_sequence(g)) for g in graphs):
-        check_ops_known(list(seq))  # an op it cannot translate says more than a difference
-    ops = check_same_ops(graphs)
     rename = entry.launcher_params()
     inputs = [rename[p.name] for p, k in zip(entry.params, key, strict=True) if cls.is_tensor(k)]
     inputs += [rename[w.arg] for w in entry.weights]
     scalars = {rename[entry.params[i].name]: [c.values[i] for c in group] for i in floats}
+    if conv.has_conv(graphs[0]):  # the convolution family (agents.offline.codegen.conv)
+        return conv.programs(graphs, inputs, names, scalars)
+    for seq in dict.fromkeys(tuple(op_sequence(g)) for g in graphs):
+        check_ops_known(list(seq))  # an op it cannot translate says more than a difference
+    ops = check_same_ops(graphs)
     by_rows = bool(whole_of_rows(graphs[0]))
     if not by_rows and not needs_split(graphs[0]):
         return [Builder(graphs, ops, inputs, names, "", scalars).build()]
