@@ -232,6 +232,23 @@ def test_comparisons_where_pow_round_and_sign(tmp_path):
     _judge(task, generate(task).source, tmp_path)
 
 
+def test_asin_signbit_and_rounding_an_integer_tensor(tmp_path):
+    """asin (a helper: series below 0.5, a polynomial in sqrt(1 - |x|) above, NaN past 1),
+    signbit (set for -0.0, which `x < 0` misses) and floor/round of an integer tensor (the
+    value itself: torch keeps the dtype, Triton's float functions refuse integers)."""
+    task = _probe(
+        tmp_path,
+        """
+        y = torch.asin(torch.tanh(x) * 1.001) + torch.signbit(x * 0.0).float()
+        k = (x * 4.0).to(torch.int64)
+        return y + torch.floor(k).float() + torch.round(k).float()
+        """,
+    )
+    gen = generate(task)
+    assert "_asin" in gen.source and "bitcast=True" in gen.source
+    _judge(task, gen.source, tmp_path)
+
+
 def test_sizes_in_the_reference_become_kernel_arguments(tmp_path):
     """`/ x.shape[-1]` traces to a number that changes with the shape: the kernel uses N; another
     dim of an input is passed by the launcher."""

@@ -223,6 +223,18 @@ def _round_half_even(x):
     odd = f - 2.0 * tl.floor(f * 0.5)
     return tl.where(d > 0.5, f + 1.0, tl.where(d < 0.5, f, f + odd))
 ''',
+    "_asin": '''
+@triton.jit
+def _asin(x):
+    """asin(x): its Taylor series (11 terms, Horner in x^2) for |x| < 0.5; above, Abramowitz and
+    Stegun 4.4.46 (pi/2 - sqrt(1 - |x|) times a degree-7 polynomial, error under 2e-8), with x's
+    sign; NaN for |x| > 1."""
+    a = tl.abs(x)
+    z = x * x
+    small = x * (1.0 + z * (0.16666666666666666 + z * (0.075 + z * (0.044642857142857144 + z * (0.030381944444444444 + z * (0.022372159090909092 + z * (0.017352764423076924 + z * (0.01396484375 + z * (0.011551800896139705 + z * (0.009761609529194078 + z * (0.008390335809616815)))))))))))
+    big = 1.5707963267948966 - tl.sqrt(1.0 - a) * (1.570796305 + a * ((-0.2145988016) + a * (0.0889789874 + a * ((-0.0501743046) + a * (0.030891881 + a * ((-0.0170881256) + a * (0.0066700901 + a * ((-0.0012624911)))))))))
+    return tl.where(a < 0.5, small, tl.where(x < 0, -big, big))
+''',
 }
 HELPER_NEEDS = {"_tanh": ["_expm1"]}
 
@@ -231,7 +243,7 @@ def helper_sources(names: set[str]) -> list[str]:
     wanted = set(names)
     for name in list(names):
         wanted.update(HELPER_NEEDS.get(name, []))
-    order = ["_expm1", "_log1p", "_tanh", "_round_half_even"]
+    order = ["_expm1", "_log1p", "_tanh", "_round_half_even", "_asin"]
     return [HELPERS[n].strip() + "\n" for n in order if n in wanted]
 
 

@@ -6,7 +6,7 @@ fp32 values (integers and booleans are converted when the result is floating); r
 compound ops (softmax) add statements of their own through the call.
 
 Transcendentals use only what Triton 3.6 and 3.9 both have (tl.exp, tl.log, tl.sqrt, tl.rsqrt,
-tl.sin, tl.cos, tl.erf, tl.sigmoid, tl.floor, tl.ceil, tl.exp2, tl.log2); tanh, expm1, log1p and
+tl.sin, tl.cos, tl.erf, tl.sigmoid, tl.floor, tl.ceil, tl.exp2, tl.log2); tanh, expm1, log1p, asin and
 round are small @triton.jit helpers (`emit.HELPERS`) written so that large inputs (the
 judge's outlier mode scales rare values by 10-1000x) saturate instead of overflowing to inf/inf.
 """
@@ -177,6 +177,28 @@ def _trunc(c: Call) -> str:
     return f"tl.where({x} < 0, tl.ceil({x}), tl.floor({x}))"
 
 
+def _rounding(name: str) -> Callable[[Call], str]:
+    """floor/ceil/round/trunc: the value itself for an integer or boolean tensor (torch keeps
+    its dtype; Triton's float functions refuse integers)."""
+    translate = ELEMENTWISE_ROUNDING[name]
+
+    def rounded(c: Call) -> str:
+        dtype = c.dtype(0)
+        if dtype is not None and not dtype.is_floating_point:
+            return c.x(0)
+        return translate(c)
+
+    return rounded
+
+
+def _signbit(c: Call) -> str:
+    """The sign bit: set for -0.0 and a NaN with its sign, which `x < 0` misses."""
+    x, dtype = c.x(0), c.dtype(0)
+    if dtype is not None and not dtype.is_floating_point:
+        return f"{x} < 0"
+    return f"{x}.to(tl.float32).to(tl.int32, bitcast=True) < 0"
+
+
 def _erfc(c: Call) -> str:
     return f"1.0 - tl.erf({c.x(0)})"
 
@@ -308,6 +330,12 @@ def _log_softmax(c: Call) -> str:
     return f"{x} - {m} - tl.log({s})"
 
 
+ELEMENTWISE_ROUNDING: dict[str, Callable[[Call], str]] = {
+    "floor": _func("tl.floor"),
+    "ceil": _func("tl.ceil"),
+    "round": _func("_round_half_even", "_round_half_even"),
+    "trunc": _trunc,
+}
 # op (overload packet name) -> translation; the builder handles views, conversions, constants
 ELEMENTWISE: dict[str, Callable[[Call], str]] = {
     "add": _binary("+"),
@@ -333,10 +361,12 @@ ELEMENTWISE: dict[str, Callable[[Call], str]] = {
     "abs": _func("tl.abs"),
     "sin": _func("tl.sin"),
     "cos": _func("tl.cos"),
-    "floor": _func("tl.floor"),
-    "ceil": _func("tl.ceil"),
-    "round": _func("_round_half_even", "_round_half_even"),
-    "trunc": _trunc,
+    "floor": _rounding("floor"),
+    "ceil": _rounding("ceil"),
+    "round": _rounding("round"),
+    "trunc": _rounding("trunc"),
+    "signbit": _signbit,
+    "asin": _func("_asin", "_asin"),
     "sign": _sign,
     "relu": _relu,
     "gelu": _gelu,
