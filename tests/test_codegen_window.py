@@ -139,6 +139,25 @@ def test_index_map_probes_pass_the_judge(case, tmp_path):
     _judge(task, gen.source, tmp_path)
 
 
+POOL_1D = {
+    "max_pool1d_dilated": "return F.max_pool1d(x, 3, stride=2, padding=1, dilation=2)",
+    "avg_pool1d_ceil_exclude_pad": (
+        "return F.avg_pool1d(x, 4, stride=2, padding=2, ceil_mode=True, count_include_pad=False)"
+    ),
+    "avg_pool1d_epilogue": "return F.avg_pool1d(x.float(), 3, 1, 1) * 2 - 1",
+}
+
+
+@pytest.mark.parametrize("case", list(POOL_1D))
+def test_one_dimensional_pools_pass_the_judge(case, tmp_path):
+    """A 1-D pool is traced as a 2-D pool of the input unsqueezed to (B, C, 1, L): the kernel
+    reads the input itself with a row dim of size 1 (a (B, C, W) input here)."""
+    task = _probe(tmp_path, POOL_1D[case], inputs="(x[:, :, 0].contiguous(),)")
+    gen = generate(task)
+    assert gen.structure == "pointwise" and "unsqueeze.default" in gen.ops
+    _judge(task, gen.source, tmp_path)
+
+
 def test_a_pool_with_another_full_size_input_in_its_epilogue(tmp_path):
     """y has the output's shape (a stride-1 pool keeps it): it is loaded flat, x through the map."""
     task = _probe(

@@ -154,6 +154,8 @@ def _trace_one(
         graph = make_fx(
             fn, decomposition_table=decompositions(), tracing_mode="real" if fake else "fake"
         )(*inputs)
+    graph.graph.eliminate_dead_code()  # results nothing reads (a 1-D max pool's indices)
+    graph.recompile()
     return Case(shape, graph, values, key, real=not fake, perturbed=perturbed)
 
 

@@ -9,7 +9,9 @@ output's, the leading dims folded into one) are kernel arguments the launcher co
 tensors at run time, so one kernel serves every shape of its class.
 
 The tensor an index-map op reads is a *window source*: a graph input, possibly through dtype
-casts that widen it (`x.float()`; the loads convert to fp32 anyway), read by nothing else. It
+casts that widen it (`x.float()`; the loads convert to fp32 anyway) and, for a pool, unsqueezes
+(a 1-D pool is traced as a 2-D pool of the input with a dim of size 1 added, which moves no
+element), read by nothing else. It
 is not of the problem's shape, so `shapes.node_kinds` skips it (as the gemm's operands); the
 launcher makes it contiguous, as it does every input.
 
@@ -118,6 +120,10 @@ class WindowMixin:
             node = op.args[0]
             chain: list[Node] = []
             while isinstance(node, Node) and node.op == "call_function":
+                if shp.packet(node) == "unsqueeze" and shp.packet(op) != "constant_pad_nd":
+                    chain.append(node)  # a 1-D pool: traced as a 2-D pool of an unsqueezed input
+                    node = node.args[0]
+                    continue
                 if shp.packet(node) not in CONVERSIONS:
                     raise NotSupported(
                         f"aten.{op_name(op)} reads {shp.describe(node)}; index-map ops read an "
@@ -185,6 +191,25 @@ class WindowMixin:
             src = src.args[0]
         shapes = [tuple(nodes[self.index[src]].meta["val"].shape) for nodes in self.per_graph]
         return self.window_params[src], shapes
+
+    def _view(self: Builder, node: Node) -> tuple[emit.Param, list[tuple[int, ...]], list[str]]:
+        """The window source's parameter, the shape the index-map op reads in every trace (the
+        source's own, or with the dims of size 1 that unsqueezes add) and the launcher's text
+        for each of its dims. An unsqueeze of a contiguous tensor keeps every element's offset."""
+        views: list[int] = []
+        src = node.args[0]
+        while src not in self.window_params:
+            if shp.packet(src) == "unsqueeze":
+                views.append(src.args[1])
+            src = src.args[0]
+        param = self.window_params[src]
+        ndim = len(self.per_graph[0][self.index[src]].meta["val"].shape)
+        dims = [f"{param.name}.shape[{i}]" for i in range(ndim)]
+        for d in reversed(views):  # the unsqueeze nearest the input first
+            dims.insert(d % (len(dims) + 1), "1")
+        read = node.args[0]
+        shapes = [tuple(nodes[self.index[read]].meta["val"].shape) for nodes in self.per_graph]
+        return param, shapes, dims
 
     def _arg(self: Builder, node: Node, name: str, table: dict[str, int], default: Any) -> Any:
         """A constant argument, given by position or by keyword (the same in every trace)."""
@@ -292,13 +317,13 @@ class WindowMixin:
                 f"aten.{op_name(node)} with a {kh}x{kw} window; the generator unrolls windows "
                 f"of up to {MAX_TAPS} taps"
             )
-        param, shapes = self._source(node)
+        param, shapes, dims = self._view(node)
         ndim = len(shapes[0])
-        if ndim not in (3, 4):
+        if ndim not in (3, 4) or len(dims) != ndim:
             raise NotSupported(f"aten.{op_name(node)} of a {ndim}-D input")
         h_args, w_args = (kh, sh, ph, dh, ceil), (kw, sw, pw, dw, ceil)
         note = op_name(node)
-        h_in, w_in = f"{param.name}.shape[-2]", f"{param.name}.shape[-1]"
+        h_in, w_in = dims[-2], dims[-1]
         h_out, w_out = _pool_out_text(h_in, *h_args), _pool_out_text(w_in, *w_args)
         self._result_shape(
             node,
@@ -306,8 +331,18 @@ class WindowMixin:
                 s[:-2] + (pool_out_size(s[-2], *h_args), pool_out_size(s[-1], *w_args))
                 for s in shapes
             ],
-            f"(*{param.name}.shape[:-2], {h_out}, {w_out})",
+            f"({', '.join([*dims[:-2], h_out, w_out])})",
         )
+        added = [i for i, d in enumerate(dims) if d == "1"]  # dims an unsqueeze added
+        if added:  # the result squeezed back (a 1-D pool's output): its shape too
+            want, expr = self.window_shapes[-1][0], [*dims[:-2], h_out, w_out]
+            keep = [i for i in range(ndim) if i not in added]
+            self.window_shapes.append(
+                (
+                    [tuple(s[i] for i in keep) for s in want],
+                    f"({', '.join(expr[i] for i in keep)}{',' if len(keep) == 1 else ''})",
+                )
+            )
         H, W = self.size_arg(f"{param.var}_h", h_in), self.size_arg(f"{param.var}_w", w_in)
         Ho, Wo = self.size_arg("pool_h", h_out), self.size_arg("pool_w", w_out)
         (ow, oh), lead = self._decode([Wo, Ho], note)
