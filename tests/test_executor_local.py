@@ -15,6 +15,7 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
+import torch
 
 from agents.core.nodes import evaluator as evaluator_node
 from benchmarks import EvalRequest, ExecutorError, ExecutorSpec, JudgeConfig, make_executor
@@ -262,7 +263,39 @@ def test_the_cpu_stage_compiles_a_candidates_kernels_for_the_gpu_without_one():
     )
     names = list(staged.triton_files)
     assert any(n.endswith("_silu_kernel.cubin") for n in names), names
+    assert "compiled (shape-only inputs)" in staged.compile_note  # no random data was made
     assert not precompile(request.portable()).triton_files  # no target: nothing compiled
+
+
+def test_a_candidate_that_reads_its_data_is_compiled_ahead_on_cpu_inputs():
+    """Shape-only (meta) inputs hold no values: a candidate that reads one before launching
+    fails on them, and the CPU stage calls it again on inputs made on the CPU."""
+    task = get_task("silu_fp16")
+    reads = GOOD.replace(
+        "    x = x.contiguous()\n",
+        "    x = x.contiguous()\n    assert x.view(-1)[0].item() == x.view(-1)[0].item()\n",
+        1,
+    )
+    assert reads != GOOD
+    request = EvalRequest.for_task(task, reads, JudgeConfig(device="cuda", trusted=True))
+    staged = precompile(request.portable(), (9, 0))
+    assert "compiled (CPU inputs)" in staged.compile_note, staged.compile_note
+    assert any(n.endswith("_silu_kernel.cubin") for n in staged.triton_files)
+
+
+def test_shape_only_inputs_have_the_shapes_and_dtypes_of_real_ones():
+    from benchmarks.executor.warm_compile import ShapeOnlyInputs
+
+    task = get_task("linear_bf16")
+    dims = task.shapes[0].dims
+    with ShapeOnlyInputs():
+        meta = task.make_inputs(dims, "standard", torch.Generator().manual_seed(0))
+    tensors = [t for t in meta if isinstance(t, torch.Tensor)]
+    assert tensors and all(t.device.type == "meta" for t in tensors)
+    small = {k: min(v, 64) for k, v in dims.items()}  # the same inputs, made small and real
+    real = task.make_inputs(small, "standard", torch.Generator().manual_seed(0))
+    assert [t.dtype for t in tensors] == [t.dtype for t in real if isinstance(t, torch.Tensor)]
+    assert torch.empty(1).device.type == "cpu"  # the mode ends with the block
 
 
 def test_the_judge_copies_a_seeded_cache_into_the_candidates_own_worker(task, tmp_path):
