@@ -14,6 +14,7 @@ from typer.testing import CliRunner
 from agents.cli.main import app
 from benchmarks.formats import suite_imports
 from benchmarks.formats.shrink import sites, size_constants, with_sizes
+from benchmarks.formats.tritonbench import CallSpec
 from benchmarks.harness.judge import JudgeConfig, evaluate
 from benchmarks.harness.static_check import check_source
 from benchmarks.inputs import amplify_outliers, in_range_outliers, signed
@@ -291,6 +292,23 @@ def test_a_triton_reference_writing_into_out_is_judged_with_out_as_an_output():
     assert bool(out.isnan().all())  # its torch.empty buffer, poisoned: the same in every process
     verdict = evaluate(t, CANDIDATES / "kbx_add_out_good.py", CPU)
     assert verdict.passed, verdict.message
+
+
+def test_a_tuple_returned_beside_written_buffers_is_compared_item_by_item():
+    """An optimizer step that updates its tensors in place and returns them as a tuple: the
+    outputs are the tuple's items, then the buffers (not a tuple nested in the outputs, which
+    the comparison cannot read)."""
+    spec = CallSpec(positional=2, writes=(0,), returns=True)
+
+    def step(p, g):
+        p.sub_(g)
+        return p, g * 2
+
+    p, g = torch.ones(3), torch.ones(3)
+    outs = spec.call(step, (p, g))
+    assert len(outs) == 3 and all(isinstance(o, torch.Tensor) for o in outs)
+    assert torch.equal(outs[0], torch.zeros(3)) and torch.equal(outs[1], torch.full((3,), 2.0))
+    assert torch.equal(outs[2], torch.zeros(3)) and torch.equal(p, torch.ones(3))  # copied
 
 
 # -- the static check: the problem's own layers are not tensor methods -------------------------

@@ -84,7 +84,8 @@ class CallSpec:
 
     def call(self, fn: Callable[..., Any], flat: tuple, *, copy_buffers: bool = True) -> Any:
         """`fn` called on `flat` as the recorded call was; with written buffers, its outputs are
-        (its result, *the buffers) or the buffers alone when it returns nothing of its own. The
+        (its result, *the buffers) (a tuple result's items in its place: an optimizer step that
+        returns its updated tensors) or the buffers alone when it returns nothing of its own. The
         buffers are copied first (`copy_buffers`) or written where they are (the candidate's: the
         judge reads them back as outputs, `Task.output_args`)."""
         args = list(flat)
@@ -97,7 +98,8 @@ class CallSpec:
             return result
         outs = [args[i] for i in self.writes]
         if self.returns:
-            return (result, *outs)
+            items = tuple(result) if isinstance(result, tuple | list) else (result,)
+            return (*items, *outs)
         return outs[0] if len(outs) == 1 else tuple(outs)
 
     def split(self, flat: tuple) -> tuple[tuple, dict[str, Any]]:

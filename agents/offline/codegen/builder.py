@@ -24,6 +24,7 @@ from agents.offline.codegen.trace import (
     ALONG_ROW,
     CONSTANTS,
     CONVERSIONS,
+    COPIES,
     GEMMS,
     LOOKUPS,
     SCANS,
@@ -46,11 +47,14 @@ class Builder(SizesMixin, GemmMixin, WindowMixin, NodesMixin):
         params: list[str],
         launcher: str,
         scalars: dict[str, list[float]] | None = None,
+        stores: emit.Stores | None = None,
     ) -> None:
         """`names`: the graphs' inputs (placeholders), in order; `params`: the launcher's
         parameters (those names among them); `launcher`: its name; `scalars`: float parameters
-        the kernel may take at run time, with their value in each graph."""
+        the kernel may take at run time, with their value in each graph; `stores`: the caller's
+        buffers the graphs' last outputs go into, when the call writes into its arguments."""
         self.graphs = graphs
+        self.stores = stores
         self.per_graph = [list(g.graph.nodes) for g in graphs]
         self.nodes = self.per_graph[0]
         self.index = {n: i for i, n in enumerate(self.nodes)}
@@ -262,7 +266,43 @@ class Builder(SizesMixin, GemmMixin, WindowMixin, NodesMixin):
             elif node.op == "output":
                 self.output(node)
         self.sizes()
+        if self.stores:
+            self.check_stores()
         return self.prog
+
+    def check_stores(self) -> None:
+        """A buffer the kernel reads and stores into must be read only where the same program
+        stores it, before it does: flat or along its row, not through a gather, a lookup, an
+        index map, a matrix multiply, or by several programs that share one of its values."""
+        assert self.stores is not None
+        by_name = dict(zip(self.params, self.placeholders, strict=True))
+        for name in self.stores.buffers:
+            node = by_name[name]
+            if not node.users:
+                continue
+            why = ""
+            if self.structure == "gemm":
+                why = "a matrix multiply's epilogue"
+            elif node in self.windowed or node in self.tables or node in self.wide:
+                why = "an index map, a row lookup or a slice"
+            elif any(self._reads_from(g, node) for g in self.nodes if shp.packet(g) == "gather"):
+                why = "a gather"
+            elif self.kind(node).name != "full" and emit.columns_tiled(self.prog):
+                why = f"programs that share its {self.kind(node).name} values"
+            if why:
+                raise NotSupported(
+                    f"the kernel reads {name}, which it also stores into, through {why}; a "
+                    "program could read a value another has already overwritten"
+                )
+
+    def _reads_from(self, node: Node, source: Node) -> bool:
+        """Whether `node`'s first argument is `source` through views and casts."""
+        arg = node.args[0]
+        while (
+            isinstance(arg, Node) and arg is not source and shp.packet(arg) in VIEWS | CONVERSIONS
+        ):
+            arg = arg.args[0]
+        return arg is source
 
     def input(self, node: Node, name: str) -> None:
         if not node.users:
@@ -315,6 +355,8 @@ class Builder(SizesMixin, GemmMixin, WindowMixin, NodesMixin):
             return self.convert(node)
         if name in CONSTANTS:
             return self.constant(node)
+        if name in COPIES:
+            return self.copy(node)
         if name == "var_mean":
             return self.var_mean(node)
         if name in SCANS:
@@ -332,12 +374,22 @@ class Builder(SizesMixin, GemmMixin, WindowMixin, NodesMixin):
         self.compute(node, name)
 
     def output(self, node: Node) -> None:
+        """The graph's outputs: the reference's result, then (a call that writes into its
+        arguments) each written argument's new value, stored into the caller's buffer."""
         result = node.args[0]
         outs = list(result) if isinstance(result, tuple | list) else [result]
         self.prog.tuple_output = isinstance(result, tuple | list)
-        for out in outs:
+        buffers: list[str] = []
+        if self.stores is not None:
+            buffers = list(self.stores.buffers)
+            self.prog.tuple_output = self.stores.tuple_result
+            self.prog.returned = self.stores.returned
+        first_buffer = len(outs) - len(buffers)
+        for j, out in enumerate(outs):
+            into = buffers[j - first_buffer] if j >= first_buffer else ""
             if not isinstance(out, Node) or out not in self.values:
-                raise NotSupported(f"the reference returns {out!r}, not a tensor it computes")
+                what = f"writes {out!r} into {into}" if into else f"returns {out!r}"
+                raise NotSupported(f"the reference {what}, not a tensor it computes")
             kind = self.kind(out).name
             allowed = {
                 "pointwise": ("full",),
@@ -346,12 +398,14 @@ class Builder(SizesMixin, GemmMixin, WindowMixin, NodesMixin):
                 "gemm": ("full",),
             }
             if kind not in allowed[self.structure]:
+                what = f"writes a {kind} tensor into {into}" if into else f"returns a {kind} tensor"
                 raise NotSupported(
-                    f"the reference returns a {kind} tensor; in a {self.structure} kernel "
-                    f"outputs must be {' or '.join(allowed[self.structure])}"
+                    f"the reference {what}; in a {self.structure} kernel outputs must be "
+                    f"{' or '.join(allowed[self.structure])}"
                 )
             value = self.value(out)
             if not is_var(value.expr):
-                raise NotSupported("the reference returns a constant")
-            self.prog.outputs.append(emit.Output(value.expr, kind, value.dtype, ""))
+                what = f"writes a constant into {into}" if into else "returns a constant"
+                raise NotSupported(f"the reference {what}")
+            self.prog.outputs.append(emit.Output(value.expr, kind, value.dtype, "", into))
             self.out_nodes.append(out)

@@ -125,6 +125,19 @@ class Output:
     kind: str  # "full" | "row" | "scalar"
     dtype: torch.dtype
     shape: str  # the launcher's expression for its shape
+    into: str = ""  # the launcher parameter (a caller's buffer) it is stored into; "": a new tensor
+
+
+@dataclass(frozen=True)
+class Stores:
+    """A call that writes into the caller's arguments: the graph's last outputs are stored into
+    `buffers` (launcher parameters, contiguous, checked by the launcher) instead of new tensors;
+    the launcher returns `returned`, item by item (a buffer's name, or "" for the next new
+    output; none: None), as a tuple when `tuple_result`."""
+
+    buffers: tuple[str, ...]
+    returned: tuple[str, ...] = ()
+    tuple_result: bool = False
 
 
 @dataclass(frozen=True)
@@ -144,7 +157,7 @@ class Gemm:
 class Program:
     entry_point: str
     structure: str  # "pointwise" | "row" | "total" | "gemm"
-    params: list[str]  # the entry point's positional parameters, in order
+    params: list[str]  # the launcher's: the entry point's (keyword-only ones too), by position
     primary: str  # the input whose shape is the problem's shape
     inputs: list[Param]
     stmts: list[Stmt]
@@ -157,6 +170,7 @@ class Program:
     gemm: Gemm | None = None  # gemm structure: the multiply
     inner: str = ""  # row structure, rows read strided: the kernel argument for the stride
     defaults: dict[str, str] = field(default_factory=dict)  # parameter -> its default's text
+    returned: tuple[str, ...] | None = None  # a call that writes: `Stores.returned`
 
 
 def safe_name(name: str, taken: set[str]) -> str:
@@ -527,10 +541,28 @@ def total_kernels(prog: Program, partial: str, finish: str) -> list[str]:
 # -- launchers -----------------------------------------------------------------------------------
 
 
+def _inputs_ready(prog: Program) -> list[str]:
+    """The launcher's first lines: each input made contiguous, except the caller's buffers the
+    kernel stores into, which must be contiguous already (a copy would take the stores)."""
+    buffers = [o.into for o in prog.outputs if o.into]
+    lines = [f"{p.name} = {p.name}.contiguous()" for p in prog.inputs if p.name not in buffers]
+    for name in buffers:
+        why = f"{name} is not contiguous; the generated kernel stores into it flat, in place"
+        lines += [f"if not {name}.is_contiguous():", f"    raise ValueError({why!r})"]
+    return lines
+
+
 def _allocations(prog: Program) -> list[str]:
+    """The outputs: new tensors, or the caller's buffers (of the output's shape) stored into."""
     lines = []
     dtypes = {p.name: p.dtype for p in prog.inputs}
     for i, o in enumerate(prog.outputs):
+        if o.into:
+            have, want = f"tuple({o.into}.shape)", f"tuple({o.shape})"
+            why = f"{o.into} has shape {{{have}}}; the value stored into it has shape {{{want}}}"
+            lines += [f"if {have} != {want}:", f"    raise ValueError(f{why!r})"]
+            lines.append(f"out{i} = {o.into}")
+            continue
         same = [name for name, dt in dtypes.items() if dt == o.dtype]
         dtype = f"{same[0]}.dtype" if same else str(o.dtype)
         lines.append(
@@ -545,7 +577,14 @@ def _params(prog: Program) -> list[str]:
 
 
 def _returns(prog: Program) -> str:
-    names = [f"out{i}" for i in range(len(prog.outputs))]
+    """The launcher's return value: its new outputs, or (a call that writes) what the reference
+    returns, new outputs and written buffers in its order."""
+    names = [f"out{i}" for i, o in enumerate(prog.outputs) if not o.into]
+    if prog.returned is not None:
+        new = iter(names)
+        names = [item or next(new) for item in prog.returned]
+        if not names:
+            return "None"
     if not prog.tuple_output:
         return names[0]
     return "(" + ", ".join(names) + ("," if len(names) == 1 else "") + ")"
@@ -561,7 +600,7 @@ def pointwise_launcher(prog: Program, kernel: str, tunables: dict[str, int]) -> 
         _params(prog)
         + [f"BLOCK: int = {tunables['BLOCK']}", f"num_warps: int = {tunables['num_warps']}"]
     )
-    body = [f"{p.name} = {p.name}.contiguous()" for p in prog.inputs]
+    body = _inputs_ready(prog)
     body += _allocations(prog)
     body += ["n = out0.numel()", "if n == 0:", f"    return {_returns(prog)}"]
     body += [f"{name} = {expr}" for name, expr in prog.symbols.items()]
@@ -578,7 +617,7 @@ def _row_launcher_head(prog: Program, tunables: dict[str, int]) -> tuple[str, li
     body up to the launch: contiguous inputs, N, the outputs, the empty case, R, the symbols."""
     params = ", ".join(_params(prog) + [f"{k}: int = {v}" for k, v in tunables.items()])
     rows = "out0.numel()" if prog.outputs[0].kind == "row" else "out0.numel() // N"
-    body = [f"{p.name} = {p.name}.contiguous()" for p in prog.inputs]
+    body = _inputs_ready(prog)
     body += [f"N = {prog.width}"]
     body += _allocations(prog)
     body += ["if N == 0 or out0.numel() == 0:", f"    return {_returns(prog)}", f"R = {rows}"]
@@ -625,7 +664,7 @@ def total_launcher(prog: Program, partial: str, finish: str, tunables: dict[str,
     n_parts = sum(1 for s in prog.stmts if s.reduce is not None)
     parts = [f"part{k}" for k in range(n_parts)]
     outs = [f"out{i}" for i in range(len(prog.outputs))]
-    body = [f"{p.name} = {p.name}.contiguous()" for p in prog.inputs]
+    body = _inputs_ready(prog)
     body += _allocations(prog)
     body += [f"n = {full}.numel()", "P = max(triton.cdiv(n, BLOCK), 1)"]
     body += [
@@ -899,7 +938,7 @@ def gemm_launcher(
         strides = ["0, _opa.stride(0), _opa.stride(1)", "0, _opb.stride(0), _opb.stride(1)"]
     # the persistent kernel reads through descriptors: no stride along A's K (it is 1)
     strides_persistent = [strides[0].rsplit(", ", 1)[0], strides[1]]
-    body += [f"{p.name} = {p.name}.contiguous()" for p in prog.inputs]
+    body += _inputs_ready(prog)
     body += _allocations(prog)
     body += ["if out0.numel() == 0:", f"    return {_returns(prog)}"]
     body += [f"{name} = {expr}" for name, expr in prog.symbols.items()]

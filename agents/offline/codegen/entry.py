@@ -3,7 +3,9 @@ traced with.
 
 Two kinds (`Task.entry_kind`):
 - function: a function named like the reference, taking its positional parameters, defaults
-  kept (a TritonBench call may leave trailing ones out, so the trace binds the defaults);
+  kept (a TritonBench call may leave trailing ones out, so the trace binds the defaults), then
+  its keyword-only ones after `*` (`def sub(input, other, *, alpha=1, out=None)`: the judge passes
+  them by keyword, and the trace calls the reference with them by keyword);
 - class: KernelBench's `class ModelNew(nn.Module)`. Its `__init__` is Model's own (the judge builds
   both from get_init_inputs() after one seed and copies Model's state into ModelNew, strictly by
   name and shape, so ModelNew must create exactly Model's parameters and buffers); its `forward`
@@ -15,6 +17,14 @@ A call's arguments are bound to the parameters (defaults filling the gaps) and s
 tensors (graph inputs) and the other values, which the trace closes over. What the other values
 and the tensors' ranks and dtypes are is the call's *class* (`classes.Key`): calls of one class
 are traced into one kernel; the launcher dispatches on it (see `agents.offline.codegen.classes`).
+Keyword-only arguments take part in the class like positional ones.
+
+A function task's call may write into its arguments (an `out=` buffer, an input changed in place,
+optimizer state: `Task.output_args`). `call_values` says which parameters (`Bound.writes`); the
+trace turns the writes into values, the kernels compute them and store them into the caller's
+buffers (which must be contiguous), and the entry point returns what the reference returns (its
+own result, the buffer it wrote, or None). A class task's call passes neither keywords nor
+buffers: the judge calls its forward positionally and its inputs are read-only.
 """
 
 from __future__ import annotations
@@ -59,7 +69,9 @@ class Entry:
 
     kind: str  # "function" | "class"
     name: str  # the task's entry point (the function's name, or "ModelNew")
-    params: list[inspect.Parameter]  # positional call parameters, in order, defaults kept
+    # call parameters, in order, defaults kept: the positional ones, then (function tasks) the
+    # keyword-only ones (`inspect.Parameter.kind` says which)
+    params: list[inspect.Parameter]
     weights: list[Weight] = field(default_factory=list)
     init_source: str = ""  # class: ModelNew's __init__ (Model's own), indented for the class
     init_needs: list[str] = field(default_factory=list)  # class: module-level lines it reads
@@ -74,6 +86,28 @@ class Entry:
     @property
     def names(self) -> list[str]:
         return [p.name for p in self.params]
+
+    @property
+    def positional(self) -> int:
+        """How many of `params` are positional (the keyword-only ones follow them)."""
+        return sum(1 for p in self.params if p.kind != p.KEYWORD_ONLY)
+
+    def split(self, values: list[Any]) -> tuple[list[Any], dict[str, Any]]:
+        """Bound values (one per parameter) as the reference is called: (by position, by
+        keyword)."""
+        n = self.positional
+        return list(values[:n]), dict(zip(self.names[n:], values[n:], strict=True))
+
+    def parameter_list(self) -> list[str]:
+        """The entry point's parameters as source text: defaults written, keyword-only ones
+        after a `*`."""
+        defaults = self.defaults()
+        out = []
+        for p in self.params:
+            if p.kind == p.KEYWORD_ONLY and "*" not in out:
+                out.append("*")
+            out.append(f"{p.name}={defaults[p.name]}" if p.name in defaults else p.name)
+        return out
 
     @property
     def arguments(self) -> list[str]:
@@ -109,9 +143,10 @@ def default_source(p: inspect.Parameter) -> str:
 def entry_of(task: Task) -> Entry:
     """The entry point of `task`'s candidate: the positional parameters of `task.signature()`
     (Model.forward's without self for a class task; for a TritonBench task, the reference
-    function's own names and defaults, as far as the recorded calls fill them). A call that
-    passes keyword-only arguments is refused when traced (`call_values`). Raises NotSupported
-    for *args and for defaults that cannot be written as literals."""
+    function's own names and defaults, as far as the recorded calls fill them), then for a
+    function task the reference's keyword-only parameters whose defaults can be written (a
+    call that passes another is refused when traced, `call_values`). Raises NotSupported for
+    *args and for positional defaults that cannot be written as literals."""
     sig = task.signature()
     params = []
     for p in sig.parameters.values():
@@ -121,46 +156,87 @@ def entry_of(task: Task) -> Entry:
             )
         if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
             params.append(p)
-    entry = Entry(kind=task.entry_kind, name=task.entry_point, params=params)
     for p in params:
         if p.default is not EMPTY:
             default_source(p)
+    if task.entry_kind == "function":
+        for p in inspect.signature(task.entry_reference()).parameters.values():
+            if p.kind == p.KEYWORD_ONLY and _writable(p):
+                params.append(p)
+    entry = Entry(kind=task.entry_kind, name=task.entry_point, params=params)
     if entry.kind == "class":
         entry.init_source, entry.init_needs = init_source(task)
     return entry
 
 
-def call_values(
-    task: Task, entry: Entry, dims: dict[str, int], inputs: tuple[Any, ...]
-) -> list[Any]:
+def _writable(p: inspect.Parameter) -> bool:
+    """Whether the generated entry point can write the parameter's default (or it has none)."""
+    if p.default is EMPTY:
+        return True
+    try:
+        default_source(p)
+    except NotSupported:
+        return False
+    return True
+
+
+@dataclass(frozen=True)
+class Bound:
+    """A call bound to the entry point: one value per parameter, and the positions (in
+    `Entry.params`) of the arguments the reference writes into, in the call's order."""
+
+    values: list[Any]
+    writes: tuple[int, ...] = ()
+
+
+def call_values(task: Task, entry: Entry, dims: dict[str, int], inputs: tuple[Any, ...]) -> Bound:
     """The inputs made for `dims` bound to the entry point's parameters, as the judge passes
-    them (`Task.entry_call`). NotSupported for a call that passes keyword-only arguments or an
-    output buffer the reference writes: the generated entry point takes positional parameters
-    and its kernels write new tensors."""
+    them (`Task.entry_call`: keyword-only ones by keyword), and the arguments the reference
+    writes into (`Task.output_args`). NotSupported for a class task's keywords or buffers, a
+    keyword the entry point does not take, and a written buffer that is not a contiguous
+    tensor (the kernels store into it flat)."""
     positional, keywords = task.entry_call(dims, inputs)
-    if keywords:
+    flat_writes = task.output_args(dims)
+    if entry.kind == "class" and (keywords or flat_writes):
         raise NotSupported(
-            f"a call passes {', '.join(keywords)} by keyword (keyword-only parameters of the "
-            "reference); the generated entry point takes positional parameters only"
+            "a call of ModelNew.forward passes keywords or output buffers; the generated "
+            "forward takes its inputs by position and writes new tensors"
         )
-    writes = task.output_args(dims)
-    if writes:
-        names = [entry.params[i].name if i < len(entry.params) else str(i) for i in writes]
+    kw_names = entry.names[entry.positional :]
+    unknown = [k for k in keywords if k not in kw_names]
+    if unknown:
         raise NotSupported(
-            f"a call passes an output buffer the reference writes into ({', '.join(names)}); "
-            "the generated kernels write new tensors only"
+            f"a call passes {', '.join(unknown)} by keyword, which the generated entry point "
+            "does not take (**kwargs, or a keyword-only parameter whose default it cannot write)"
         )
-    return bind(entry, positional)
+    values = bind(entry, positional)
+    for p in entry.params[entry.positional :]:
+        if p.name in keywords:
+            values.append(keywords[p.name])
+        elif p.default is EMPTY:
+            raise NotSupported(f"a call leaves out parameter {p.name}, which has no default")
+        else:
+            values.append(p.default)
+    flat_names = [entry.names[i] for i in range(len(positional))] + list(keywords)
+    writes = tuple(entry.names.index(flat_names[i]) for i in flat_writes)
+    for i in writes:
+        buffer = values[i]
+        if not isinstance(buffer, torch.Tensor) or not buffer.is_contiguous():
+            raise NotSupported(
+                f"a call passes {entry.names[i]}, a buffer the reference writes into, that is not "
+                "a contiguous tensor; the generated kernels store into contiguous buffers only"
+            )
+    return Bound(values, writes)
 
 
 def bind(entry: Entry, args: tuple[Any, ...]) -> list[Any]:
-    """A call's positional arguments with the defaults filling the parameters left out."""
-    if len(args) > len(entry.params):
-        raise NotSupported(
-            f"a call passes {len(args)} arguments to a reference of {len(entry.params)} parameters"
-        )
+    """A call's positional arguments with the defaults filling the positional parameters left
+    out."""
+    n = entry.positional
+    if len(args) > n:
+        raise NotSupported(f"a call passes {len(args)} arguments to a reference of {n} parameters")
     values = list(args)
-    for p in entry.params[len(args) :]:
+    for p in entry.params[len(args) : n]:
         if p.default is EMPTY:
             raise NotSupported(f"a call leaves out parameter {p.name}, which has no default")
         values.append(p.default)

@@ -85,27 +85,43 @@ class NodesMixin:
                 self.wide[node] = self.wide[src]  # loads convert to fp32 anyway
                 return
             raise NotSupported(f"aten.{op_name(node)} rounds a whole wide input")
-        value = self.value(src)
-        expr, have = value.expr, value.dtype
-        if want is None or want == have:
-            self.values[node] = value
+        if want is None:
+            self.values[node] = self.value(src)
             return
+        self.values[node] = self.converted(self.value(src), want, op_name(node))
+
+    def converted(self, value: Value, want: torch.dtype, note: str) -> Value:
+        """`value` in dtype `want` (floats stay fp32 in the kernel, rounded where `want` is
+        narrower)."""
+        expr, have = value.expr, value.dtype
+        if want == have:
+            return value
         if want not in emit.TL_DTYPES:
-            raise NotSupported(
-                f"aten.{op_name(node)} converts to {want}, which the generator does not emit"
-            )
+            raise NotSupported(f"aten.{note} converts to {want}, which the generator does not emit")
         if want.is_floating_point:
             if not have.is_floating_point:
                 expr = f"{expr}.to(tl.float32)"
             elif want in (torch.float32, torch.float64):  # already held in fp32
-                self.values[node] = Value(expr, want)
-                return
+                return Value(expr, want)
         elif want == torch.bool:
             expr = f"{expr} != 0"
         else:
             expr = f"{expr}.to({emit.TL_DTYPES[want]})"
-        expr = rounded(expr, want)
-        self.values[node] = Value(self.add(expr, None, op_name(node)), want)
+        return Value(self.add(rounded(expr, want), None, note), want)
+
+    def copy(self, node: Node) -> None:
+        """aten.copy(dst, src), a functionalized `dst.copy_(src)`: src broadcast to dst's shape,
+        in dst's dtype (dst's own values are not read)."""
+        src = node.args[1]
+        if not isinstance(src, Node):
+            raise NotSupported(f"aten.{op_name(node)} copies {src!r}, not a tensor")
+        k_in, k_out = self.kind(src), self.kind(node)
+        if not (k_in == k_out or k_in.name == "scalar" or shp.join([k_in, k_out]) == k_out):
+            raise NotSupported(
+                f"aten.{op_name(node)} copies a {k_in.name} tensor into a {k_out.name} one: "
+                "data movement"
+            )
+        self.values[node] = self.converted(self.value(src), self.dtype_of(node), op_name(node))
 
     def constant(self, node: Node) -> None:
         name = shp.packet(node)

@@ -4,6 +4,7 @@ the launcher's size expressions for the row length and the outputs' shapes."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import re
 from typing import Any
@@ -155,5 +156,5 @@ class SizesMixin:
         for out, o in zip(self.out_nodes, self.prog.outputs, strict=True):
             shapes_t = [tuple(nodes[self.index[out]].meta["val"].shape) for nodes in self.per_graph]
             shape = self.window_shape(shapes_t) or sizes.shape(shapes_t, last)
-            outs.append(emit.Output(o.var, o.kind, o.dtype, shape))
+            outs.append(dataclasses.replace(o, shape=shape))
         self.prog.outputs = outs

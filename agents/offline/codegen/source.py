@@ -92,8 +92,11 @@ class Built:
 
 def guarded(entry: Entry, keys: list[Key]) -> bool:
     """Whether the entry point must test a call's class before launching: several classes, or
-    arguments other than tensors (a flag, a float, a default) the kernel was traced with."""
+    arguments other than tensors (a flag, a float, a default) the kernel was traced with, or
+    keyword-only parameters (the dispatcher writes them; launchers take every one by position)."""
     if len(keys) > 1 or any(k != v for k, v in entry.launcher_params().items()):
+        return True
+    if entry.positional < len(entry.params):
         return True
     return any(not cls.is_tensor(k) for k in keys[0]) or bool(entry.defaults())
 
@@ -337,7 +340,7 @@ def _dispatcher(
     keys = [b.key for b in built]
     if entry.kind == "function":
         name = entry.name
-        params = [f"{p}={d}" if (d := entry.defaults().get(p)) else p for p in names]
+        params = entry.parameter_list()
     else:
         name = f"_{entry.stem}"
         params = list(names)

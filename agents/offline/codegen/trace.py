@@ -5,16 +5,24 @@ for leaky_relu, elu, layer norm and vector norms, which decompose into ops trans
 call (`Case`): at every CPU shape (real inputs), once more with other inputs, at every GPU shape
 (fake inputs), and once per argument class with its float arguments moved (`perturb`). A call's
 arguments are bound to the entry point's parameters, defaults filling the gaps; the graph's
-inputs are its tensors (and a class task's weights), the other arguments are closed over. Within
-an argument class the op sequence must be the same in every trace and made only of ops the
-generator translates (`check_ops_known`); the op categories below are what the builder
-dispatches on.
+inputs are its tensors (and a class task's weights), the other arguments are closed over; the
+reference is called with its keyword-only arguments by keyword. Within an argument class the op
+sequence must be the same in every trace and made only of ops the generator translates
+(`check_ops_known`); the op categories below are what the builder dispatches on.
+
+A call that writes into its arguments (`entry.Bound.writes`: an `out=` buffer, an input changed
+in place, optimizer state) is traced through `torch.func.functionalize`, the reference writing
+into copies of those arguments, so every write becomes a value (`aten.exp.out` becomes
+`aten.exp`, `x.mul_(b)` becomes `aten.mul`, `out.copy_(v)` becomes `aten.copy`); the
+decompositions apply after it. The graph returns the reference's own result, then each written
+argument's new value (`Writes` says how the reference returned).
 """
 
 from __future__ import annotations
 
 import contextlib
 import operator
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -41,6 +49,8 @@ CONVERSIONS = {"_to_copy", "convert_element_type", "to"}
 # index-map ops: each output element reads its input at coordinates computed from its own
 INDEX_MAPS = {"constant_pad_nd", "avg_pool2d", "max_pool2d_with_indices"}
 CONSTANTS = {"full", "full_like", "scalar_tensor", "zeros", "ones", "zeros_like", "ones_like"}
+# aten.copy(dst, src): src broadcast to dst's shape in dst's dtype (a functionalized `copy_`)
+COPIES = {"copy"}
 _REFUSED = [
     ("mm bmm addmm baddbmm matmul _scaled_mm dot mv", "a matrix multiply"),
     ("convolution conv1d conv2d", "a convolution"),
@@ -74,14 +84,36 @@ ALONG_ROW = set(SCANS) | LOOKUPS | {"gather"}
 
 def decompositions() -> dict[Any, Any]:
     """The core-aten decompositions, plus torch's own rules for ops they leave whole that
-    decompose into ops translated here (leaky_relu, elu, layer norm)."""
+    decompose into ops translated here (leaky_relu, elu, layer norm, vector norms, batch norm:
+    its statistics a var_mean, its running statistics written with copy_)."""
     from torch._decomp import core_aten_decompositions, get_decompositions
 
     aten = torch.ops.aten
     extra = get_decompositions(
-        [aten.leaky_relu, aten.elu, aten.native_layer_norm, aten.linalg_vector_norm]
+        [
+            aten.leaky_relu,
+            aten.elu,
+            aten.native_layer_norm,
+            aten.linalg_vector_norm,
+            aten.native_batch_norm,
+            aten._native_batch_norm_legit,
+            aten._native_batch_norm_legit_functional,
+        ]
     )
     return {**core_aten_decompositions(), **extra}
+
+
+@dataclass(frozen=True)
+class Writes:
+    """The arguments a call writes into and what the reference returns then. The graph's
+    outputs are the new tensors the reference returns (those that are not written arguments),
+    then each written argument's new value, in `params` order."""
+
+    params: tuple[int, ...] = ()  # the written arguments' positions in `Entry.params`
+    result: str = "one"  # "one" (a tensor) | "tuple" | "none"
+    # per item returned: -1 a new tensor (the graph's next leading output), else the position
+    # in `Entry.params` of the written argument it is
+    items: tuple[int, ...] = ()
 
 
 @dataclass
@@ -94,6 +126,7 @@ class Case:
     key: tuple[tuple[Any, ...], ...]  # its class (`classes.value_key` per parameter)
     real: bool  # traced from real inputs (else fake ones, at a GPU shape)
     perturbed: bool = False  # its float arguments moved off the call's own values
+    writes: Writes = Writes()  # the arguments it writes into (none for most calls)
 
 
 def perturb(value: float) -> float:
@@ -117,7 +150,8 @@ def _trace_one(
     gen = torch.Generator().manual_seed(seed)
     mode = FakeTensorMode(allow_non_fake_inputs=True) if fake else contextlib.nullcontext()
     with mode:
-        values = call_values(task, entry, dims, tuple(task.make_inputs(dims, "standard", gen)))
+        bound = call_values(task, entry, dims, tuple(task.make_inputs(dims, "standard", gen)))
+    values, written = bound.values, bound.writes
     if perturbed:
         values = [perturb(v) if type(v) is float else v for v in values]
     key = tuple(value_key(p.name, v) for p, v in zip(entry.params, values, strict=True))
@@ -146,17 +180,94 @@ def _trace_one(
         ref = task.entry_reference()  # the reference's own parameters, as `values` binds them
 
         def fn(*ts: Any) -> Any:
-            return ref(*merged(ts))
+            args, kwargs = entry.split(merged(ts))
+            return ref(*args, **kwargs)
 
         inputs = tensors
     # real inputs are traced in fake mode (a data-dependent reference fails); fake ones as they are
+    mode_name = "real" if fake else "fake"
+    how: list[Writes] = []
+    slots = [sum(isinstance(v, torch.Tensor) for v in values[:i]) for i in written]
+    if written:
+        # decomposed first, with the writes (the reference's and the decompositions' own, such
+        # as batch norm's running statistics) as ops on copies; then functionalized and traced
+        # again, every write now a value
+        from torch.func import functionalize
+
+        with torch.no_grad():
+            writing = make_fx(
+                _writes_returned(fn, slots, written, how),
+                decomposition_table=decompositions(),
+                tracing_mode=mode_name,
+            )(*inputs)
+        fn = functionalize(writing, remove="mutations")
     with torch.no_grad():
-        graph = make_fx(
-            fn, decomposition_table=decompositions(), tracing_mode="real" if fake else "fake"
-        )(*inputs)
-    graph.graph.eliminate_dead_code()  # results nothing reads (a 1-D max pool's indices)
+        graph = make_fx(fn, decomposition_table=decompositions(), tracing_mode=mode_name)(*inputs)
+    graph.graph.eliminate_dead_code()  # values nothing reads (a 1-D max pool's indices, batch
+    # norm's reserve buffer)
     graph.recompile()
-    return Case(shape, graph, values, key, real=not fake, perturbed=perturbed)
+    writes = how[0] if how else Writes()
+    if written:
+        _check_writes(graph, entry, writes, slots)
+    return Case(shape, graph, values, key, real=not fake, perturbed=perturbed, writes=writes)
+
+
+def _writes_returned(
+    fn: Callable[..., Any], slots: list[int], written: tuple[int, ...], how: list[Writes]
+) -> Callable[..., Any]:
+    """`fn` (of the call's tensors) with the tensors at `slots` (the arguments at `written`)
+    passed as copies and returned after the reference's own result; `how` gets what the
+    reference returned."""
+
+    def writing(*ts: Any) -> tuple[Any, ...]:
+        args = list(ts)
+        for s in slots:
+            args[s] = args[s].clone()
+        result = fn(*args)
+        buffers = [args[s] for s in slots]
+        shape = "none" if result is None else "tuple" if isinstance(result, tuple | list) else "one"
+        returned = [] if result is None else list(result) if shape == "tuple" else [result]
+        items = []
+        for r in returned:
+            if not isinstance(r, torch.Tensor):
+                raise NotSupported(
+                    f"the reference writes into arguments and returns a {type(r).__name__}; "
+                    "the generated entry point returns tensors, written arguments or None"
+                )
+            items.append(next((i for i, b in zip(written, buffers, strict=True) if r is b), -1))
+        how.clear()
+        how.append(Writes(written, shape, tuple(items)))
+        new = [r for r, i in zip(returned, items, strict=True) if i < 0]
+        return (*new, *buffers)
+
+    return writing
+
+
+def _check_writes(graph: GraphModule, entry: Entry, writes: Writes, slots: list[int]) -> None:
+    """Each written argument's new value (the graph's last outputs) has the argument's shape and
+    dtype, and is computed: a value that is the argument itself means the trace lost the write
+    (an op that updates its argument inside, as aten.native_batch_norm its running statistics)."""
+    inputs = [n for n in graph.graph.nodes if n.op == "placeholder"]
+    (outs,) = [n.args[0] for n in graph.graph.nodes if n.op == "output"]
+    news = list(outs)[len(outs) - len(slots) :]
+    for i, slot, new in zip(writes.params, slots, news, strict=True):
+        name, old = entry.names[i], inputs[slot]
+        seen = new
+        while isinstance(seen, Node) and seen is not old and op_name(seen).split(".")[0] in VIEWS:
+            seen = seen.args[0]
+        if seen is old:
+            raise NotSupported(
+                f"the trace of the reference does not show how it writes into {name} (an op that "
+                "updates its argument inside, such as batch norm's running statistics); the "
+                "generated kernels would leave it unchanged"
+            )
+        have, want = new.meta["val"], old.meta["val"]
+        if tuple(have.shape) != tuple(want.shape) or have.dtype != want.dtype:
+            raise NotSupported(
+                f"the reference writes a {tuple(have.shape)} {have.dtype} value into {name}, a "
+                f"{tuple(want.shape)} {want.dtype} buffer (resized or cast); the generated kernels "
+                "store values of the buffer's own shape and dtype"
+            )
 
 
 def trace_cases(task: Task, entry: Entry) -> list[Case]:
@@ -266,7 +377,13 @@ def check_ops_known(ops: list[str]) -> None:
                 "matrix multiply"
             )
         known = (
-            ELEMENTWISE.keys() | REDUCTIONS.keys() | VIEWS | CONVERSIONS | CONSTANTS | INDEX_MAPS
+            ELEMENTWISE.keys()
+            | REDUCTIONS.keys()
+            | VIEWS
+            | CONVERSIONS
+            | CONSTANTS
+            | INDEX_MAPS
+            | COPIES
         )
         if name not in known | SCANS.keys() | LOOKUPS | {"var_mean", "getitem", "gather"}:
             raise NotSupported(f"aten.{op} is not an op the generator translates")

@@ -6,16 +6,19 @@ knowledge_base/kernels/.
 
 How:
 1. The entry point (`agents.offline.codegen.entry`): a function with the reference's parameters
-   and defaults, or for a KernelBench file `class ModelNew(nn.Module)` with Model's own
+   and defaults (keyword-only ones after `*`), or for a KernelBench file `class ModelNew(nn.Module)` with Model's own
    `__init__` (so the judge's strict state_dict copy fits) whose forward passes its inputs and
    the weights it holds to the launcher.
 2. Trace the reference into aten ops (`agents.offline.codegen.trace`) with `make_fx` and the
    core-aten decompositions, per call: every CPU shape (real inputs, fake tracing: a reference
    that reads tensor values on the host or branches on them fails here), once more with other
    inputs, every GPU shape (fake inputs: no memory spent), and once with the float arguments
-   moved. Each call's arguments are bound to the parameters (defaults filling the gaps); the
-   tensors are the graph's inputs (a class task's weights too, through
-   `torch.func.functional_call`), the other values are closed over.
+   moved. Each call's arguments are bound to the parameters (defaults filling the gaps,
+   keyword-only ones passed by keyword); the tensors are the graph's inputs (a class task's
+   weights too, through `torch.func.functional_call`), the other values are closed over. A call
+   that writes into its arguments (`out=`, in place) is traced functionalized: the graph returns
+   each written argument's new value after the result, and the kernels store it into the
+   caller's buffer.
 3. Group the calls by argument class (`agents.offline.codegen.classes`: tensor ranks and dtypes,
    the other arguments' values; floats are kernel arguments unless the trace depends on them).
    Within a class the op sequence must be the same in all traces, and a number in the graph
@@ -180,14 +183,20 @@ def _build(
     inputs = [rename[p.name] for p, k in zip(entry.params, key, strict=True) if cls.is_tensor(k)]
     inputs += [rename[w.arg] for w in entry.weights]
     scalars = {rename[entry.params[i].name]: [c.values[i] for c in group] for i in floats}
+    stores = _stores(entry, group)
     if conv.has_conv(graphs[0]):  # the convolution family (agents.offline.codegen.conv)
+        if stores:
+            raise NotSupported(
+                f"a call of a reference that runs convolutions writes into its arguments "
+                f"({', '.join(stores.buffers)}); the convolution family writes new tensors only"
+            )
         return conv.programs(graphs, inputs, names, scalars)
     for seq in dict.fromkeys(tuple(op_sequence(g)) for g in graphs):
         check_ops_known(list(seq))  # an op it cannot translate says more than a difference
     ops = check_same_ops(graphs)
     by_rows = bool(whole_of_rows(graphs[0]))
     if not by_rows and not needs_split(graphs[0]):
-        return [Builder(graphs, ops, inputs, names, "", scalars).build()]
+        return [Builder(graphs, ops, inputs, names, "", scalars, stores).build()]
     product = emit.launcher_safe("per_row" if by_rows else "product")
     while product in names:
         product += "_"
@@ -196,10 +205,31 @@ def _build(
     for stage, extra in ((0, []), (1, [product])):
         parts = [pair[stage] for pair in pairs]
         stage_ops = check_same_ops(parts)
+        last = stores if stage == 1 else None  # the second stage returns what the trace does
         programs.append(
-            Builder(parts, stage_ops, inputs + extra, names + extra, "", scalars).build()
+            Builder(parts, stage_ops, inputs + extra, names + extra, "", scalars, last).build()
         )
     return programs
+
+
+def _stores(entry: Entry, group: list[Case]) -> emit.Stores | None:
+    """The caller's buffers a class's calls write into (launcher names) and what its launcher
+    returns then; None for calls that write nothing."""
+    writes = {c.writes for c in group}
+    if len(writes) > 1:
+        raise NotSupported(
+            "calls of one class of arguments write into different arguments or return "
+            "differently; one kernel cannot serve them"
+        )
+    (w,) = writes
+    if not w.params:
+        return None
+    rename = entry.launcher_params()
+    return emit.Stores(
+        buffers=tuple(rename[entry.names[i]] for i in w.params),
+        returned=tuple(rename[entry.names[i]] if i >= 0 else "" for i in w.items),
+        tuple_result=w.result == "tuple",
+    )
 
 
 def _drop_unused_weights(entry: Entry, cases: list[Case]) -> None:
