@@ -11,7 +11,9 @@ For each call, in this order (the first that fails is the verdict, at the no-fal
    Python values or built from Python data during one call;
 3. **hidden work** (`trace_evaded`): the worker's probes (`benchmarks.harness.probes`) saw the
    dispatch recorder switched off, a thread started, or the worker's own code replaced;
-4. **outputs no Triton kernel wrote, or no launch at all** (`fallback`);
+4. **outputs no Triton kernel wrote, or no launch at all** (`fallback`), except that a call
+   whose reference result has no elements (an empty input; the judge computes the reference
+   itself) may launch nothing: there is nothing to compute;
 5. **the same kernels every call** (`launch_mismatch`): per shape, every call after the first
    launches exactly the kernels (and counts) of the second; the first may launch more (one-time
    set-up such as packing weights) but not other ones. The timed calls on a GPU must each launch
@@ -61,8 +63,10 @@ def compute_ops(ops: dict[str, int]) -> dict[str, int]:
     return {name: n for name, n in sorted(ops.items()) if name not in ALLOWED_ATEN_OPS}
 
 
-def judge_call(info: FallbackInfo, where: str) -> CallFailure | None:
-    """What is wrong with one call's record on its own (1-4 above), or None."""
+def judge_call(info: FallbackInfo, where: str, launch_needed: bool = True) -> CallFailure | None:
+    """What is wrong with one call's record on its own (1-4 above), or None. `launch_needed`
+    False: the reference's result of this call has no elements (the judge computed it), so a
+    call that launches no kernel is not a fallback; every other check still holds."""
     outside, inside = compute_ops(info.all_ops), compute_ops(info.launch_ops)
     if outside:
         return CallFailure(
@@ -90,7 +94,7 @@ def judge_call(info: FallbackInfo, where: str) -> CallFailure | None:
         )
     if info.output_problems:
         return CallFailure(ErrorClass.FALLBACK, f"{'; '.join(info.output_problems)} ({where})")
-    if not info.launches:
+    if not info.launches and launch_needed:
         return CallFailure(ErrorClass.FALLBACK, f"no Triton kernel ran during the call on {where}")
     return None
 
@@ -116,8 +120,11 @@ class CallAudit:
         """The compute ops seen in any call (for the verdict)."""
         return sorted(compute_ops(dict(self.ops)))
 
-    def check(self, shape: str, where: str, info: FallbackInfo | None) -> None:
-        """Judge one call of `shape` (its record `info`, None when the worker sent none)."""
+    def check(
+        self, shape: str, where: str, info: FallbackInfo | None, launch_needed: bool = True
+    ) -> None:
+        """Judge one call of `shape` (its record `info`, None when the worker sent none);
+        `launch_needed` as `judge_call` takes it."""
         self.calls += 1
         if info is None:
             self._fail(
@@ -127,7 +134,7 @@ class CallAudit:
             return
         self.ops.update(info.all_ops)
         self.ops.update(info.launch_ops)
-        failure = judge_call(info, where)
+        failure = judge_call(info, where, launch_needed)
         if failure is not None:
             self._fail(failure.error, failure.message)
             return

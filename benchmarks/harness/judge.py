@@ -411,7 +411,7 @@ class _TrialChecker:
         self.seen.add(evt.n)
         if item.n == 0:
             self.verdict.stage_seconds["first_call"] = time.perf_counter() - self.t0
-        failure, nd = _check_trial(
+        failure, nd, empty = _check_trial(
             self.task,
             self.folder / evt.file,
             item,
@@ -428,9 +428,12 @@ class _TrialChecker:
         elif nd:
             self.pending_nondet = self.pending_nondet or nd
         where = f"{item.where()} (seed {item.seed})"
-        self.calls.check(item.shape, where, evt.fallback)
+        # a call whose reference result has no elements (an empty input) needs no kernel
+        self.calls.check(item.shape, where, evt.fallback, launch_needed=not empty)
         if item.first:
-            self.calls.check(item.shape, f"{where}, repeat call", evt.repeat_fallback)
+            self.calls.check(
+                item.shape, f"{where}, repeat call", evt.repeat_fallback, launch_needed=not empty
+            )
 
     def _soft_skipped(self, failure: _Failure | None) -> _Failure | None:
         """A numerical mismatch of a kernel the CPU interpreter gets wrong (fp8 casts) becomes a
@@ -828,6 +831,13 @@ def _child_timeline(events: list[Event]) -> dict[str, float]:
     }
 
 
+def _no_elements(value: object) -> bool:
+    """Whether a reference result holds tensors and every one of them is empty."""
+    items = list(value) if isinstance(value, tuple | list) else [value]
+    tensors = [t for t in items if isinstance(t, torch.Tensor)]
+    return bool(tensors) and all(t.numel() == 0 for t in tensors)
+
+
 def _check_trial(
     task: Task,
     path: Path,
@@ -835,16 +845,24 @@ def _check_trial(
     gen: torch.Generator,
     shape_result: ShapeResult,
     skip_numeric: bool,
-) -> tuple[_Failure | None, str | None]:
-    """Compare one trial's outputs with the reference. Returns (failure, nondeterminism)."""
+) -> tuple[_Failure | None, str | None, bool]:
+    """Compare one trial's outputs with the reference. Returns (failure, nondeterminism,
+    whether the reference's result has no elements at all: computed here, out of the
+    candidate's reach)."""
     stage = _correctness_stage(item.mode)
     where = f"{item.where()} (seed {item.seed})"
     try:
         payload = read_trial(path, str(gen.device))
     except TransportError as exc:  # the candidate's process wrote something we cannot read
-        return _Failure(
-            ErrorClass.WRONG_OUTPUT_TYPE, f"outputs on {where} could not be read back: {exc}", stage
-        ), None
+        return (
+            _Failure(
+                ErrorClass.WRONG_OUTPUT_TYPE,
+                f"outputs on {where} could not be read back: {exc}",
+                stage,
+            ),
+            None,
+            False,
+        )
     gen.manual_seed(item.seed)
     args = task.make_inputs(item.dims, item.mode, gen)
     for key, call in (("inputs", "call"), ("repeat_inputs", "repeat call")):
@@ -854,17 +872,25 @@ def _check_trial(
         if changed:  # buffers the task says are outputs (out= arguments) are meant to be written
             changed = [i for i in changed if i not in task.output_args(item.dims)]
         if changed is None:
-            return _Failure(
-                ErrorClass.HARNESS_ERROR,
-                f"the worker did not ship the inputs of the {call} on {where} back",
-                stage,
-            ), None
+            return (
+                _Failure(
+                    ErrorClass.HARNESS_ERROR,
+                    f"the worker did not ship the inputs of the {call} on {where} back",
+                    stage,
+                ),
+                None,
+                False,
+            )
         if changed:
-            return _Failure(
-                ErrorClass.INPUT_MUTATED,
-                f"the candidate modified input(s) {changed} in the {call} on {where}; inputs are read-only",
-                stage,
-            ), None
+            return (
+                _Failure(
+                    ErrorClass.INPUT_MUTATED,
+                    f"the candidate modified input(s) {changed} in the {call} on {where}; inputs are read-only",
+                    stage,
+                ),
+                None,
+                False,
+            )
     with torch.no_grad(), full_precision():
         want = task.reference_for(item.dims)(*args)
         scale = task.error_terms(args)
@@ -876,7 +902,11 @@ def _check_trial(
         and cmp.error_class in (ErrorClass.NUMERICAL_MISMATCH, ErrorClass.NAN_INF_MISMATCH)
     ):
         shape_result.notes.append(f"first failure at {where}")
-        return _Failure(cmp.error_class, f"{cmp.message} [{where}]", stage, cmp.mismatch), None
+        return (
+            _Failure(cmp.error_class, f"{cmp.message} [{where}]", stage, cmp.mismatch),
+            None,
+            False,
+        )
     if cmp.ok:
         shape_result.max_abs_err = max(shape_result.max_abs_err or 0.0, cmp.max_abs_err)
         shape_result.max_rel_err = max(shape_result.max_rel_err or 0.0, cmp.max_rel_err)
@@ -895,4 +925,4 @@ def _check_trial(
                 if again.ok
                 else f"a repeat call on the same inputs disagreed with the first ({again.message}) [{where}]"
             )
-    return None, nondet
+    return None, nondet, _no_elements(want)
