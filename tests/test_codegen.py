@@ -249,6 +249,26 @@ def test_asin_signbit_and_rounding_an_integer_tensor(tmp_path):
     _judge(task, gen.source, tmp_path)
 
 
+def test_a_scalar_tensor_constant_and_a_whole_tensor_max(tmp_path):
+    """`torch.tensor(2.0)` in the reference is traced as a graph constant (a number here), and
+    `torch.max(x)` with no dim is the whole tensor's amax."""
+    task = _probe(
+        tmp_path,
+        """
+        return torch.max(x.abs() * torch.tensor(2.0, dtype=x.dtype) + torch.tensor(0.5))
+        """,
+    )
+    gen = generate(task)
+    assert gen.structure == "total" and "amax.default" in gen.ops, (gen.structure, gen.ops)
+    _judge(task, gen.source, tmp_path)
+
+
+def test_a_tensor_constant_of_several_elements_is_refused(tmp_path):
+    task = _probe(tmp_path, "return x * torch.tensor([1.0, 2.0]).sum()")
+    with pytest.raises(NotSupported, match=r"tensor constant of shape \(2,\)"):
+        generate(task)
+
+
 def test_sizes_in_the_reference_become_kernel_arguments(tmp_path):
     """`/ x.shape[-1]` traces to a number that changes with the shape: the kernel uses N; another
     dim of an input is passed by the launcher."""

@@ -21,7 +21,9 @@ from agents.offline.codegen import NotSupported, generate
 from agents.offline.policy import (
     adapt,
     generated_kernel,
+    kb_meta,
     reference_kernels,
+    search_space,
     set_tunables,
     tunable_values,
 )
@@ -277,3 +279,16 @@ def test_a_wrapped_function_keeps_the_references_defaults():
     )
     assert how == "wrapped gelu_launch()"
     assert "def gelu(input, approximate='none'):\n" in code
+
+
+def test_classes_whose_tunable_defaults_differ_get_tunables_of_their_own():
+    """An fp32 and an fp16 GEMM class: their tile defaults differ, so the fp16 class's are
+    tunables of their own (BLOCK_M_c1, ...) that the dispatcher passes as its BLOCK_M; the
+    search space lists them too."""
+    task = _task(TB / "linear_two_dtypes.py")
+    gen = generate(task)
+    values = tunable_values(gen.source, task.entry_point)
+    renamed = [k for k in values if k.endswith("_c1")]
+    assert "BLOCK_M_c1" in renamed and values["BLOCK_M"] != values["BLOCK_M_c1"], values
+    assert "BLOCK_M=BLOCK_M_c1" in gen.source
+    assert set(renamed) <= set(search_space(kb_meta(gen.source), values))

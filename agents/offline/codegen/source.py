@@ -6,7 +6,7 @@ a KernelBench task `class ModelNew`."""
 from __future__ import annotations
 
 import textwrap
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import torch
 
@@ -75,6 +75,9 @@ class Built:
     key: Key
     stages: list[emit.Program]
     launcher: str = ""  # the class's launcher, set by module_source
+    # the dispatcher's name of a tunable whose default differs from another class's (set by
+    # module_source): the dispatcher passes BLOCK_M=BLOCK_M_c1 to class 1's launcher
+    renamed: dict[str, str] = field(default_factory=dict)
 
     @property
     def structure(self) -> str:
@@ -260,8 +263,16 @@ def module_source(task: Task, entry: Entry, built: list[Built]) -> str:
                 ops = f"Class {i} ({cls.describe(entry.names, b.key) or 'no arguments'}): " + ops
             docs.append(f"{textwrap.fill(ops, 96)}\n{shape_doc}")
         for k, v in b.tunables().items():
-            if defaults.setdefault(k, v) != v:
+            if defaults.setdefault(k, v) == v:
+                continue
+            if not dispatch:
                 raise ValueError(f"tunable {k} has two defaults ({defaults[k]}, {v})")
+            # classes whose defaults differ (an fp32 GEMM's tiles beside a bf16 one's): the
+            # class gets a tunable of its own, which the dispatcher passes as the class's k
+            own = f"{k}_c{i}"
+            defaults[own] = v
+            b.renamed[k] = own
+            tunables[own] = list(tunables.get(k, [v]))
         if len(b.stages) > 1:
             parts.append(_staged_launcher(b, names, entry_defaults))
     structures = list(dict.fromkeys(b.structure for b in built))
@@ -350,8 +361,8 @@ def _dispatcher(
     ]
     for b in built:
         test = cls.class_test(entry.names, b.key, keys)
-        own = list(b.tunables())
-        lines += [f"    if {test}:", f"        return {_call(b.launcher, names, own)}"]
+        own = [f"{k}={b.renamed.get(k, k)}" for k in b.tunables()]
+        lines += [f"    if {test}:", f"        return {b.launcher}({', '.join(names + own)})"]
     lines += [
         "    raise NotImplementedError(",
         f'        "{entry.name}: no kernel was generated for this class of arguments (tensor ranks '

@@ -85,7 +85,8 @@ ALONG_ROW = set(SCANS) | LOOKUPS | {"gather"}
 def decompositions() -> dict[Any, Any]:
     """The core-aten decompositions, plus torch's own rules for ops they leave whole that
     decompose into ops translated here (leaky_relu, elu, layer norm, vector norms, batch norm:
-    its statistics a var_mean, its running statistics written with copy_)."""
+    its statistics a var_mean, its running statistics written with copy_), and min()/max() of a
+    whole tensor as amin/amax over every dim."""
     from torch._decomp import core_aten_decompositions, get_decompositions
 
     aten = torch.ops.aten
@@ -100,7 +101,11 @@ def decompositions() -> dict[Any, Any]:
             aten._native_batch_norm_legit_functional,
         ]
     )
-    return {**core_aten_decompositions(), **extra}
+    whole = {  # min()/max() of a whole tensor: its amin/amax (NaN propagates in both)
+        aten.min.default: lambda x: aten.amin.default(x, []),
+        aten.max.default: lambda x: aten.amax.default(x, []),
+    }
+    return {**core_aten_decompositions(), **extra, **whole}
 
 
 @dataclass(frozen=True)
@@ -203,6 +208,7 @@ def _trace_one(
         fn = functionalize(writing, remove="mutations")
     with torch.no_grad():
         graph = make_fx(fn, decomposition_table=decompositions(), tracing_mode=mode_name)(*inputs)
+    _inline_scalar_constants(graph)
     graph.graph.eliminate_dead_code()  # values nothing reads (a 1-D max pool's indices, batch
     # norm's reserve buffer)
     graph.recompile()
@@ -268,6 +274,33 @@ def _check_writes(graph: GraphModule, entry: Entry, writes: Writes, slots: list[
                 f"{tuple(want.shape)} {want.dtype} buffer (resized or cast); the generated kernels "
                 "store values of the buffer's own shape and dtype"
             )
+
+
+def _inline_scalar_constants(graph: GraphModule) -> None:
+    """A one-element tensor the reference builds from a number (`torch.tensor(2.0)`) is traced
+    as a constant attribute of the graph; it becomes `aten.scalar_tensor(value)`, a number the
+    builder knows (a literal, or a kernel argument where it follows a float argument). Larger
+    tensor constants are refused by name."""
+    for node in list(graph.graph.nodes):
+        if node.op != "get_attr":
+            continue
+        value = getattr(graph, str(node.target), None)
+        if not isinstance(value, torch.Tensor):
+            continue
+        if value.numel() != 1 or value.dim() != 0:
+            raise NotSupported(
+                f"the reference builds a tensor constant of shape {tuple(value.shape)} "
+                "(torch.tensor of a list); the generator takes numbers and tensor inputs"
+            )
+        number = value.item()  # a fake trace's constant has no value: that trace is skipped
+        with graph.graph.inserting_before(node):
+            new = graph.graph.call_function(
+                torch.ops.aten.scalar_tensor.default, (number,), {"dtype": value.dtype}
+            )
+        new.meta = dict(node.meta)
+        new.meta.setdefault("val", value)
+        node.replace_all_uses_with(new)
+        graph.graph.erase_node(node)
 
 
 def trace_cases(task: Task, entry: Entry) -> list[Case]:
