@@ -33,6 +33,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -139,24 +140,19 @@ def _compile_one(task: Any, path: str, name: str, shapes: list[dict], torch: Any
     outcomes = []
     gen = torch.Generator()
     for dims in shapes:
-        try:
-            gen.manual_seed(0)
-            with ShapeOnlyInputs():
-                args = task.make_inputs(dims, "standard", gen)
-            with torch.no_grad():
-                task.bind_candidate(entry, dims, "cpu")(*args)
-            outcomes.append("compiled (shape-only inputs)")
-            continue
-        except BaseException:  # noqa: BLE001 - needs data: inputs made on the CPU, below
-            pass
-        try:
-            gen.manual_seed(0)
-            args = task.make_inputs(dims, "standard", gen)
-            with torch.no_grad():
-                task.bind_candidate(entry, dims, "cpu")(*args)
-            outcomes.append("compiled (CPU inputs)")
-        except BaseException as exc:  # noqa: BLE001 - fewer kernels compiled ahead, nothing more
-            outcomes.append(f"{type(exc).__name__}: {str(exc)[:200]}")
+        outcome = ""
+        for label, making in (("shape-only inputs", ShapeOnlyInputs), ("CPU inputs", nullcontext)):
+            try:  # shape-only first; a call that needs values fails there and is made again
+                gen.manual_seed(0)
+                with making():
+                    args = task.make_inputs(dims, "standard", gen)
+                with torch.no_grad():
+                    task.bind_candidate(entry, dims, "cpu")(*args)
+                outcome = f"compiled ({label})"
+                break
+            except BaseException as exc:  # noqa: BLE001 - fewer kernels compiled ahead, nothing more
+                outcome = f"{type(exc).__name__}: {str(exc)[:200]}"
+        outcomes.append(outcome)
     return outcomes
 
 

@@ -203,25 +203,26 @@ def study_task(
             for k, src in enumerate(variants(source, count, first))
         ]
 
+    passes: list[Pass] = []
+
+    def run(step: Callable[..., Pass], *step_args: object) -> None:
+        """One pass, reported as it ends; a pass cut short is reported with what came back."""
+        try:
+            passes.append(step(*step_args))
+        except PassCutShort as cut:
+            report(cut.done)
+            raise
+        report(passes[-1])
+
     naive = variants(source, args.naive, first=10**6)
-    try:
-        passes = [naive_loop(task_ref, naive, device, work, args.unsafe)]
-    except PassCutShort as cut:
-        report(cut.done)
-        raise
-    report(passes[-1])
+    run(naive_loop, task_ref, naive, device, work, args.unsafe)
     workers = args.compile_workers
     spec = ExecutorSpec("local", device=device, lanes=args.lanes, compile_workers=workers[0])
     executor = make_executor(spec)
     try:
         what = _workers_label(workers[0], device)
         for when in ("cold", "warm"):
-            try:
-                passes.append(executor_pass(executor, f"{what}, {when}", requests(args.batch)))
-            except PassCutShort as cut:
-                report(cut.done)
-                raise
-            report(passes[-1])
+            run(executor_pass, executor, f"{what}, {when}", requests(args.batch))
         t0 = time.perf_counter()
         single = executor.map(requests(1))[0]
         warm_s = time.perf_counter() - t0 if single.passed else None
@@ -234,12 +235,7 @@ def study_task(
         ) as other:
             other.map(requests(1))
             what = _workers_label(count, device)
-            try:
-                passes.append(executor_pass(other, f"{what}, warm", requests(args.batch)))
-            except PassCutShort as cut:
-                report(cut.done)
-                raise
-            report(passes[-1])
+            run(executor_pass, other, f"{what}, warm", requests(args.batch))
     return passes, warm_s, name
 
 
