@@ -107,3 +107,12 @@ def test_a_call_with_elements_still_needs_its_kernel():
         compute_ops={}, all_ops={}, launches={}, output_problems=[], scalar_reads=10_000
     )
     assert judge_call(read, "shape empty", launch_needed=False) is not None
+
+
+def test_an_empty_call_answered_with_another_dtype_or_shape_fails(tmp_path):
+    """Tried as a cheat on the exemption: skip the launch on the empty call and return an
+    output the judge must still compare (dtype and shape come from the judge's reference)."""
+    wrong_dtype = _judge(tmp_path, "return torch.empty(x.shape, dtype=torch.float64)")
+    assert not wrong_dtype.passed, wrong_dtype.message
+    wrong_shape = _judge(tmp_path, "return torch.empty((1, x.shape[1]), dtype=x.dtype)")
+    assert not wrong_shape.passed, wrong_shape.message
