@@ -98,10 +98,7 @@ class ConvProgram(emit.Program):
 
 def has_conv(graph: GraphModule) -> bool:
     """Whether the graph runs a convolution (then this family translates it or refuses)."""
-    return any(
-        n.op == "call_function" and op_name(n).split(".")[0] == "convolution"
-        for n in graph.graph.nodes
-    )
+    return any(n.op == "call_function" and _is_conv(n) for n in graph.graph.nodes)
 
 
 def _three(value: object, dims: int, what: str, fill: int) -> tuple[int, int, int]:
@@ -130,7 +127,7 @@ def epilogue_split(graph: GraphModule, product: str) -> tuple[GraphModule, Graph
     nodes = list(graph.graph.nodes)
     convs = [n for n in nodes if n.op == "call_function" and _is_conv(n)]
     cut = convs[-1]
-    first = _ancestors(cut)
+    first = stg.ancestors(cut)
     rest = [n for n in nodes if n.op == "call_function" and n not in first]
     for n in first:
         if n.op == "call_function" and not _is_conv(n):
@@ -150,17 +147,6 @@ def epilogue_split(graph: GraphModule, product: str) -> tuple[GraphModule, Graph
 
 def _is_conv(node: Node) -> bool:
     return op_name(node).split(".")[0] == "convolution"
-
-
-def _ancestors(node: Node) -> set[Node]:
-    seen: set[Node] = set()
-    todo = [node]
-    while todo:
-        n = todo.pop()
-        if n not in seen:
-            seen.add(n)
-            todo += n.all_input_nodes
-    return seen
 
 
 def _groups(node: Node, others: list[list[Node]], i: int) -> int:
@@ -222,7 +208,7 @@ def build(
     for i, node in enumerate(nodes):
         if node.op in ("placeholder", "output"):
             continue
-        if node.op != "call_function" or op_name(node).split(".")[0] != "convolution":
+        if node.op != "call_function" or not _is_conv(node):
             raise NotSupported(
                 f"aten.{op_name(node)} next to a convolution: the conv family translates "
                 "convolutions alone (one, or a chain of them), no prologue or epilogue ops"

@@ -33,7 +33,7 @@ def needs_split(graph: GraphModule) -> bool:
     mms = [n for n in nodes if n.op == "call_function" and shp.packet(n) in GEMMS]
     if len(mms) != 1:
         return False
-    before = _ancestors(mms[0])
+    before = ancestors(mms[0])
     return any(shp.is_reduction(n) and n not in before for n in nodes)
 
 
@@ -67,7 +67,7 @@ def split_rows(graph: GraphModule, product: str) -> tuple[GraphModule, GraphModu
     value computed from the rows crosses, or the trace returns a value of stage 1."""
     nodes = list(graph.graph.nodes)
     whole = set(whole_of_rows(graph))
-    later = {n for n in nodes if n.op == "call_function" and _ancestors(n) & whole}
+    later = {n for n in nodes if n.op == "call_function" and ancestors(n) & whole}
     crossing = list(
         dict.fromkeys(
             a
@@ -79,7 +79,7 @@ def split_rows(graph: GraphModule, product: str) -> tuple[GraphModule, GraphModu
     from_rows = [
         a
         for a in crossing
-        if any(shp.is_reduction(b) for b in _ancestors(a) if b is not a) or shp.is_reduction(a)
+        if any(shp.is_reduction(b) for b in ancestors(a) if b is not a) or shp.is_reduction(a)
     ]
     if len(from_rows) != 1:
         named = ", ".join(f"aten.{shp.packet(a)}" for a in from_rows) or "none"
@@ -94,11 +94,12 @@ def split_rows(graph: GraphModule, product: str) -> tuple[GraphModule, GraphModu
             "the reference returns a per-row or full-size value besides its reduction to one "
             "value; the row>total split returns the reduction only"
         )
-    keep = {b for a in crossing if a is not cut for b in _ancestors(a) if b.op == "call_function"}
+    keep = {b for a in crossing if a is not cut for b in ancestors(a) if b.op == "call_function"}
     return stages(graph, cut, product, [n for n in nodes if n in keep or n in later])
 
 
-def _ancestors(node: Node) -> set[Node]:
+def ancestors(node: Node) -> set[Node]:
+    """`node` and every node it reads, transitively."""
     seen: set[Node] = set()
     todo = [node]
     while todo:
@@ -124,7 +125,7 @@ def split(graph: GraphModule, product: str) -> tuple[GraphModule, GraphModule]:
     casts of inputs (stage 2 recomputes them), else NotSupported."""
     nodes = list(graph.graph.nodes)
     mm = next(n for n in nodes if n.op == "call_function" and shp.packet(n) in GEMMS)
-    first = _ancestors(mm)
+    first = ancestors(mm)
     rest = [n for n in nodes if n not in first and n.op == "call_function"]
     shared = [
         n
@@ -140,7 +141,7 @@ def split(graph: GraphModule, product: str) -> tuple[GraphModule, GraphModule]:
                 f"the result of aten.{shp.packet(n)} feeds the matrix multiply and what follows "
                 "its reduction; the two-stage split recomputes only views and casts of inputs"
             )
-    keep = {a for n in shared for a in _ancestors(n) if a.op == "call_function"}
+    keep = {a for n in shared for a in ancestors(n) if a.op == "call_function"}
     return stages(graph, mm, product, [n for n in nodes if n in keep] + rest)
 
 
@@ -158,7 +159,7 @@ def stages(
     env: dict[Node, Node] = {}
     for n in inputs:
         _copy(one, n, env)
-    first = _ancestors(cut)
+    first = ancestors(cut)
     for n in nodes:
         if n in first and n.op == "call_function":
             _copy(one, n, env)
