@@ -184,14 +184,6 @@ class WindowMixin:
         value = Value(self.add(rounded(expr, dtype), True, op_name(node)), dtype)
         self.values[node] = [value, None] if name == "max_pool2d_with_indices" else value
 
-    def _source(self: Builder, node: Node) -> tuple[emit.Param, list[tuple[int, ...]]]:
-        """The window source's parameter and its shape in every trace."""
-        src = node.args[0]
-        while src not in self.window_params:
-            src = src.args[0]
-        shapes = [tuple(nodes[self.index[src]].meta["val"].shape) for nodes in self.per_graph]
-        return self.window_params[src], shapes
-
     def _view(self: Builder, node: Node) -> tuple[emit.Param, list[tuple[int, ...]], list[str]]:
         """The window source's parameter, the shape the index-map op reads in every trace (the
         source's own, or with the dims of size 1 that unsqueezes add) and the launcher's text
@@ -260,7 +252,7 @@ class WindowMixin:
     def _pad(self: Builder, node: Node) -> str:
         """out[..., c] = x[..., c - before] inside, the fill value outside (a masked load)."""
         pads = self._arg(node, "pad", _PAD_ARGS, [])
-        param, shapes = self._source(node)
+        param, shapes, _ = self._view(node)
         ndim = len(shapes[0])
         k = len(pads) // 2 if isinstance(pads, list | tuple) else 0
         if not 1 <= k <= ndim or len(pads) % 2:
