@@ -24,6 +24,7 @@
 #            (5) judges at once (12 ran the H200 out of memory); SOL_SPLIT=k/n judges every n-th
 #            task from the k-th (sorted ids; 0/2 then 1/2 each fit a call), SOL_TASKS=a,b or
 #            SOL_TASKS_FILE=path (comma-separated ids) names them
+# profiling: the Nsight Compute tests alone, the profile node's sandboxed ncu run included
 # hostile:   the GPU hostile candidates (test_gpu_hostile in 3 workers; the capture-aware ones alone)
 # gemm:      agents.bench.gemm_study (the generated GEMM's structure against cuBLAS); GEMM_ARGS
 #            passes options (--variants, --phases, --generated), GEMM_NAME names the output,
@@ -125,6 +126,12 @@ print(','.join(sorted(load_all())[k::n]))" "$SOL_SPLIT")
   echo "passed: $(grep -c ': PASS;' "$OUT/solutions.log"), failed: $(grep -c ': FAIL (' "$OUT/solutions.log")"
   grep ': FAIL (' "$OUT/solutions.log" | cut -c1-300 | head -30
   grep -E 'wall time|planned' "$OUT/solutions_isolated_h200.md" | head -3
+elif [ "$PART" = profiling ]; then  # ncu tests alone (ncu profiles the whole GPU), sandboxed ncu included
+  export PATH=$BWRAP_DIR:$PATH
+  step profilingtests "${PROF_LIMIT:-150}" python3 -m pytest -m gpu -v -p no:cacheprovider \
+    tests/test_profiling_gpu.py tests/test_profile_sandbox.py --timeout 120 -o addopts= --tb=short \
+    > "$OUT/profilingtests.log" 2>&1
+  grep -E "PASSED|FAILED|ERROR|SKIPPED|passed|failed|^E " "$OUT/profilingtests.log" | tail -30
 elif [ "$PART" = hostile ]; then  # the GPU hostile candidates: judge ones in 3 workers, graph ones alone
   export PATH=$BWRAP_DIR:$PATH
   step hostile 240 python3 -m pytest -m gpu -v -p no:cacheprovider -n 3 \
@@ -150,8 +157,10 @@ elif [ "$PART" = templates ]; then
 elif [ "$PART" = throughput ]; then
   export PATH=$BWRAP_DIR:$PATH
   step doctor 60 python3 -m agents.cli doctor
-  step throughput 540 python3 -m benchmarks.studies.throughput --device cuda --tasks silu_fp16 \
-    --batch 32 --naive 4 --out "$OUT/throughput_h200.md"
+  # TP_LIMIT: the step's limit in seconds; TP_ARGS: other options (e.g. --compile-workers 14)
+  # shellcheck disable=SC2086
+  step throughput "${TP_LIMIT:-540}" python3 -m benchmarks.studies.throughput --device cuda \
+    --tasks "${TP_TASKS:-silu_fp16}" --batch 32 --naive 4 ${TP_ARGS:-} --out "$OUT/throughput_h200.md"
 else
   step speed-bare 270 env KERNFORGE_UNSAFE_NO_ISOLATION=1 python3 -m benchmarks.studies.harness_speed \
     --device cuda --task silu_fp16 --repeats 4 --out "$OUT/harness_speed_unisolated.md"

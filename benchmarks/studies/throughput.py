@@ -317,9 +317,13 @@ def main(argv: list[str] | None = None) -> int:
         "|---|---|---:|---:|---:|---:|---:|---|",
     ]
     notes: list[str] = []
+    details: list[str] = []  # every stage's median per pass, after the notes
 
     def write(status: str = "") -> str:
-        text = "\n".join([*lines, "", *notes, *([status] if status else [])]) + "\n"
+        tail = (
+            ["", "Median seconds of every judge stage, per pass:", "", *details] if details else []
+        )
+        text = "\n".join([*lines, "", *notes, *([status] if status else []), *tail]) + "\n"
         if args.out:
             Path(args.out).parent.mkdir(parents=True, exist_ok=True)
             Path(args.out).write_text(text)
@@ -340,6 +344,10 @@ def main(argv: list[str] | None = None) -> int:
                         f"{p.per_minute:.1f} | {ratio:.2f} | {_stages_text(p.stages)} |"
                     )
                     print(lines[-1], flush=True)
+                    details.append(
+                        f"- {ref}, {p.label}: every median stage, s: "
+                        f"{_stages_text(p.stages, most=len(p.stages))}"
+                    )
                     write("- (in progress)")
 
                 passes, warm_s, name = study_task(ref, args, device, solutions, work, row)
