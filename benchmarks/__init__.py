@@ -58,6 +58,9 @@ _EXPORTS: dict[str, str] = {
     "candidate_launch": "benchmarks.harness.sandbox",
     "describe_isolation": "benchmarks.harness.sandbox:describe",
     "isolation_refusal": "benchmarks.harness.sandbox:refusal",
+    "isolation_level": "benchmarks.harness.sandbox:level",
+    "sandbox_visible": "benchmarks.harness.sandbox:visible",
+    "stage_file": "benchmarks.harness.sandbox",
     # benchmarks.harness.static_check
     "ALLOWED_IMPORT_ROOTS": "benchmarks.harness.static_check",
     "check_task_candidate": "benchmarks.harness.static_check",

@@ -25,11 +25,14 @@ _EXPORTS: dict[str, str] = {
     "match_sheet": "profiling.hardware",
     "SHEETS": "profiling.hardware",
     # profiling.ncu
+    "build_ncu_command": "profiling.ncu",
     "diagnose": "profiling.ncu",
     "NCU_TIMEOUT_S": "profiling.ncu",
     "NcuTimeout": "profiling.ncu",
     "ncu_available": "profiling.ncu",
+    "ncu_path": "profiling.ncu",
     "run_ncu": "profiling.ncu",
+    "run_ncu_command": "profiling.ncu",
     "summarize": "profiling.ncu",
     # profiling.peaks
     "cache_dir": "profiling.peaks",

@@ -22,7 +22,7 @@ import re
 import shutil
 import signal
 import subprocess
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -142,21 +142,54 @@ def run_ncu(
     kernel_regex: str,
     *,
     timeout_s: float = NCU_TIMEOUT_S,
+    env: Mapping[str, str] | None = None,
+    preexec_fn: Callable[[], None] | None = None,
+    cwd: str | os.PathLike[str] | None = None,
     **kwargs: Any,
 ) -> list[dict[str, Any]]:
     """Run `ncu` over `python_cmd` and return the parsed per-kernel metrics.
 
-    `timeout_s` is a total deadline: past it ncu and the program it profiles (its own process
-    group) are killed and NcuTimeout is raised. Raises RuntimeError when ncu is missing, fails,
-    or profiles no kernel (with ncu's output).
+    `kwargs` go to `build_ncu_command`; `timeout_s`, `env`, `preexec_fn` and `cwd` to
+    `run_ncu_command`. Raises RuntimeError when ncu is missing, fails, or profiles no kernel.
     """
     if not ncu_available():
         raise RuntimeError("ncu (Nsight Compute) is not installed here; set KERNFORGE_NCU or PATH")
     cmd = build_ncu_command(python_cmd, kernel_regex, **kwargs)
+    return run_ncu_command(
+        cmd, kernel_regex, timeout_s=timeout_s, env=env, preexec_fn=preexec_fn, cwd=cwd
+    )
+
+
+def run_ncu_command(
+    cmd: list[str],
+    kernel_regex: str,
+    *,
+    timeout_s: float = NCU_TIMEOUT_S,
+    env: Mapping[str, str] | None = None,
+    preexec_fn: Callable[[], None] | None = None,
+    cwd: str | os.PathLike[str] | None = None,
+) -> list[dict[str, Any]]:
+    """Run a command that ends in ncu's (`build_ncu_command`, or a sandbox's argv wrapped around
+    it) and return the parsed per-kernel metrics of its stdout.
+
+    `env` (default: this process's), `preexec_fn` (run in the child before exec, e.g. setting
+    rlimits) and `cwd` are handed to `subprocess.Popen`. `timeout_s` is a total deadline: past it
+    the command and everything in its process group are killed and NcuTimeout is raised. Raises
+    RuntimeError when the command fails or ncu profiles no kernel matching `kernel_regex` (with
+    the tail of its output).
+    """
     # its own session: on a timeout the whole group goes, not just ncu (whose children would
     # otherwise hold the output pipes open, and `communicate` would wait for them for ever)
     proc = subprocess.Popen(
-        cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True
+        cmd,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=None if env is None else dict(env),
+        preexec_fn=preexec_fn,  # noqa: PLW1509 - the caller's hook, e.g. only setrlimit calls
+        cwd=cwd,
+        start_new_session=True,
     )
     try:
         stdout, stderr = proc.communicate(timeout=timeout_s)

@@ -57,7 +57,7 @@ def test_a_policy_that_reads_no_counters_gets_no_ncu_profile(monkeypatch) -> Non
     monkeypatch.setattr(
         profile_node,
         "run_ncu_on",
-        lambda ctx, a: ncu_runs.append(a.id) or {"diagnosis": "memory-bound"},
+        lambda ctx, a: ncu_runs.append(a.id) or {"diagnosis": "memory-bound", "isolation": "bwrap"},
     )
     profile_node.profile({"incumbent_id": 1, "attempts": [best]}, ctx_for(ModelPolicy()))
     assert ncu_runs == [1] and written["feedback"] == "ncu" and "ncu_skipped" not in logged[-1][1]

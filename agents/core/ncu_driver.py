@@ -2,8 +2,15 @@
 
     python agents/core/ncu_driver.py --task-file F --dtype D --candidate C --shape S [--calls N] [--seed N]
 
-Imports only torch and our benchmarks/ package (what the GPU machine has); it is started in a
-child process by the profile node, under `ncu`, never inside the agent's process.
+Imports only torch and our benchmarks/ package (what the GPU machine has); it is started by the
+profile node under `ncu`, never inside the agent's process, and the whole `ncu ... python this.py`
+command runs in the judge's sandbox for untrusted code (agents/core/nodes/profile.py, `run_ncu_on`):
+the candidate it imports is model-written. Its files are handed in by path, staged where the
+sandbox can read them; the repository (this file, benchmarks/) is visible there read-only.
+
+Its stdout is ncu's: the CSV the profile node parses comes down the same pipe that the candidate
+writes to, so a candidate can print rows of its own. The profile is therefore advice for the
+optimizer's next prompt, never a verdict: the judge alone decides correctness and speed.
 """
 
 from __future__ import annotations

@@ -7,6 +7,11 @@ skipped, saying why in profile.json and the event): an Nsight Compute summary of
 reasons) condensed by `profiling.ncu.diagnose` into memory-, compute-, latency/occupancy- or
 launch-bound. Where ncu is absent or fails the profile says so and the feedback is timing only;
 without a GPU it says "not measured". Written to attempts/<incumbent>/profile.json.
+
+ncu runs the incumbent, code a model may have written, so it runs in the judge's sandbox for
+untrusted code (`run_ncu_on`); `ncu_isolation` in profile.json says which ("bwrap", "none", or
+"refused": no isolation here and the code is not the project's own, so ncu was skipped). The
+candidate shares ncu's output, so the profile is advice for the next prompt, never a verdict.
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ from __future__ import annotations
 import ast
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -88,36 +94,79 @@ def kernel_regex(code: str) -> str:
     return "|".join(names) or ".*"
 
 
-def run_ncu_on(ctx: RunContext, attempt: Attempt) -> dict[str, Any]:
-    """Nsight Compute summary + diagnosis of `attempt` on the heaviest GPU shape."""
-    from profiling import diagnose, run_ncu, summarize
+class NcuRefused(RuntimeError):
+    """The incumbent may not run under ncu here: no OS isolation exists and the project did not
+    write it (`benchmarks.isolation_refusal`); the message says why and how to opt in."""
 
+
+def run_ncu_on(ctx: RunContext, attempt: Attempt) -> dict[str, Any]:
+    """Nsight Compute summary + diagnosis of `attempt` on the heaviest GPU shape.
+
+    The driver imports the incumbent, code a model may have written, so the whole
+    `ncu ... python ncu_driver.py` command runs in the judge's sandbox for untrusted code
+    (`benchmarks.candidate_launch`: no network, its own pid namespace, a read-only filesystem but
+    a private scratch folder, an allow-listed environment with no API keys, rlimits). ncu runs
+    inside it too: the candidate is its child. The candidate and task files are staged where the
+    sandbox can read them (the run folder may sit in a hidden /tmp or home). The record says
+    which isolation it ran under. Raises NcuRefused where no isolation exists and the policy's
+    code is not the project's own (KERNFORGE_UNSAFE_NO_ISOLATION=1 opts in); RuntimeError,
+    OSError or NcuTimeout where ncu fails.
+    """
+    from benchmarks import candidate_launch, isolation_refusal, sandbox_visible, stage_file
+    from profiling import build_ncu_command, diagnose, ncu_path, run_ncu_command, summarize
+
+    # an agent run has no unsafe setting of its own: the environment variable is the opt-in
+    refused = isolation_refusal(trusted=ctx.policy.trusted_code, allow_unisolated=False)
+    if refused:
+        raise NcuRefused(refused)
+    ncu = ncu_path()
+    if ncu is None:
+        raise RuntimeError("ncu (Nsight Compute) is not installed here; set KERNFORGE_NCU or PATH")
     shape = max(ctx.task.shapes, key=lambda s: s.weight)
-    code_file = ctx.run.path / attempt.code_path
-    driver = Path(__file__).resolve().parents[1] / "ncu_driver.py"
-    cmd = [
-        sys.executable,
-        str(driver),
-        "--task-file",
-        str(ctx.task.path),
-        "--dtype",
-        ctx.task.dtype,
-        "--candidate",
-        str(code_file),
-        "--shape",
-        shape.name,
-        "--seed",
-        str(ctx.config.seed),
-    ]
+    regex = kernel_regex(ctx.run.read_code(attempt))
+    driver = Path(__file__).resolve().parents[1] / "ncu_driver.py"  # in the repository: visible
     started = time.monotonic()
     try:
-        kernels = run_ncu(
-            cmd, kernel_regex(ctx.run.read_code(attempt)), timeout_s=ctx.config.ncu_timeout_s
-        )
+        with tempfile.TemporaryDirectory(prefix="kf-ncu-") as tmp:
+            folder = Path(tmp)
+            program = [
+                sys.executable,
+                str(driver),
+                "--task-file",
+                str(stage_file(Path(ctx.task.path), folder)),
+                "--dtype",
+                ctx.task.dtype,
+                "--candidate",
+                str(stage_file(ctx.run.path / attempt.code_path, folder)),
+                "--shape",
+                shape.name,
+                "--seed",
+                str(ctx.config.seed),
+            ]
+            launch = candidate_launch(folder, "cuda", build_ncu_command(program, regex, ncu=ncu))
+            if launch.isolation == "bwrap" and not sandbox_visible(Path(ncu), folder):
+                raise RuntimeError(
+                    f"ncu at {ncu} lies in a folder the sandbox hides (home folders, /tmp): "
+                    "install Nsight Compute elsewhere (e.g. /usr/local/cuda or /opt) and point "
+                    "KERNFORGE_NCU at it"
+                )
+            kernels = run_ncu_command(
+                launch.argv,
+                regex,
+                timeout_s=ctx.config.ncu_timeout_s,
+                env=launch.env,
+                preexec_fn=launch.preexec_fn,
+                cwd=folder,
+            )
     finally:
         ctx.tracker.add_gpu_s(time.monotonic() - started)
     summary = summarize(kernels[0])
-    return {"shape": shape.name, "summary": summary.to_dict(), "diagnosis": diagnose(summary)}
+    return {
+        "shape": shape.name,
+        "summary": summary.to_dict(),
+        "diagnosis": diagnose(summary),
+        "isolation": launch.isolation,
+    }
 
 
 def ncu_text(ncu: dict[str, Any]) -> str:
@@ -177,6 +226,13 @@ def profile(state: AgentState, ctx: RunContext) -> dict[str, Any]:
         else:
             try:
                 ncu = run_ncu_on(ctx, best)
+            except NcuRefused as exc:
+                result["feedback"] = "timing only"
+                result["ncu_isolation"] = "refused"
+                result["ncu_skipped"] = str(exc)
+                result["diagnosis"] = (
+                    f"{timing_diagnosis(rows)} (Nsight Compute skipped: {str(exc)[:200]})"
+                )
             except (
                 RuntimeError,
                 OSError,
@@ -184,6 +240,7 @@ def profile(state: AgentState, ctx: RunContext) -> dict[str, Any]:
                 IndexError,
                 subprocess.SubprocessError,
             ) as exc:
+                from benchmarks import isolation_level
                 from profiling import NcuTimeout
 
                 if isinstance(exc, NcuTimeout):
@@ -191,12 +248,14 @@ def profile(state: AgentState, ctx: RunContext) -> dict[str, Any]:
                     ctx.event("service_stalled", service="ncu", error=str(exc), count=count)
                     ctx.progress.note(f"profile: {exc}; timing-only feedback", style="yellow")
                 result["feedback"] = "timing only"
+                result["ncu_isolation"] = isolation_level()
                 result["ncu_error"] = str(exc)[-1500:]
                 result["diagnosis"] = (
                     f"{timing_diagnosis(rows)} (ncu failed: {str(exc).splitlines()[0][:200]}; timing-only feedback)"
                 )
             else:
                 result["feedback"] = "ncu"
+                result["ncu_isolation"] = ncu["isolation"]
                 result["ncu_raw"] = ncu
                 result["ncu"] = ncu_text(ncu)
                 result["diagnosis"] = ncu["diagnosis"]
@@ -209,7 +268,7 @@ def profile(state: AgentState, ctx: RunContext) -> dict[str, Any]:
         feedback=result["feedback"],
         diagnosis=result["diagnosis"],
         ncu=result["ncu"],
-        **({"ncu_skipped": result["ncu_skipped"]} if "ncu_skipped" in result else {}),
+        **{k: result[k] for k in ("ncu_skipped", "ncu_isolation") if k in result},
     )
     ctx.progress.note(f"profile of attempt {best.id}: {result['diagnosis']}")
     return {
