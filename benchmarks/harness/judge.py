@@ -42,6 +42,7 @@ from benchmarks.harness.messages import (
     ImportEvent,
     MalformedEvent,
     MessageError,
+    PerfEvent,
     ShapeSpec,
     StartEvent,
     Trial,
@@ -814,8 +815,12 @@ def _child_timeline(events: list[Event]) -> dict[str, float]:
     in the remaining trials, and timing — from the timestamps on its progress lines."""
     first: dict[str, float] = {}
     for evt in events:
-        if not isinstance(evt, MalformedEvent) and evt.kind not in first:
+        if isinstance(evt, MalformedEvent):
+            continue
+        if evt.kind not in first:
             first[evt.kind] = evt.t
+        if isinstance(evt, PerfEvent) and evt.graph and "graph" not in first:
+            first["graph"] = evt.t  # the first decode shape timed inside a CUDA graph
     spans = {
         "child_import": ("import", "call"),
         "child_first_call": ("call", "trial"),
@@ -825,6 +830,8 @@ def _child_timeline(events: list[Event]) -> dict[str, float]:
         "child_first_ship": ("first_repeated", "trial"),
         "child_trials": ("trial", "correctness_done"),
         "child_perf": ("correctness_done", "done"),
+        "child_perf_setup": ("correctness_done", "perf"),  # before the first shape is timed
+        "child_perf_graphs": ("graph", "done"),  # the decode shapes inside CUDA graphs
     }
     return {
         name: first[b] - first[a] for name, (a, b) in spans.items() if a in first and b in first

@@ -1027,6 +1027,40 @@ def _warm_up(device: str, folder: Path) -> None:
             torch.cuda.synchronize()
         name = write_trial(folder, "warmup", y, None, [])
         read_trial(folder / name, device)
+    if device == "cuda":
+        try:
+            _warm_up_timing(x)
+        except Exception:  # noqa: BLE001 - only a head start: the perf stage pays these itself
+            torch.cuda.synchronize()
+
+
+def _warm_up_timing(x: Any) -> None:
+    """The perf stage's one-time costs in a fresh process, paid here, before the candidate is
+    imported: the launch floor (an empty kernel compiled and timed: cached for the process, so
+    the candidate's timing reuses it, and the candidate cannot have touched it), the profiler's
+    CUDA tracing (CUPTI's start-up in a process is slow the first time), the clock's L2-flush
+    buffer and one CUDA graph captured and replayed. Measured on the H200 on 2026-12-03 before
+    this existed: 6.2 s of a new silu candidate's 12.2 s judge were its perf stage
+    (docs/results/throughput_h200_2026-12-03b.md)."""
+    import torch
+
+    from benchmarks.harness.warmup_kernel import copy_scaled
+    from profiling import launch_floor_us, time_cuda
+
+    launch_floor_us()
+    _profile_streams(copy_scaled, (x,), set())
+    time_cuda(lambda: copy_scaled(x), warmup_ms=1.0, rep_ms=1.0, min_reps=2, max_reps=2)
+    graph = torch.cuda.CUDAGraph()
+    stream = torch.cuda.Stream()
+    stream.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(stream):
+        copy_scaled(x)  # the first call of a captured function outside the capture
+    torch.cuda.current_stream().wait_stream(stream)
+    with torch.cuda.graph(graph):
+        copy_scaled(x)
+    graph.replay()
+    torch.cuda.synchronize()
+    del graph
 
 
 def serve(
