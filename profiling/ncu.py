@@ -142,21 +142,18 @@ def run_ncu(
     kernel_regex: str,
     *,
     timeout_s: float = NCU_TIMEOUT_S,
-    env: Mapping[str, str] | None = None,
-    preexec_fn: Callable[[], None] | None = None,
-    cwd: str | os.PathLike[str] | None = None,
     **kwargs: Any,
 ) -> list[dict[str, Any]]:
-    """Run `ncu` over `python_cmd` and return the parsed per-kernel metrics.
+    """Run `ncu` over `python_cmd` in this process's environment and return the parsed
+    per-kernel metrics (`run_ncu_command` runs a command built elsewhere, e.g. sandboxed).
 
-    `kwargs` go to `build_ncu_command`; `timeout_s`, `env`, `preexec_fn` and `cwd` to
-    `run_ncu_command`. Raises RuntimeError when ncu is missing, fails, or profiles no kernel.
+    `kwargs` go to `build_ncu_command`. Raises RuntimeError when ncu is missing, fails, or
+    profiles no kernel; NcuTimeout past `timeout_s`.
     """
     if not ncu_available():
         raise RuntimeError("ncu (Nsight Compute) is not installed here; set KERNFORGE_NCU or PATH")
-    cmd = build_ncu_command(python_cmd, kernel_regex, **kwargs)
     return run_ncu_command(
-        cmd, kernel_regex, timeout_s=timeout_s, env=env, preexec_fn=preexec_fn, cwd=cwd
+        build_ncu_command(python_cmd, kernel_regex, **kwargs), kernel_regex, timeout_s=timeout_s
     )
 
 
