@@ -162,9 +162,19 @@ class FakeLLMServer:
                 with server._lock:
                     server.in_flight += 1
                     server.peak_in_flight = max(server.peak_in_flight, server.in_flight)
+                self._answered = False
                 try:
                     self._answer(server._next_answer(request))
                 finally:
+                    self._leave()
+
+            def _leave(self) -> None:
+                # A request stops counting as in flight before its first byte goes back: once the
+                # client has the reply it may send its next request at once, and counting that one
+                # while this thread is still finishing its write would report an overlap the
+                # client never made.
+                if not self._answered:
+                    self._answered = True
                     with server._lock:
                         server.in_flight -= 1
 
@@ -174,6 +184,7 @@ class FakeLLMServer:
                 if answer.freeze:
                     server._stopping.wait()
                     return
+                self._leave()
                 if answer.raw is not None:
                     payload = answer.raw
                 else:
