@@ -146,3 +146,17 @@ def test_every_command_takes_h_as_help() -> None:
         short, long = invoke(*path, "-h"), invoke(*path, "--help")
         assert short.exit_code == 0, (path, short.output)
         assert short.stdout == long.stdout and "Usage:" in short.stdout, path
+
+
+def test_a_negative_budget_is_a_usage_error_before_any_run_starts(tmp_path: Path) -> None:
+    """`--budget wall=-5` used to start a run and end it in an internal error with a trace."""
+    runs = tmp_path / "runs"
+    for budget, key in (("wall=-5", "wall"), ("cost=-1", "cost"), ("tokens=-3", "tokens")):
+        result = invoke(
+            "run", "--task", "softmax_fp32", "--llm", "offline", "--device", "cpu",
+            "--budget", budget, "--runs-dir", str(runs),
+        )  # fmt: skip
+        assert result.exit_code == 2, result.output
+        assert f"budget.{key} must be >= 0" in result.stderr
+        assert "internal error" not in result.output
+    assert not runs.exists() or not any(runs.iterdir())

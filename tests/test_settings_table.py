@@ -78,6 +78,15 @@ def test_config_limits_come_from_the_table() -> None:
         AgentConfig(task="t", dropout_after=-1)
     with pytest.raises(ValueError, match="agent.lineage must be shared or per_slot"):
         AgentConfig(task="t", lineage="tree")
+    # a negative budget is a usage error before the run starts, not the budget's internal error
+    for attr, key in (
+        ("max_tokens", "tokens"),
+        ("max_cost_usd", "cost"),
+        ("max_wall_s", "wall"),
+        ("max_gpu_s", "gpu"),
+    ):
+        with pytest.raises(ValueError, match=rf"budget\.{key} must be >= 0"):
+            AgentConfig(task="t", **{attr: -5})
 
 
 def test_every_cli_settable_key_is_an_option_of_kernforge_run() -> None:

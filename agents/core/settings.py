@@ -165,6 +165,7 @@ SETTINGS: tuple[Setting, ...] = (
         attr="max_tokens",
         flag="--tokens",
         on_resume=True,
+        minimum=0,
     ),
     Setting(
         "budget.cost",
@@ -174,6 +175,7 @@ SETTINGS: tuple[Setting, ...] = (
         attr="max_cost_usd",
         flag="--cost",
         on_resume=True,
+        minimum=0,
     ),
     Setting(
         "budget.wall",
@@ -183,6 +185,7 @@ SETTINGS: tuple[Setting, ...] = (
         attr="max_wall_s",
         flag="--wall",
         on_resume=True,
+        minimum=0,
     ),
     Setting(
         "budget.gpu",
@@ -192,6 +195,7 @@ SETTINGS: tuple[Setting, ...] = (
         attr="max_gpu_s",
         flag="--gpu-seconds",
         on_resume=True,
+        minimum=0,
     ),
     Setting(
         "agent.candidates",
