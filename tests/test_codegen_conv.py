@@ -130,3 +130,17 @@ def test_an_epilogue_the_pointwise_stage_cannot_hold_is_refused(tmp_path):
     task = _task(tmp_path, "conv_channel_bias", **parts)
     with pytest.raises(NotSupported, match=r"has shape \(3, 1, 1, 1\)"):
         generate(task)
+
+
+def test_a_stride_the_cpu_problem_keeps_is_one_operator_and_is_translated(tmp_path):
+    """The importer keeps a constructor-only stride of 5 at 5 in the CPU problem (it used to
+    halve it to 2, and the generator then refused a stride that changes between the traced
+    shapes); the generated kernel passes the judge."""
+    fixture = Path(__file__).resolve().parent / "fixtures" / "public" / "kernelbench" / "level1"
+    task = load_task_file(fixture / "81_conv_transposed_stride5.py")[0]
+    assert task.cpu_shapes[0].dims["stride"] == task.shapes[0].dims["stride"] == 5
+    gen = generate(task)
+    path = tmp_path / "generated.py"
+    path.write_text(gen.source)
+    verdict = evaluate(task, path, CPU)
+    assert verdict.passed, f"{verdict.error_class}: {verdict.message}\n{gen.source}"

@@ -95,9 +95,15 @@ def test_every_size_idiom_is_a_dim_and_is_rewritten_where_it_is_written():
         ("level1/23_softmax_literals.py", {"get_inputs.randn0[1]": 64}, "randn0[1] 16384→64"),
         (
             "level3/vit_patches.py",
-            {"image_size": 56, "patch_size": 8},
-            "image_size kept at 56 (published 224): shrunk to 7 the problem fails "
+            {"image_size": 48, "patch_size": 16},
+            "image_size kept at 48 (published 224): shrunk to 3 the problem fails "
             "(Model(*get_init_inputs()) raised AssertionError: image dimensions must be divisible",
+        ),
+        (
+            "level1/81_conv_transposed_stride5.py",
+            {"stride": 5, "kernel_size": 3, "height_in": 4},
+            "kept at the published values (constructor arguments that shape the operator, not "
+            "its size): stride 5",
         ),
     ],
     ids=lambda v: v if isinstance(v, str) and v.endswith(".py") else "",
@@ -113,6 +119,27 @@ def test_kernelbench_idioms_are_shrunk_checked_and_noted(rel, cpu_dims, note):
     assert sum(a.numel() for a in args) <= 1 << 16
     out = t.reference_for(dims)(*args)
     assert out.numel() > 0
+
+
+def test_constructor_arguments_are_kept_unless_the_problem_cannot_fit_with_them():
+    """A constructor-only dim up to HYPER_MAX (a stride, a kernel size) keeps its published
+    value; where the problem cannot fit the CPU budget with it kept, it is shrunk like the
+    others, and the notes say which happened."""
+    from benchmarks.formats import cpu_sizes
+
+    def probe(power: int):
+        return lambda d: cpu_sizes.Probe(None, elements=d["n"] ** 3 * d["k"] ** power)
+
+    dims = {"n": 4096, "k": 12}
+    kept = cpu_sizes.search(dims, probe(2), {"k"}, {"k"})
+    assert kept.dims == {"n": 4, "k": 12} and kept.refusal is None
+    assert any("kept at the published values" in n and "k 12" in n for n in kept.notes)
+    assert cpu_sizes.search(dims, probe(2), {"k"}).dims == {"n": 8, "k": 6}  # a size: shrunk
+
+    # with k kept, 4^3 x 12^4 is over the budget even at the smallest cap: k is shrunk too
+    shrunk = cpu_sizes.search(dims, probe(4), {"k"}, {"k"})
+    assert shrunk.refusal is None and shrunk.dims["k"] < 12
+    assert any("constructor arguments shrunk too (k)" in n for n in shrunk.notes)
 
 
 def test_a_problem_too_large_for_the_cpu_is_refused_up_front_not_timed_out():

@@ -15,7 +15,12 @@ run once, the inputs counted and the FLOPs counted (`Probe`). The search:
    constructor reads are restored together; where that fails too, the last cap that worked is
    kept. Pins hold for one cap: at the next, every dim is shrunk afresh (a smaller patch size
    lets a smaller image through);
-3. a problem still over budget is not judged on the CPU (`CpuSizes.refusal`): it is judged on
+3. small constructor arguments the inputs do not size (`hyper`: a kernel size, stride, padding,
+   dilation or group count, at most `HYPER_MAX`) are kept at their published values: shrunk,
+   they would change the operator, not its size (a stride of 5 judged as a stride of 2 on the
+   CPU and 5 on the GPU is two problems). Only where the problem cannot fit the budget with them
+   kept are they shrunk like any other dim, and the notes say so;
+4. a problem still over budget is not judged on the CPU (`CpuSizes.refusal`): it is judged on
    the GPU only, and the verdict says so before anything runs. A problem that fails at its own
    sizes too does not run here at all (`Unrunnable`).
 
@@ -33,6 +38,7 @@ from benchmarks.formats.shrink import MIN_CAP, SIZE_CAP, describe, shrink
 CPU_ELEMENT_BUDGET = 1 << 16  # elements of one call's inputs (and, for KernelBench, outputs)
 CPU_FLOP_BUDGET = 1 << 27  # FLOPs of one reference call, as FlopCounterMode counts them
 TRY_LIMIT = 1 << 24  # input elements above which a size is never run on the CPU, only counted
+HYPER_MAX = 16  # a constructor-only dim up to this value is a hyperparameter, kept as published
 
 
 class Unrunnable(Exception):
@@ -82,9 +88,39 @@ def search(
     dims: dict[str, int],
     probe: Callable[[dict[str, int]], Probe],
     init_dims: set[str],
+    hyper: set[str] | frozenset[str] = frozenset(),
 ) -> CpuSizes:
     """The CPU sizes for a problem whose published sizes are `dims` (see the module docstring).
-    `probe` runs the problem at given sizes; `init_dims` are the dims its constructor reads."""
+    `probe` runs the problem at given sizes; `init_dims` are the dims its constructor reads;
+    `hyper` the constructor-only dims (those of them up to `HYPER_MAX` are kept if they can be)."""
+    fixed = {k: dims[k] for k in sorted(hyper) if k in dims and MIN_CAP < dims[k] <= HYPER_MAX}
+    if fixed:
+        try:
+            kept = _search(dims, probe, init_dims, fixed)
+        except Unrunnable:
+            kept = None
+        if kept is not None and kept.refusal is None:
+            kept.notes.append(
+                f"kept at the published values (constructor arguments that shape the operator, "
+                f"not its size): {', '.join(f'{k} {v}' for k, v in fixed.items())}"
+            )
+            return kept
+    found = _search(dims, probe, init_dims, {})
+    if fixed and any(found.dims.get(k) != v for k, v in fixed.items()):
+        found.notes.append(
+            f"constructor arguments shrunk too ({', '.join(fixed)}): with their published values "
+            "the problem does not fit the CPU interpreter's budget"
+        )
+    return found
+
+
+def _search(
+    dims: dict[str, int],
+    probe: Callable[[dict[str, int]], Probe],
+    init_dims: set[str],
+    fixed: dict[str, int],
+) -> CpuSizes:
+    """`search` with the dims of `fixed` held at those values."""
     if not dims:
         found = probe({})
         if found.error is not None:
@@ -95,7 +131,7 @@ def search(
     good: tuple[dict[str, int], Probe, dict[str, int], list[str]] | None = None
     broke = ""
     while True:
-        small, found, pinned, kept = _at_cap(dims, cap, probe, init_dims)
+        small, found, pinned, kept = _at_cap(dims, cap, probe, init_dims, fixed)
         if found.error is not None:
             if small == dims:  # the file's own sizes: nothing was shrunk, the file fails as is
                 raise Unrunnable(found.field, found.error)
@@ -130,12 +166,13 @@ def _at_cap(
     cap: int,
     probe: Callable[[dict[str, int]], Probe],
     init_dims: set[str],
+    fixed: dict[str, int],
 ) -> tuple[dict[str, int], Probe, dict[str, int], list[str]]:
-    """The dims shrunk to `cap`, repaired where that breaks the problem: (dims, their probe, the
-    dims kept larger, notes on why)."""
-    pinned: dict[str, int] = {}
+    """The dims shrunk to `cap` (those of `fixed` held), repaired where that breaks the problem:
+    (dims, their probe, the dims kept larger, notes on why)."""
+    pinned: dict[str, int] = dict(fixed)
     kept: list[str] = []
-    small = shrink(dims, cap)
+    small = shrink(dims, cap, pinned)
     found = probe(small)
     while found.error is not None:
         repair = _repair(dims, small, pinned, probe, init_dims, found.error)

@@ -214,8 +214,12 @@ def load(path: Path) -> list[KernelBenchTask]:
         raise TaskError(path, "Model", "must be a subclass of torch.nn.Module")
     init_names = names_read(tree, ("get_init_inputs",))
     init_dims = {d for d in dims if d.split("[", 1)[0] in init_names}
+    input_names = names_read(tree, ("get_inputs",))
+    input_dims = {d for d in dims if d.split("[", 1)[0] in input_names}
     try:
-        sizes = cpu_sizes.search(dims, lambda d: _probe(path, tree, d, cache), init_dims)
+        sizes = cpu_sizes.search(
+            dims, lambda d: _probe(path, tree, d, cache), init_dims, init_dims - input_dims
+        )
     except cpu_sizes.Unrunnable as exc:
         raise TaskError(path, exc.field or "Model", str(exc)) from None
     cpu_dims = sizes.dims
