@@ -53,6 +53,7 @@ WORKER_ERROR_CLASSES = (
     "resource_limit",
     "harness_error",
     "fallback",  # a call stopped for reading too many elements into Python (probes.ReadCapExceeded)
+    "trace_evaded",  # a call or the import stopped for reaching memory by address (probes)
 )
 
 

@@ -15,6 +15,10 @@ compute without dispatching anything it sees:
 - **compute in Python over scalar reads** (`x[i, j].item()`, `float(t)`, iteration, `tolist`,
   `repr`, then `math.exp` and `torch.tensor(list)`): tensor-to-Python reads and tensors built from
   Python data are counted in elements;
+- **read or write memory by address** (`ctypes`: `from_address`, `cast`, `memmove`, `string_at`
+  over a tensor's `data_ptr()`, then compute in Python on what it read): an audit hook
+  (`sys.addaudithook`, which cannot be removed once added) refuses ctypes' raw-memory events
+  during a call or the candidate's import (`NativeAccessRefused`) and records them;
 - **patch the worker's checks** (through `sys.modules`): the identities of the recorder's,
   the launch counter's and the worker's own functions, and of every wrapper installed here, are
   taken before the candidate is imported and compared after every call.
@@ -31,6 +35,7 @@ from __future__ import annotations
 
 import _thread
 import os
+import sys
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -39,7 +44,7 @@ from typing import Any
 
 import torch
 
-__all__ = ["CallProbe", "ReadCapExceeded", "install", "protect", "watch"]
+__all__ = ["CallProbe", "NativeAccessRefused", "ReadCapExceeded", "install", "protect", "watch"]
 
 
 @dataclass
@@ -51,6 +56,7 @@ class CallProbe:
     threads_started: int = 0  # Python threads started during the call
     native_threads: int = 0  # native threads alive after the call that were not there before
     switches: list[str] = field(default_factory=list)  # dispatch switches called during the call
+    native: list[str] = field(default_factory=list)  # ctypes raw-memory events refused in the call
     evasions: list[str] = field(default_factory=list)  # what hid work from the tracers
     # past this many scalar reads the next read raises ReadCapExceeded (None: never)
     read_cap: int | None = None
@@ -60,6 +66,12 @@ class ReadCapExceeded(BaseException):
     """Raised inside a candidate's call once it has read more tensor elements into Python than
     its probe's cap: a call computing in Python fails anyway, and on a GPU shape it could run
     for minutes. A BaseException, so a candidate's `except Exception` does not swallow it."""
+
+
+class NativeAccessRefused(BaseException):
+    """Raised inside a candidate's call (or its import) that reaches memory by address through
+    ctypes: what it reads that way no probe counts, so a Python computation over a tensor's
+    `data_ptr()` would pass as a Triton kernel's. A BaseException, like ReadCapExceeded."""
 
 
 # Tensor elements one call may read into Python (`.item()`, `float(t)`, ...) or build from
@@ -222,6 +234,53 @@ def _thread_start(original: Any) -> Any:
     return start
 
 
+# ctypes' audit events that hand Python an object over memory at an address (`from_address`,
+# `from_buffer`, `string_at`, `PyObj_FromPtr`), and the foreign functions whose call reads or
+# writes memory by address (`memmove`, `memset`, `cast`, `string_at`): loading a library and
+# calling its functions (`CDLL`, Triton's driver probe) stays allowed.
+_NATIVE_EVENTS = frozenset(
+    {
+        "ctypes.cdata",
+        "ctypes.cdata/buffer",
+        "ctypes.string_at",
+        "ctypes.wstring_at",
+        "ctypes.PyObj_FromPtr",
+    }
+)
+_NATIVE_FUNCTIONS = ("_memmove_addr", "_memset_addr", "_cast_addr", "_string_at_addr")
+_native_addresses: frozenset[int] = frozenset()
+_import_native: list[str] = []  # raw-memory events refused while the candidate was imported
+
+
+def _audit(event: str, args: tuple[Any, ...]) -> None:
+    """The audit hook: refuse ctypes' raw-memory events during a call or the import."""
+    if not event.startswith("ctypes."):
+        return
+    probe = _active
+    if probe is None and not _import.active:
+        return
+    if event == "ctypes.call_function":
+        if not args or args[0] not in _native_addresses:
+            return
+    elif event not in _NATIVE_EVENTS:
+        return
+    (probe.native if probe is not None else _import_native).append(event)
+    raise NativeAccessRefused(
+        f"memory reached by address through ctypes ({event}): what is read that way is not seen "
+        "by the judge's probes, so a candidate may not do it"
+    )
+
+
+def _install_audit() -> None:
+    global _native_addresses
+    import ctypes
+
+    _native_addresses = frozenset(
+        int(getattr(ctypes, name)) for name in _NATIVE_FUNCTIONS if hasattr(ctypes, name)
+    )
+    sys.addaudithook(_audit)
+
+
 def _patch(owner: Any, name: str, make: Callable[[Any], Any]) -> None:
     original = getattr(owner, name, None)
     if original is None:
@@ -237,6 +296,8 @@ def install() -> None:
         return
     _installed = True
     from torch.utils import _python_dispatch
+
+    _install_audit()
 
     for name, count in _READS.items():
         _patch(torch.Tensor, name, lambda f, c=count: _reader(f, c))
@@ -334,6 +395,12 @@ def watch(recorder: Any, read_cap: int | None = None) -> Iterator[CallProbe]:
             names = ", ".join(sorted(set(probe.switches)))
             probe.evasions.append(
                 f"it called dispatch switches that hide ops from the recorder: {names}"
+            )
+        refused = probe.native + _import_native
+        if refused:
+            probe.evasions.append(
+                "it reached memory by address through ctypes (refused: "
+                f"{', '.join(sorted(set(refused)))}): the judge cannot see what computes on it"
             )
         lingering = import_threads()
         if lingering:

@@ -135,7 +135,10 @@ def _quiet(event: Event) -> None:
 
 
 def _classify(exc: BaseException, calls_done: int) -> str:
-    from benchmarks.harness.probes import ReadCapExceeded  # the worker has torch by now
+    from benchmarks.harness.probes import (  # the worker has torch by now
+        NativeAccessRefused,
+        ReadCapExceeded,
+    )
 
     name = type(exc).__name__
     text = f"{name}: {exc}"
@@ -143,6 +146,8 @@ def _classify(exc: BaseException, calls_done: int) -> str:
         return "early_exit"
     if isinstance(exc, ReadCapExceeded):  # Python computed the result, element by element
         return "fallback"
+    if isinstance(exc, NativeAccessRefused):  # it read memory by address (ctypes)
+        return "trace_evaded"
     # out of address space (RLIMIT_AS), a full scratch tmpfs, the file-size or open-file limit
     if isinstance(exc, MemoryError) or (
         isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EFBIG, errno.EMFILE)
