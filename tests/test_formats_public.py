@@ -142,6 +142,28 @@ def test_constructor_arguments_are_kept_unless_the_problem_cannot_fit_with_them(
     assert any("constructor arguments shrunk too (k)" in n for n in shrunk.notes)
 
 
+def test_two_dims_that_break_the_problem_only_together_are_repaired_together():
+    """A kept 11x11 window over an image shrunk to 8x8: no dim alone repairs it (a 2048x8 image
+    still has no output), the pair does, grown together to the smallest doubling that works."""
+    from benchmarks.formats import cpu_sizes
+
+    def probe(d: dict[str, int]) -> cpu_sizes.Probe:
+        if min(d["h"], d["w"]) < d["k"]:
+            return cpu_sizes.Probe("output size is too small")
+        return cpu_sizes.Probe(None, elements=64 * d["b"] * d["h"] * d["w"])
+
+    found = cpu_sizes.search({"b": 256, "h": 2048, "w": 2048, "k": 11}, probe, {"k"}, {"k"})
+    assert found.refusal is None and found.dims == {"b": 4, "h": 16, "w": 16, "k": 11}
+    assert any(n.startswith("h and w kept at 16 and 16 (published 2048") for n in found.notes)
+    # the same problem with a window that is a size (not constructor-only) shrinks it instead
+    assert cpu_sizes.search({"b": 256, "h": 2048, "w": 2048, "k": 11}, probe, {"k"}).dims == {
+        "b": 8,
+        "h": 8,
+        "w": 8,
+        "k": 5,
+    }
+
+
 def test_a_problem_too_large_for_the_cpu_is_refused_up_front_not_timed_out():
     t = task("kernelbench/level1/outer_prod_unshrinkable.py")
     refusal = t.refusal("cpu")

@@ -11,7 +11,8 @@ run once, the inputs counted and the FLOPs counted (`Probe`). The search:
 2. a size that breaks the problem (an assert on image and patch sizes, a network whose output
    shrinks to nothing) is repaired: each shrunk dim is tried alone at its published value; the
    first that makes the problem run again is pinned to the smallest value (doubling from the
-   shrunk one) that works, and the search goes on. Where no single dim is to blame, the dims the
+   shrunk one) that works, and the search goes on; where no dim alone helps, each pair is tried
+   the same way (an image's height and width, both shrunk below a window). Where no single dim is to blame, the dims the
    constructor reads are restored together; where that fails too, the last cap that worked is
    kept. Pins hold for one cap: at the next, every dim is shrunk afresh (a smaller patch size
    lets a smaller image through);
@@ -32,6 +33,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from itertools import combinations
 
 from benchmarks.formats.shrink import MIN_CAP, SIZE_CAP, describe, shrink
 
@@ -220,6 +222,20 @@ def _repair(
         value = min(value, dims[name])
         return {name: value}, [
             f"{name} kept at {value} (published {dims[name]}): shrunk to {small[name]} the problem fails ({error})"
+        ]
+    # two dims together (an image's height and width, both below a kept window): grown jointly
+    for a, b in combinations(changed, 2):
+        if probe({**small, a: dims[a], b: dims[b]}).error is not None:
+            continue
+        grown = {a: small[a] * 2 or 1, b: small[b] * 2 or 1}
+        while (
+            any(grown[k] < dims[k] for k in grown) and probe({**small, **grown}).error is not None
+        ):
+            grown = {k: min(v * 2, dims[k]) for k, v in grown.items()}
+        grown = {k: min(v, dims[k]) for k, v in grown.items()}
+        return grown, [
+            f"{a} and {b} kept at {grown[a]} and {grown[b]} (published {dims[a]} and {dims[b]}): "
+            f"shrunk to {small[a]} and {small[b]} the problem fails ({error})"
         ]
     restore = {k: dims[k] for k in changed if k in init_dims}
     if restore and probe({**small, **restore}).error is None:
