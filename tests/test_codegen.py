@@ -112,7 +112,6 @@ def test_generated_record_lists_the_ops_and_says_where_it_came_from():
         ("attn_decode_fp32", "aten.bmm"),
         ("moe_combine_index_add_fp32", "aten.sort"),
         ("logcumsumexp_fp32", "aten.logcumsumexp"),
-        ("row_argmax_fp32", "aten.argmax"),
     ],
 )
 def test_unsupported_ops_are_refused_by_name(task_id, op):

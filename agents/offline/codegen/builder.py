@@ -3,8 +3,9 @@ numbers) and builds the `emit.Program` of statements that `emit` writes out as a
 
 `Builder` holds the state and drives the walk (inputs, dispatch, outputs); its mixins hold the
 rest: `sizes.SizesMixin` (numbers that must hold at every shape, sizes),
-`gemm.GemmMixin` (the matrix multiply), `window.WindowMixin` (index-map ops: pads and pools)
-and `nodes.NodesMixin` (per-node translations).
+`gemm.GemmMixin` (the matrix multiply), `window.WindowMixin` (index-map ops: pads and pools),
+`ramps.RampsMixin` (index ramps: aranges computed from each element's index) and
+`nodes.NodesMixin` (per-node translations).
 """
 
 from __future__ import annotations
@@ -18,7 +19,8 @@ from agents.offline.codegen import emit
 from agents.offline.codegen import shapes as shp
 from agents.offline.codegen.gemm import GemmMixin, Operand
 from agents.offline.codegen.nodes import NodesMixin
-from agents.offline.codegen.ops import ELEMENTWISE, NotSupported
+from agents.offline.codegen.ops import ARG_REDUCTIONS, ELEMENTWISE, NotSupported
+from agents.offline.codegen.ramps import RampsMixin
 from agents.offline.codegen.sizes import SizesMixin
 from agents.offline.codegen.trace import (
     ALONG_ROW,
@@ -35,7 +37,7 @@ from agents.offline.codegen.values import Value, is_var
 from agents.offline.codegen.window import WINDOW_OPS, WindowMixin
 
 
-class Builder(SizesMixin, GemmMixin, WindowMixin, NodesMixin):
+class Builder(SizesMixin, GemmMixin, WindowMixin, RampsMixin, NodesMixin):
     """Walks the graph of the first trace (the others, node for node, vouch for its numbers) and
     builds the program of statements `emit` writes out."""
 
@@ -75,7 +77,11 @@ class Builder(SizesMixin, GemmMixin, WindowMixin, NodesMixin):
                         "structure reads an input either as an operand or in the epilogue"
                     )
         self.windowed = self.find_window_sources()  # inputs read only through index maps
-        skip = {self.index[n] for n in self.prologue | self.windowed}
+        self.ramps = self.find_ramps()  # index ramps: computed where an elementwise op reads them
+        self.check_ramps()
+        self.ramp_cache: dict[tuple[Node, tuple[int | None, ...], object], Value] = {}
+        self.ramp_exprs: dict[str, str] = {}  # ramp statements, shared by expression
+        skip = {self.index[n] for n in self.prologue | self.windowed | self.ramps}
         skip |= {i for i, n in enumerate(self.nodes) if n.op == "placeholder" and not n.users}
         # tables: inputs read only through row lookups (an embedding), rows chosen by an index
         self.tables = {
@@ -223,10 +229,12 @@ class Builder(SizesMixin, GemmMixin, WindowMixin, NodesMixin):
         note: str,
         reduce: str | None = None,
         scan: str | None = None,
+        reduce_dtype: str = "tl.float32",
     ) -> str:
         """A statement `v = expr`; a tile when `tile` says so or (None) when it reads a tile.
-        With `reduce`, v = that reduction of expr over the row; with `scan`, v = the inclusive
-        scan ("sum" | "prod") of expr along the row (a tile)."""
+        With `reduce`, v = that reduction of expr over the row (an arg-reduction compares in
+        `reduce_dtype`); with `scan`, v = the inclusive scan ("sum" | "prod") of expr along the
+        row (a tile)."""
         deps = self.deps(expr)
         if tile is None:
             tile = reduce is None and any(d in self.tile_vars for d in deps)
@@ -248,7 +256,9 @@ class Builder(SizesMixin, GemmMixin, WindowMixin, NodesMixin):
             self.tile_vars.add(target)
         if scan is not None or any(d in self.scanned for d in deps):
             self.scanned.add(target)
-        self.prog.stmts.append(emit.Stmt(target, expr, tile, deps, note, reduce, reduced, scan))
+        self.prog.stmts.append(
+            emit.Stmt(target, expr, tile, deps, note, reduce, reduced, scan, reduce_dtype)
+        )
         return target
 
     # -- walking the graph
@@ -344,6 +354,9 @@ class Builder(SizesMixin, GemmMixin, WindowMixin, NodesMixin):
         self.values[node] = Value(var, val.dtype)
 
     def call(self, node: Node) -> None:
+        if node in self.ramps:  # computed where it is read
+            return
+        self.bind_ramps(node)
         name = shp.packet(node)
         if name == "getitem":
             return self.getitem(node)
@@ -369,6 +382,8 @@ class Builder(SizesMixin, GemmMixin, WindowMixin, NodesMixin):
             return self.window(node)
         if op_name(node) in ("max.dim", "min.dim"):
             return self.max_dim(node)
+        if name in ARG_REDUCTIONS:
+            return self.arg_reduce(node)
         if name.endswith("_") and name[:-1] in ELEMENTWISE:
             return self.in_place(node, name[:-1])
         self.compute(node, name)

@@ -7,14 +7,19 @@ per-row value, a scalar, a reduction's result). The kernels written from it:
 - pointwise: flat over the output's elements; each program handles BLOCK of them, the last
   block masked, int64 offsets.
 - row, one pass: one program per row, the whole row in one tile of BLOCK_N = next_power_of_2(N)
-  columns; reductions run over the tile with the identity in the masked lanes.
+  columns; reductions run over the tile with the identity in the masked lanes. An
+  arg-reduction reduces (value, index) pairs with tl.reduce and a combine helper that keeps
+  torch's choice (the first index among equal values, a NaN beyond every number); the masked
+  lanes hold a value that never wins and indices past the row.
 - row, looped: the same program for rows too long for one tile. Each reduction gets its own loop
-  over the row in tiles of BLOCK_N, recomputing the elementwise values it needs from the inputs;
+  over the row in tiles of BLOCK_N, recomputing the elementwise values it needs from the inputs
+  (an arg-reduction keeps each lane's best pair across the tiles, then reduces the lanes);
   a last loop computes and stores the outputs. The launcher picks this kernel when the row does
   not fit in MAX_BLOCK_N columns.
 - total: whole-tensor reductions in two kernels: each program of the first reduces BLOCK
   elements to one partial per reduction, one program of the second reduces the partials in a
-  fixed order (deterministic) and computes the scalar results.
+  fixed order (deterministic) and computes the scalar results. An arg-reduction's partial is
+  its block's best (value, flat index) pair, in two buffers.
 - gemm: one program per (BLOCK_M, BLOCK_N) tile of a matrix product (grid axis 2: the batch of
   a bmm); the operands are read through the strides the launcher passes, K in BLOCK_K steps,
   tl.dot accumulating in fp32; the epilogue statements run on the [BLOCK_M, BLOCK_N] tile with
@@ -114,9 +119,13 @@ class Stmt:
     tile: bool  # a vector over the tile's columns/elements, else one value per program
     deps: tuple[str, ...]  # the variables expr reads
     note: str  # the aten op it translates
-    reduce: str | None = None  # "sum" | "max" | "min"
+    # "sum" | "max" | "min"; "argmax" | "argmin": target = the row index (int64) of expr's first
+    # max/min, a NaN beyond every number (torch.argmax/argmin), compared in `reduce_dtype`; the
+    # value at that index is `_<target>_best`
+    reduce: str | None = None
     deps_reduced: bool = False  # reads a reduction's result (directly or not)
     scan: str | None = None  # "sum" | "prod": target = inclusive scan of expr along the row
+    reduce_dtype: str = "tl.float32"  # an arg-reduction's comparison: tl.float32 or tl.int64
 
 
 @dataclass(frozen=True)
@@ -250,6 +259,20 @@ def _asin(x):
     return tl.where(a < 0.5, small, tl.where(x < 0, -big, big))
 ''',
 }
+_ARG_COMBINE = '''
+@triton.jit
+def _{how}_combine(v1, i1, v2, i2):
+    """Of two (value, index) pairs, the one torch.{how} keeps: the {word} value, a NaN beyond
+    every number, the smaller index between equal values (and between NaNs). A total order, so
+    tl.reduce may combine the pairs in any order."""
+    n1 = v1 != v1
+    n2 = v2 != v2
+    same = (v1 == v2) | (n1 & n2)
+    first = (n1 & (n2 == 0)) | ((n1 == n2) & (v1 {compare} v2)) | (same & (i1 < i2))
+    return tl.where(first, v1, v2), tl.where(first, i1, i2)
+'''
+HELPERS["_argmax_combine"] = _ARG_COMBINE.format(how="argmax", word="larger", compare=">")
+HELPERS["_argmin_combine"] = _ARG_COMBINE.format(how="argmin", word="smaller", compare="<")
 HELPER_NEEDS = {"_tanh": ["_expm1"]}
 
 
@@ -258,6 +281,7 @@ def helper_sources(names: set[str]) -> list[str]:
     for name in list(names):
         wanted.update(HELPER_NEEDS.get(name, []))
     order = ["_expm1", "_log1p", "_tanh", "_round_half_even", "_asin"]
+    order += ["_argmax_combine", "_argmin_combine"]
     return [HELPERS[n].strip() + "\n" for n in order if n in wanted]
 
 
@@ -312,11 +336,37 @@ def _scanned(s: Stmt) -> str:
     return f"tl.cum{s.scan}(tl.where(mask, {s.expr}, {SCAN_IDENTITY[s.scan]}), axis=0)"
 
 
+ARG_REDUCES = ("argmax", "argmin")
+INT64_MAX = "9223372036854775807"
+
+
+def _arg_fill(s: Stmt) -> str:
+    """What an arg-reduction's masked lanes hold: a value no real one beats."""
+    if s.reduce_dtype == "tl.int64":
+        return f"(-{INT64_MAX} - 1)" if s.reduce == "argmax" else INT64_MAX
+    return IDENTITY["max" if s.reduce == "argmax" else "min"]
+
+
+def _arg_reduced(s: Stmt, values: str, indices: str) -> str:
+    """The line reducing (value, index) pairs over the tile to the target index (int64)."""
+    pairs = f"({values}, {indices})"
+    return f"_{s.target}_best, {s.target} = tl.reduce({pairs}, 0, _{s.reduce}_combine)  # {s.note}"
+
+
+def _arg_tile(s: Stmt, index: str = "cols.to(tl.int64)") -> tuple[str, str]:
+    """An arg-reduction's tile of values (the masked lanes filled) and of indices (`index`: the
+    row's columns, or the flat offsets of a whole tensor; the masked lanes' lie past the end,
+    so they lose every tie)."""
+    return f"tl.where(mask, {s.expr}, {_arg_fill(s)})", index
+
+
 def _stmt_line(s: Stmt) -> str:
     if s.scan is not None:
         return f"{s.target} = {_scanned(s)}  # {s.note}"
     if s.reduce is None:
         return f"{s.target} = {s.expr}  # {s.note}"
+    if s.reduce in ARG_REDUCES:
+        return _arg_reduced(s, *_arg_tile(s))
     return f"{s.target} = tl.{s.reduce}({_masked(s.reduce, s.expr)}, axis=0)  # {s.note}"
 
 
@@ -459,13 +509,29 @@ def looped_row_kernel(prog: Program, name: str) -> str:
     emit_ready()
     for k, red in enumerate(s for s in prog.stmts if s.reduce is not None):
         need = _tile_closure(prog, list(red.deps))
-        body += [_accumulator(red.reduce, k, "BLOCK_N"), "for start in range(0, N, BLOCK_N):"]
+        if red.reduce in ARG_REDUCES:  # per lane, the best (value, index) of the tiles so far
+            body += [
+                f"acc{k} = tl.full([BLOCK_N], {_arg_fill(red)}, {red.reduce_dtype})",
+                f"idx{k} = tl.full([BLOCK_N], {INT64_MAX}, tl.int64)",
+            ]
+        else:
+            body.append(_accumulator(red.reduce, k, "BLOCK_N"))
+        body += ["for start in range(0, N, BLOCK_N):"]
         body += ["    " + line for line in _loop(prog, need, done)]
-        body += [
-            "    " + _combine(red.reduce, k, _masked(red.reduce, red.expr)),
-            f"{red.target} = tl.{red.reduce}(acc{k}, axis=0)  # {red.note}",
-        ]
+        if red.reduce in ARG_REDUCES:
+            values, indices = _arg_tile(red)
+            body += [
+                f"    acc{k}, idx{k} = _{red.reduce}_combine(acc{k}, idx{k}, {values}, {indices})",
+                _arg_reduced(red, f"acc{k}", f"idx{k}"),
+            ]
+        else:
+            body += [
+                "    " + _combine(red.reduce, k, _masked(red.reduce, red.expr)),
+                f"{red.target} = tl.{red.reduce}(acc{k}, axis=0)  # {red.note}",
+            ]
         done.add(red.target)
+        if red.reduce in ARG_REDUCES:
+            done.add(f"_{red.target}_best")
         pending.remove(red)
         emit_ready()
     if pending:
@@ -482,8 +548,39 @@ def looped_row_kernel(prog: Program, name: str) -> str:
     return head + "".join(f"    {line}\n" for line in body)
 
 
+def _partial_ptrs(reductions: list[Stmt]) -> list[str]:
+    """The partials' buffers: one per reduction (an arg-reduction's indices beside its values)."""
+    ptrs = []
+    for k, r in enumerate(reductions):
+        ptrs += [f"part{k}_ptr", f"pidx{k}_ptr"] if r.reduce in ARG_REDUCES else [f"part{k}_ptr"]
+    return ptrs
+
+
+def _partial(r: Stmt, k: int) -> list[str]:
+    """A program's partial of reduction k over its BLOCK elements, stored at its pid."""
+    if r.reduce in ARG_REDUCES:
+        return [
+            _arg_reduced(r, *_arg_tile(r, "offs")),
+            f"tl.store(part{k}_ptr + pid, _{r.target}_best)",
+            f"tl.store(pidx{k}_ptr + pid, {r.target})",
+        ]
+    return [f"tl.store(part{k}_ptr + pid, tl.{r.reduce}({_masked(r.reduce, r.expr)}, axis=0))"]
+
+
 def _finish(red: Stmt, k: int) -> list[str]:
     """Reduce a reduction's partials (one per program of the first kernel) in tiles of BLOCK_P."""
+    if red.reduce in ARG_REDUCES:  # per lane the best (value, index) pair, then across lanes
+        fill = _arg_fill(red)
+        values = f"tl.load(part{k}_ptr + idx, mask=idx < P, other={fill})"
+        indices = f"tl.load(pidx{k}_ptr + idx, mask=idx < P, other={INT64_MAX})"
+        return [
+            f"acc{k} = tl.full([BLOCK_P], {fill}, {red.reduce_dtype})",
+            f"idx{k} = tl.full([BLOCK_P], {INT64_MAX}, tl.int64)",
+            "for start in range(0, P, BLOCK_P):",
+            "    idx = start + tl.arange(0, BLOCK_P)",
+            f"    acc{k}, idx{k} = _{red.reduce}_combine(acc{k}, idx{k}, {values}, {indices})",
+            _arg_reduced(red, f"acc{k}", f"idx{k}"),
+        ]
     load = f"tl.load(part{k}_ptr + idx, mask=idx < P, other={IDENTITY[red.reduce]})"
     return [
         _accumulator(red.reduce, k, "BLOCK_P"),
@@ -503,7 +600,7 @@ def total_kernels(prog: Program, partial: str, finish: str) -> list[str]:
     elements to one partial per reduction; one program of the second reduces the partials (in a
     fixed order: the result is deterministic) and computes what follows from them."""
     reductions = [s for s in prog.stmts if s.reduce is not None]
-    parts = [f"part{k}_ptr" for k in range(len(reductions))]
+    parts = _partial_ptrs(reductions)
     scalars = [p for p in prog.inputs if p.kind == "scalar"]
     need = _tile_closure(prog, [d for r in reductions for d in r.deps])
     body = [
@@ -517,10 +614,7 @@ def total_kernels(prog: Program, partial: str, finish: str) -> list[str]:
         for s in prog.stmts
         if s.target in need or not (s.tile or s.reduce or s.deps_reduced)
     ]
-    body += [
-        f"tl.store(part{k}_ptr + pid, tl.{r.reduce}({_masked(r.reduce, r.expr)}, axis=0))"
-        for k, r in enumerate(reductions)
-    ]
+    body += [line for k, r in enumerate(reductions) for line in _partial(r, k)]
     ptrs = [f"{p.name}_ptr" for p in prog.inputs]
     first = _kernel(partial, ptrs + parts + ["n", *prog.symbols, "BLOCK: tl.constexpr"], body)
 
@@ -661,16 +755,19 @@ def total_launcher(prog: Program, partial: str, finish: str, tunables: dict[str,
     )
     full = next(p.name for p in prog.inputs if p.kind == "full")
     scalars = [p.name for p in prog.inputs if p.kind == "scalar"]
-    n_parts = sum(1 for s in prog.stmts if s.reduce is not None)
-    parts = [f"part{k}" for k in range(n_parts)]
+    reductions = [s for s in prog.stmts if s.reduce is not None]
+    parts = [ptr.removesuffix("_ptr") for ptr in _partial_ptrs(reductions)]
     outs = [f"out{i}" for i in range(len(prog.outputs))]
     body = _inputs_ready(prog)
     body += _allocations(prog)
     body += [f"n = {full}.numel()", "P = max(triton.cdiv(n, BLOCK), 1)"]
-    body += [
-        f"part{k} = torch.empty((P,), dtype=torch.float32, device={prog.primary}.device)"
-        for k in range(n_parts)
-    ]
+    for k, r in enumerate(reductions):  # an arg-reduction's values as it compares them
+        dtypes = ["torch.int64" if r.reduce_dtype == "tl.int64" else "torch.float32"]
+        dtypes += ["torch.int64"] if r.reduce in ARG_REDUCES else []  # its indices
+        for part, dtype in zip(("part", "pidx"), dtypes, strict=False):
+            body.append(
+                f"{part}{k} = torch.empty((P,), dtype={dtype}, device={prog.primary}.device)"
+            )
     body += [f"{name} = {expr}" for name, expr in prog.symbols.items()]
     syms = list(prog.symbols)
     first = [p.name for p in prog.inputs] + parts + ["n", *syms]

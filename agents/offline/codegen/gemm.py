@@ -13,7 +13,8 @@ from torch.fx import Node
 from agents.offline.codegen import emit
 from agents.offline.codegen import shapes as shp
 from agents.offline.codegen.ops import NotSupported, literal
-from agents.offline.codegen.trace import CONVERSIONS, VIEWS, op_name
+from agents.offline.codegen.stages import ancestors
+from agents.offline.codegen.trace import CONVERSIONS, RAMPS, VIEWS, op_name
 from agents.offline.codegen.values import Value, is_var, rounded
 
 
@@ -53,9 +54,11 @@ class GemmMixin:
                         "only transposes and casts of an input may feed the matrix multiply"
                     )
             else:
+                ramp = any(shp.packet(a) in RAMPS for a in ancestors(node))
+                why = " (from an index ramp, aten.arange: a mask or a diagonal)" if ramp else ""
                 raise NotSupported(
-                    f"operand {i} of aten.{op_name(mm)} is computed by aten.{op_name(node)}: a "
-                    "prologue other than casts and transposes of an input is not supported"
+                    f"operand {i} of aten.{op_name(mm)} is computed by aten.{op_name(node)}{why}: "
+                    "a prologue other than casts and transposes of an input is not supported"
                 )
             chain.append(node)
             node = node.args[0]

@@ -14,6 +14,7 @@ from torch.fx import Node
 from agents.offline.codegen import emit
 from agents.offline.codegen import shapes as shp
 from agents.offline.codegen.ops import (
+    ARG_REDUCTIONS,
     ELEMENTWISE,
     REDUCTIONS,
     NotSupported,
@@ -143,7 +144,7 @@ class NodesMixin:
         parts = self.values.get(src)
         if not isinstance(parts, list):
             raise NotSupported(f"getitem on {shp.describe(src)}, which is not a tuple it knows")
-        if parts[index] is None:  # the indices of a max/min over a dim
+        if parts[index] is None:  # a max pool's indices
             if node.users:
                 raise NotSupported(
                     f"the reference uses the indices of aten.{op_name(src)} (an arg-reduction)"
@@ -152,17 +153,61 @@ class NodesMixin:
         self.values[node] = parts[index]
 
     def max_dim(self, node: Node) -> None:
-        """max/min over a dim: (values, indices); the values are a max/min reduction, the
-        indices may not be used."""
+        """max/min over a dim: (values, indices), each computed where the reference reads it.
+        The indices are an arg-reduction of the row; read with them, the values are the value
+        it picks (one reduction, a NaN winning as in torch); read alone, a max/min reduction."""
         how = shp.packet(node)
         self.check_reduction(node, how)
         call = _Call(self, node)
         call.reduce_dims(1)
+        read = {u.args[1] for u in node.users if shp.packet(u) == "getitem"}
         dtype = self.dtype_of(node)
-        expr = rounded(call.reduce(how, call.x(0)), dtype)
-        if not is_var(expr):
-            expr = self.add(expr, False, op_name(node))
-        self.values[node] = [Value(expr, dtype), None]
+        values = indices = None
+        if 1 in read:
+            indices = self.arg_index(node, f"arg{how}", call.x(0))
+            if 0 in read:  # the pair's value (`emit.Stmt.reduce`), a variable of the kernel
+                best = f"_{indices.expr}_best"
+                self.vars.add(best)
+                self.reduced.add(best)
+                values = Value(self.add(best, False, op_name(node)), dtype)
+        elif 0 in read:
+            expr = rounded(call.reduce(how, call.x(0)), dtype)
+            if not is_var(expr):
+                expr = self.add(expr, False, op_name(node))
+            values = Value(expr, dtype)
+        self.values[node] = [values, indices]
+
+    def arg_reduce(self, node: Node) -> None:
+        """argmax/argmin over one dim (the row) or the whole tensor (dim None), keepdim or not."""
+        how = ARG_REDUCTIONS[shp.packet(node)]
+        self.check_reduction(node, how)
+        call = _Call(self, node)
+        call.reduce_dims(1)
+        self.values[node] = self.arg_index(node, how, call.x(0))
+
+    def arg_index(self, node: Node, how: str, expr: str) -> Value:
+        """The int64 index along the row (or, in the total structure, the flat index in the
+        whole tensor) of the first max ("argmax") or min ("argmin") of the tile `expr` (the
+        values of `node`'s input), as torch picks it: the first of equal values, the first NaN
+        where there is one. Floats compare in fp32 (the kernel holds
+        them so; a float64 input would tie values torch tells apart), integers in int64."""
+        if self.structure not in ("row", "total"):
+            raise NotSupported(
+                f"aten.{op_name(node)} is an arg-reduction in a {self.structure} kernel; "
+                "arg-reductions run over the rows of the row structure or a whole tensor"
+            )
+        dtype = self.dtype_of(node.args[0])
+        if dtype == torch.float64:
+            raise NotSupported(
+                f"aten.{op_name(node)} of a float64 tensor; the kernel compares in fp32, where "
+                "values torch tells apart may tie"
+            )
+        compare = "tl.float32"
+        if not dtype.is_floating_point:
+            expr, compare = f"({expr}).to(tl.int64)", "tl.int64"
+        self.prog.helpers.add(f"_{how}_combine")
+        target = self.add(expr, False, op_name(node), reduce=how, reduce_dtype=compare)
+        return Value(target, torch.int64)
 
     def in_place(self, node: Node, name: str) -> None:
         """An in-place elementwise op (add_ in a decomposition, relu_) on a value computed here

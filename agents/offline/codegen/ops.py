@@ -404,3 +404,6 @@ REDUCTIONS: dict[str, Callable[[Call], str]] = {
     "_softmax": _softmax,
     "_log_softmax": _log_softmax,
 }
+# arg-reductions over one dim (the row): the op -> the Stmt reduction that gives its index
+# (`emit`: a (value, index) reduce, torch's first index among equals, a NaN beyond every number)
+ARG_REDUCTIONS = {"argmax": "argmax", "argmin": "argmin"}

@@ -25,7 +25,7 @@ from typing import Any
 import torch
 from torch.fx import GraphModule, Node
 
-from agents.offline.codegen.ops import REDUCTIONS, NotSupported
+from agents.offline.codegen.ops import ARG_REDUCTIONS, REDUCTIONS, NotSupported
 
 
 @dataclass(frozen=True)
@@ -71,7 +71,7 @@ def is_reduction(node: Node) -> bool:
         return False
     name = packet(node)
     over_dim = name in ("max", "min") and getattr(node.target, "_overloadname", "") == "dim"
-    return name in REDUCTIONS or name == "var_mean" or over_dim
+    return name in REDUCTIONS or name in ARG_REDUCTIONS or name == "var_mean" or over_dim
 
 
 def reduced_range(node: Node) -> tuple[int, int] | None:
@@ -206,9 +206,11 @@ def node_kinds(
         raise NotSupported(f"the problem's number of dims changes with the shape: {domains}")
     per_graph = [list(g.graph.nodes) for g in graphs]
     kinds: list[Kind | None] = []
+    options: list[set[Kind]] = []  # the kinds each node could have
     for i, node in enumerate(per_graph[0]):
         if node.op == "output" or not tensor_vals(node) or i in (skip or ()):
             kinds.append(None)
+            options.append(set())
             continue
         fits: set[Kind] | None = None
         exact: set[Kind] | None = None
@@ -227,7 +229,29 @@ def node_kinds(
             )
         best = (fits & exact) or fits  # a square problem: the shape as torch broadcasts it
         kinds.append(max(best, key=lambda k: (not k.wide, k.lead, k.col)))
+        options.append(best)
+    _kinds_of_views(per_graph[0], kinds, options)
     return kinds
+
+
+def _kinds_of_views(nodes: list[Node], kinds: list[Kind | None], options: list[set[Kind]]) -> None:
+    """A tensor whose shape fits several kinds (a [B, C, N] input in a [B, C, N, N] problem is
+    one value per row, or a vector over the last dim per (B, C)) and that is read only through
+    views takes the one kind its views have, where it is one of its own: the view shows how
+    the tensor broadcasts (diag_embed reads x.unsqueeze(2), a vector per (B, C)). Users are
+    settled before the nodes they read."""
+    from agents.offline.codegen.trace import VIEWS
+
+    index = {n: i for i, n in enumerate(nodes)}
+    for i in reversed(range(len(nodes))):
+        users = list(nodes[i].users)
+        if len(options[i]) < 2 or not users:
+            continue
+        if any(u.op != "call_function" or packet(u) not in VIEWS - {"slice"} for u in users):
+            continue
+        wanted = {kinds[index[u]] for u in users}
+        if len(wanted) == 1 and (kind := next(iter(wanted))) in options[i]:
+            kinds[i] = kind
 
 
 def describe(node: Node) -> str:

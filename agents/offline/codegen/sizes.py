@@ -50,7 +50,7 @@ class SizesMixin:
                 if name not in ("N", "n"):
                     self.prog.symbols[name] = expr
                 return name
-        found = self.scalar_param(values) or self.input_dim(values)
+        found = self.scalar_param(values) or self.input_dim(values) or self.dim_difference(values)
         if found:
             return found
         raise NotSupported(
@@ -93,6 +93,28 @@ class SizesMixin:
             name = ("inv_" if inverse else "") + re.sub(r"\W+", "_", name).strip("_")
             self.prog.symbols[name] = f"1.0 / ({expr})" if inverse else expr
             return name
+        return None
+
+    def dim_difference(self, values: list[Any]) -> str | None:
+        """A kernel argument for an integer that is one input dim less another at every traced
+        shape (a causal mask's offset between SK keys and the last SQ queries: SK - SQ)."""
+        if not all(isinstance(v, int) and not isinstance(v, bool) for v in values):
+            return None
+        sizes = self.make_sizes()
+        dims = []
+        for name in sizes.order:
+            ndim = len(sizes.shapes[0][name])
+            if all(len(s[name]) == ndim for s in sizes.shapes):
+                for j in range(ndim):
+                    text = f"{name}.shape[{-1 if j == ndim - 1 else j}]"
+                    dims.append((text, [s[name][j] for s in sizes.shapes]))
+        for a, at in dims:
+            for b, bt in dims:
+                if a != b and all(x - y == v for x, y, v in zip(at, bt, values, strict=True)):
+                    name = re.sub(r"\W+", "_", f"{a}_minus_{b}".replace(".shape[-1]", "_last"))
+                    name = name.replace("_shape_", "_dim").strip("_")
+                    self.prog.symbols[name] = f"{a} - {b}"
+                    return name
         return None
 
     def make_sizes(self) -> shp.Sizes:

@@ -204,6 +204,13 @@ def _kernels(prog: emit.Program, stem: str) -> tuple[list[str], str, dict[str, l
         if any(s.scan for s in prog.stmts)
         else ""
     )
+    arg = (
+        "\nArg-reductions reduce (value, index) pairs with tl.reduce, keeping torch's choice (the\n"
+        "first index among equal values, a NaN beyond every number); in the looped kernel each\n"
+        "lane keeps its best pair across the tiles."
+        if any(s.reduce in emit.ARG_REDUCES for s in prog.stmts)
+        else ""
+    )
     return (
         kernels,
         launcher,
@@ -214,6 +221,7 @@ def _kernels(prog: emit.Program, stem: str) -> tuple[list[str], str, dict[str, l
             "the masked lanes. A longer row is walked in tiles: one pass per reduction, one to store."
             + strided
             + scanned
+            + arg
         ),
     )
 

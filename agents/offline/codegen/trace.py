@@ -37,7 +37,7 @@ from agents.offline.codegen.entry import (
     model_at,
     weights_of,
 )
-from agents.offline.codegen.ops import ELEMENTWISE, REDUCTIONS, NotSupported
+from agents.offline.codegen.ops import ARG_REDUCTIONS, ELEMENTWISE, REDUCTIONS, NotSupported
 from benchmarks import Task
 
 # ops that only rename, reshape or broadcast a value (no data moves in a flat or per-row view)
@@ -47,7 +47,13 @@ VIEWS = set(
 )
 CONVERSIONS = {"_to_copy", "convert_element_type", "to"}
 # index-map ops: each output element reads its input at coordinates computed from its own
-INDEX_MAPS = {"constant_pad_nd", "avg_pool2d", "max_pool2d_with_indices"}
+INDEX_MAPS = {
+    "constant_pad_nd",
+    "avg_pool2d",
+    "max_pool2d_with_indices",
+    "avg_pool3d",
+    "max_pool3d_with_indices",
+}
 CONSTANTS = {"full", "full_like", "scalar_tensor", "zeros", "ones", "zeros_like", "ones_like"}
 # aten.copy(dst, src): src broadcast to dst's shape in dst's dtype (a functionalized `copy_`)
 COPIES = {"copy"}
@@ -59,13 +65,13 @@ _REFUSED = [
         "indexing (a gather or scatter)",
     ),
     ("logcumsumexp cummax cummin", "a scan other than cumsum and cumprod"),
-    ("sort topk argmax argmin unique", "a sort or arg-reduction"),
+    ("sort topk unique", "a sort"),
     ("max min", "a max/min with indices or over the whole tensor"),
     (
         "cat stack flip roll pixel_shuffle copy_ select split split_with_sizes transpose t",
         "data movement (a view or copy that reorders elements)",
     ),
-    ("arange iota", "an index ramp (arange)"),
+    ("iota", "an index ramp other than arange"),
     ("empty empty_permuted empty_strided", "a buffer filled piece by piece (empty + copy_)"),
     ("_local_scalar_dense item", "a host read of a tensor value (.item())"),
     ("upsample_bilinear2d upsample_nearest2d", "resampling"),
@@ -76,6 +82,8 @@ WHY_NOT: dict[str, str] = {op: why for ops, why in _REFUSED for op in ops.split(
 GEMMS = {"mm", "bmm", "addmm"}
 # whole rows of a 2-d table chosen by an index (an embedding): table[ids], index_select on dim 0
 LOOKUPS = {"index", "embedding", "index_select"}
+# index ramps: tensors of element indices, computed from each element's own coordinates
+RAMPS = {"arange"}
 # inclusive scans along the row, by the combine they use
 SCANS = {"cumsum": "sum", "cumprod": "prod"}
 # ops that work along a row (scans, gathers within it, row lookups): the row structure only
@@ -399,7 +407,7 @@ def check_ops_known(ops: list[str]) -> None:
         if op in (
             "max.dim",
             "min.dim",
-        ):  # values and indices over a dim: the values are a reduction
+        ):  # values and indices over a dim: a reduction and an arg-reduction
             continue
         if name.endswith("_") and name[:-1] in ELEMENTWISE:  # in place, on a value computed here
             continue
@@ -412,11 +420,13 @@ def check_ops_known(ops: list[str]) -> None:
         known = (
             ELEMENTWISE.keys()
             | REDUCTIONS.keys()
+            | ARG_REDUCTIONS.keys()
             | VIEWS
             | CONVERSIONS
             | CONSTANTS
             | INDEX_MAPS
             | COPIES
+            | RAMPS
         )
         if name not in known | SCANS.keys() | LOOKUPS | {"var_mean", "getitem", "gather"}:
             raise NotSupported(f"aten.{op} is not an op the generator translates")

@@ -30,18 +30,21 @@ How:
    (`agents.offline.codegen.shapes`: full, per-row, per-column, per-batch, scalar, wide) and
    pick the structure:
    - pointwise: full and scalar tensors, elementwise ops: one flat kernel; index-map ops
-     (`agents.offline.codegen.window`: constant_pad_nd, avg_pool2d, max_pool2d values) read an
+     (`agents.offline.codegen.window`: constant_pad_nd, avg_pool2d/3d, max_pool2d/3d values; a
+     1-D pool arrives as 2-D) read an
      input (possibly through widening casts) at coordinates computed from each output element's
      own (decoded from its flat offset, int64), by masked loads, a pool's window unrolled, the
      sizes passed by the launcher; an elementwise epilogue may follow;
    - row: per-row/per-column/per-batch tensors, slices of a wide input's last dim, reductions
      over one run of adjacent dims (the row; rows of a reduction over dims before the last are
-     read strided), inclusive scans along the row (cumsum, cumprod: tl.cumsum/tl.cumprod
-     per tile, a carry between tiles), and gathers within the row from an input
+     read strided), arg-reductions over one dim (argmax/argmin, max/min.dim's indices: (value,
+     index) pairs reduced with tl.reduce, torch's first index among equals, a NaN winning),
+     inclusive scans along the row (cumsum, cumprod: tl.cumsum/tl.cumprod per tile, a carry
+     between tiles), and gathers within the row from an input
      (torch.gather along the last dim, a full-size or per-row index): one program per row
      (one tile, or a loop of tiles for long rows);
-   - total: reductions of the whole tensor (losses, norms): partials per block, then one
-     program reduces them and finishes;
+   - total: reductions of the whole tensor (losses, norms, argmax/argmin with no dim or of a
+     vector): partials per block, then one program reduces them and finishes;
    - gemm: one matrix multiply (mm, bmm, addmm) whose operands are inputs, possibly through
      permutes, no-op views and casts (the launcher replays the permutes and passes strides; the
      kernel casts at load), then an elementwise epilogue on the product: one program per
@@ -54,6 +57,9 @@ How:
    - conv (`agents.offline.codegen.conv`): convolutions (aten.convolution: forward or
      transposed, 1-D to 3-D, one or a chain), a direct kernel per convolution; ops after the
      last one are a second stage (pointwise or row) over its result.
+   In every structure, index ramps (`agents.offline.codegen.ramps`: aten.arange and what is
+   computed from it alone, as triu/tril/diag/diag_embed/eye trace) are expressions of the
+   element's own index where an elementwise op reads them; nothing is loaded for them.
    Anything else (two matmuls, a prologue op before a matmul or a convolution, indexing other
    than those gathers and lookups, other scans or a scan that is reduced, data movement, an
    index map of a computed tensor or feeding a reduction, reductions over

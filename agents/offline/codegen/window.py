@@ -1,10 +1,11 @@
 """Index-map ops: each output element reads input elements at coordinates computed from its own.
 
-`aten.constant_pad_nd`, `aten.avg_pool2d` and `aten.max_pool2d_with_indices` (values only) are
-translated in the pointwise structure, over the output's elements: the flat offset is decoded
-into the output's coordinates (int64), the source coordinates follow from the op's constants
-(pads, kernel, stride, padding, dilation: literals of the argument class), and the source is
-read with masked loads, a pool's window unrolled tap by tap. The sizes (the source's dims, the
+`aten.constant_pad_nd`, `aten.avg_pool2d`/`avg_pool3d` and `aten.max_pool2d_with_indices`/
+`max_pool3d_with_indices` (values only) are translated in the pointwise structure, over the
+output's elements: the flat offset is decoded into the output's coordinates (int64), the
+source coordinates follow from the op's constants (pads, kernel, stride, padding, dilation:
+literals of the argument class), and the source is read with masked loads, a pool's window
+unrolled tap by tap. The sizes (the source's dims, the
 output's, the leading dims folded into one) are kernel arguments the launcher computes from its
 tensors at run time, so one kernel serves every shape of its class.
 
@@ -18,14 +19,20 @@ launcher makes it contiguous, as it does every input.
 PyTorch's rules, followed exactly (and checked against the traced shapes):
 - output size per pooled dim: (n + 2p - d(k - 1) - 1 [+ s - 1 with ceil_mode]) // s + 1, less
   one with ceil_mode when the last window would start past n + p;
-- avg_pool2d divides the fp32 sum by divisor_override if given; else with count_include_pad by
-  the window clipped to the padded map, (min(h0 + kh, H + ph) - h0) * (min(w0 + kw, W + pw) -
-  w0) (kh * kw unless ceil_mode lets a window hang past it); else by the in-bounds taps;
-- max_pool2d pads with -inf, and a NaN in the window wins (torch's `v > m or isnan(v)`).
+- an average pool divides the fp32 sum by divisor_override if given; else with
+  count_include_pad by the window clipped to the padded map, per pooled dim min(h0 + kh, H +
+  ph) - h0, multiplied (kh * kw (* kd) unless ceil_mode lets a window hang past it); else by the
+  in-bounds taps;
+- a max pool pads with -inf, and a NaN in the window wins (torch's `v > m or isnan(v)`).
+
+A 3-D pool is the 2-D one with one more pooled dim (depth, then height, then width), over
+(N, C, D, H, W) or (C, D, H, W) inputs; its window (up to MAX_TAPS taps) is unrolled the same
+way.
 """
 
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING, Any
 
 import torch
@@ -62,6 +69,15 @@ _POOL_ARGS = {
         "ceil_mode": 5,
     },
 }
+_POOL_ARGS["avg_pool3d"] = _POOL_ARGS["avg_pool2d"]  # the same schemas, over three dims
+_POOL_ARGS["max_pool3d_with_indices"] = _POOL_ARGS["max_pool2d_with_indices"]
+_POOLED = {
+    "avg_pool2d": 2,
+    "max_pool2d_with_indices": 2,
+    "avg_pool3d": 3,
+    "max_pool3d_with_indices": 3,
+}
+_MAX_POOLS = {"max_pool2d_with_indices", "max_pool3d_with_indices"}  # (values, indices)
 
 
 def pool_out_size(n: int, k: int, s: int, p: int, d: int, ceil: bool) -> int:
@@ -92,16 +108,17 @@ def _times(text: str, s: int) -> str:
     return text if s == 1 else f"{text} * {s}"
 
 
-def _pair(value: Any, what: str, node: Node) -> tuple[int, int]:
-    """A pooling argument as (h, w): an int, or a list of one or two ints."""
+def _spatial(value: Any, k: int, what: str, node: Node) -> tuple[int, ...]:
+    """A pooling argument as one int per pooled dim (k of them): an int, or a list of one or k
+    ints."""
     if isinstance(value, int) and not isinstance(value, bool):
-        return value, value
+        return (value,) * k
     if (
         isinstance(value, list | tuple)
-        and len(value) in (1, 2)
-        and all(isinstance(v, int) for v in value)
+        and len(value) in (1, k)
+        and all(isinstance(v, int) and not isinstance(v, bool) for v in value)
     ):
-        return (value[0], value[-1])
+        return tuple(value) if len(value) == k else (value[0],) * k
     raise NotSupported(f"aten.{op_name(node)} with {what} {value!r}")
 
 
@@ -182,7 +199,7 @@ class WindowMixin:
             expr = self._pool(node, name)
         dtype = self.dtype_of(node)
         value = Value(self.add(rounded(expr, dtype), True, op_name(node)), dtype)
-        self.values[node] = [value, None] if name == "max_pool2d_with_indices" else value
+        self.values[node] = [value, None] if name in _MAX_POOLS else value
 
     def _view(self: Builder, node: Node) -> tuple[emit.Param, list[tuple[int, ...]], list[str]]:
         """The window source's parameter, the shape the index-map op reads in every trace (the
@@ -296,38 +313,41 @@ class WindowMixin:
 
     # -- pooling
     def _pool(self: Builder, node: Node, name: str) -> str:
+        """A 2-D or 3-D pool (a 1-D one arrives as 2-D): the window's taps unrolled, dim by
+        dim, each tap's offset and in-bounds test built from the outer dims' inward."""
         table = _POOL_ARGS[name]
-        kh, kw = _pair(self._arg(node, "kernel_size", table, None), "kernel_size", node)
+        k = _POOLED[name]
+        ks = _spatial(self._arg(node, "kernel_size", table, None), k, "kernel_size", node)
         stride = self._arg(node, "stride", table, [])
-        sh, sw = (kh, kw) if stride in ([], (), None) else _pair(stride, "stride", node)
-        ph, pw = _pair(self._arg(node, "padding", table, 0), "padding", node)
+        ss = ks if stride in ([], (), None) else _spatial(stride, k, "stride", node)
+        ps = _spatial(self._arg(node, "padding", table, 0), k, "padding", node)
         dilation = self._arg(node, "dilation", table, 1) if "dilation" in table else 1
-        dh, dw = _pair(dilation, "dilation", node)
+        ds = _spatial(dilation, k, "dilation", node)
         ceil = bool(self._arg(node, "ceil_mode", table, False))
-        if kh * kw > MAX_TAPS:
+        if math.prod(ks) > MAX_TAPS:
             raise NotSupported(
-                f"aten.{op_name(node)} with a {kh}x{kw} window; the generator unrolls windows "
-                f"of up to {MAX_TAPS} taps"
+                f"aten.{op_name(node)} with a {'x'.join(map(str, ks))} window; the generator "
+                f"unrolls windows of up to {MAX_TAPS} taps"
             )
         param, shapes, dims = self._view(node)
         ndim = len(shapes[0])
-        if ndim not in (3, 4) or len(dims) != ndim:
+        if ndim not in (k + 1, k + 2) or len(dims) != ndim:
             raise NotSupported(f"aten.{op_name(node)} of a {ndim}-D input")
-        h_args, w_args = (kh, sh, ph, dh, ceil), (kw, sw, pw, dw, ceil)
+        args = [(kk, s, p, d, ceil) for kk, s, p, d in zip(ks, ss, ps, ds, strict=True)]
         note = op_name(node)
-        h_in, w_in = dims[-2], dims[-1]
-        h_out, w_out = _pool_out_text(h_in, *h_args), _pool_out_text(w_in, *w_args)
+        ins = dims[-k:]
+        outs = [_pool_out_text(n, *a) for n, a in zip(ins, args, strict=True)]
         self._result_shape(
             node,
             [
-                s[:-2] + (pool_out_size(s[-2], *h_args), pool_out_size(s[-1], *w_args))
+                s[:-k] + tuple(pool_out_size(n, *a) for n, a in zip(s[-k:], args, strict=True))
                 for s in shapes
             ],
-            f"({', '.join([*dims[:-2], h_out, w_out])})",
+            f"({', '.join([*dims[:-k], *outs])})",
         )
         added = [i for i, d in enumerate(dims) if d == "1"]  # dims an unsqueeze added
         if added:  # the result squeezed back (a 1-D pool's output): its shape too
-            want, expr = self.window_shapes[-1][0], [*dims[:-2], h_out, w_out]
+            want, expr = self.window_shapes[-1][0], [*dims[:-k], *outs]
             keep = [i for i in range(ndim) if i not in added]
             self.window_shapes.append(
                 (
@@ -335,29 +355,40 @@ class WindowMixin:
                     f"({', '.join(expr[i] for i in keep)}{',' if len(keep) == 1 else ''})",
                 )
             )
-        H, W = self.size_arg(f"{param.var}_h", h_in), self.size_arg(f"{param.var}_w", w_in)
-        Ho, Wo = self.size_arg("pool_h", h_out), self.size_arg("pool_w", w_out)
-        (ow, oh), lead = self._decode([Wo, Ho], note)
-        base = self.let_tile(f"{lead} * ({H} * {W})", note)
-        h0 = self.let_tile(_plus(_times(oh, sh), -ph), note)
-        w0 = self.let_tile(_plus(_times(ow, sw), -pw), note)
-        rows, cols = [], []
-        for i in range(kh):
-            at = self.let_tile(_plus(h0, i * dh), note) if i else h0
-            ok = self.let_tile(f"mask & ({at} >= 0) & ({at} < {H})", note)
-            rows.append((self.let_tile(f"{base} + {at} * {W}", note), ok))
-        for j in range(kw):
-            at = self.let_tile(_plus(w0, j * dw), note) if j else w0
-            cols.append((at, self.let_tile(f"({at} >= 0) & ({at} < {W})", note)))
-        taps = [(r, rok, c, cok) for r, rok in rows for c, cok in cols]
-        if name == "max_pool2d_with_indices":
-            return self._max_taps(param, taps, note)
+        axes = "dhw"[-k:]
+        sizes = [self.size_arg(f"{param.var}_{a}", n) for a, n in zip(axes, ins, strict=True)]
+        pooled = [self.size_arg(f"pool_{a}", o) for a, o in zip(axes, outs, strict=True)]
+        coords, lead = self._decode(pooled[::-1], note)
+        coords = coords[::-1]  # outermost pooled dim first
+        base = self.let_tile(f"{lead} * ({' * '.join(sizes)})", note)
+        starts = [
+            self.let_tile(_plus(_times(o, a[1]), -a[2]), note)
+            for o, a in zip(coords, args, strict=True)
+        ]
+        # the taps of the dims before the last: (offset, in bounds), outermost first
+        taps = [(base, "mask")]
+        for j in range(k - 1):
+            inner = " * ".join(sizes[j + 1 :])
+            rows = []
+            for off, ok in taps:
+                for i in range(ks[j]):
+                    at = self.let_tile(_plus(starts[j], i * ds[j]), note) if i else starts[j]
+                    inside = self.let_tile(f"{ok} & ({at} >= 0) & ({at} < {sizes[j]})", note)
+                    rows.append((self.let_tile(f"{off} + {at} * {inner}", note), inside))
+            taps = rows
+        cols = []
+        for i in range(ks[-1]):
+            at = self.let_tile(_plus(starts[-1], i * ds[-1]), note) if i else starts[-1]
+            cols.append((at, self.let_tile(f"({at} >= 0) & ({at} < {sizes[-1]})", note)))
+        window = [(r, rok, c, cok) for r, rok in taps for c, cok in cols]
+        if name in _MAX_POOLS:
+            return self._max_taps(param, window, note)
         total = None
-        for r, rok, c, cok in taps:
+        for r, rok, c, cok in window:
             load = f"tl.load({param.name}_ptr + {r} + {c}, mask={rok} & {cok}, other=0.0)"
             load += ".to(tl.float32)"
             total = self.add(load if total is None else f"{total} + {load}", True, note)
-        return f"{total} / {self._divisor(node, table, (kh, kw), (ph, pw), ceil, (h0, w0), (H, W))}"
+        return f"{total} / {self._divisor(node, table, ks, ps, ceil, starts, sizes)}"
 
     def _max_taps(self: Builder, param: emit.Param, taps: list[tuple[str, ...]], note: str) -> str:
         """The window's max: -inf outside the map, a NaN wins (as torch's `v > m or isnan(v)`)."""
@@ -382,13 +413,13 @@ class WindowMixin:
         self: Builder,
         node: Node,
         table: dict[str, int],
-        k: tuple[int, int],
-        p: tuple[int, int],
+        k: tuple[int, ...],
+        p: tuple[int, ...],
         ceil: bool,
-        start: tuple[str, str],
-        size: tuple[str, str],
+        start: list[str],
+        size: list[str],
     ) -> str:
-        """avg_pool2d's divisor, as PyTorch computes it (see the module docstring)."""
+        """An average pool's divisor, as PyTorch computes it (see the module docstring)."""
         override = self._arg(node, "divisor_override", table, None)
         if override is not None:
             if not isinstance(override, int) or override == 0:
@@ -396,14 +427,14 @@ class WindowMixin:
             return literal(float(override))
         include = bool(self._arg(node, "count_include_pad", table, True))
         if include and not ceil:  # every window lies inside the padded map
-            return literal(float(k[0] * k[1]))
+            return literal(float(math.prod(k)))
         spans = []
         for s, kk, pp, n in zip(start, k, p, size, strict=True):
             if include:
                 spans.append(f"(tl.minimum({s} + {kk}, {n} + {pp}) - {s})")
             else:
                 spans.append(f"(tl.minimum({s} + {kk}, {n}) - tl.maximum({s}, 0))")
-        count = self.add(f"({spans[0]} * {spans[1]}).to(tl.float32)", True, op_name(node))
+        count = self.add(f"({' * '.join(spans)}).to(tl.float32)", True, op_name(node))
         return count
 
     def window_shape(self: Builder, shapes: list[tuple[int, ...]]) -> str | None:
