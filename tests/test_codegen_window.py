@@ -195,7 +195,6 @@ REFUSED = {
         "return F.avg_pool2d(x, 3, 1, 1) - x",
         "index-map op and by aten.sub",
     ),
-    "window too large to unroll": ("return F.avg_pool2d(x, 9, padding=4)", "aten.avg_pool2d.*9x9"),
     "pool indices used": (
         "v, i = F.max_pool2d(x, 2, return_indices=True)\nreturn v + i.float()",
         "indices of aten.max_pool2d_with_indices",

@@ -39,8 +39,6 @@ CPU = JudgeConfig(device="cpu", trials=1, timeout_s=300)
 # forms whose operators the generator does not translate, and the reason it gives
 REFUSED = {
     "l1_frobenius_norm": r"one level of whole-tensor reductions",
-    # the convolution translates; its epilogue's per-channel (C, 1, 1) bias does not
-    "l2_conv2d_relu_biasadd": r"has shape \(\d+, 1, 1\) in a problem of shape",
     "cumsum": r"aten\.cumsum.*only scans along the last dim",
 }
 # the slowest on the interpreter (tl.dot), marked so a quick run can leave them out

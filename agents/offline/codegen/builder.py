@@ -4,7 +4,8 @@ numbers) and builds the `emit.Program` of statements that `emit` writes out as a
 `Builder` holds the state and drives the walk (inputs, dispatch, outputs); its mixins hold the
 rest: `sizes.SizesMixin` (numbers that must hold at every shape, sizes),
 `gemm.GemmMixin` (the matrix multiply), `window.WindowMixin` (index-map ops: pads and pools),
-`ramps.RampsMixin` (index ramps: aranges computed from each element's index) and
+`ramps.RampsMixin` (index ramps: aranges computed from each element's index),
+`broadcasts.BroadcastMixin` (inputs loaded at indices computed from each element's offset) and
 `nodes.NodesMixin` (per-node translations).
 """
 
@@ -17,6 +18,7 @@ from torch.fx import GraphModule, Node
 
 from agents.offline.codegen import emit
 from agents.offline.codegen import shapes as shp
+from agents.offline.codegen.broadcasts import BroadcastMixin
 from agents.offline.codegen.gemm import GemmMixin, Operand
 from agents.offline.codegen.nodes import NodesMixin
 from agents.offline.codegen.ops import ARG_REDUCTIONS, ELEMENTWISE, NotSupported
@@ -37,7 +39,7 @@ from agents.offline.codegen.values import Value, is_var
 from agents.offline.codegen.window import WINDOW_OPS, WindowMixin
 
 
-class Builder(SizesMixin, GemmMixin, WindowMixin, RampsMixin, NodesMixin):
+class Builder(SizesMixin, GemmMixin, WindowMixin, RampsMixin, BroadcastMixin, NodesMixin):
     """Walks the graph of the first trace (the others, node for node, vouch for its numbers) and
     builds the program of statements `emit` writes out."""
 
@@ -62,6 +64,7 @@ class Builder(SizesMixin, GemmMixin, WindowMixin, RampsMixin, NodesMixin):
         self.index = {n: i for i, n in enumerate(self.nodes)}
         self.domains = [shp.domain(g) for g in graphs]
         self.strides = [shp.row_stride(g) for g in graphs]
+        self.splits = [shp.row_split(g) for g in graphs]  # rows of leading and trailing dims
         self.scalars = scalars or {}
         self.gemm_node = next(
             (n for n in self.nodes if n.op == "call_function" and shp.packet(n) in GEMMS), None
@@ -93,11 +96,17 @@ class Builder(SizesMixin, GemmMixin, WindowMixin, RampsMixin, NodesMixin):
         }
         skip |= {self.index[n] for n in self.tables}
         rows = [
-            shp.row_shape(g) if s == 1 else () for g, s in zip(graphs, self.strides, strict=True)
+            shp.row_shape(g) if s == 1 and not split else ()
+            for g, s, split in zip(graphs, self.strides, self.splits, strict=True)
         ]
+        # broadcast inputs: fit no kind, loaded at indices computed from the element's offset
+        self.broadcasts: dict[Node, Node] = {}
+        self.broadcast_ends: set[Node] = set()
+        skip |= {self.index[n] for n in self.find_broadcasts(skip, rows)}
         self.kinds = shp.node_kinds(graphs, self.domains, skip, rows)
+        self.broadcast_kinds()
         self.structure = self._structure()
-        if any(s != 1 for s in self.strides):
+        if any(s != 1 for s in self.strides) or any(self.splits):
             self._check_strided()
         self.params = names
         clash = emit.launcher_clash(params)
@@ -266,6 +275,9 @@ class Builder(SizesMixin, GemmMixin, WindowMixin, RampsMixin, NodesMixin):
         for node, name in zip(self.placeholders, self.params, strict=True):
             if node not in self.prologue:
                 self.input(node, name)
+        for node in self.placeholders:  # read by elementwise ops as they are
+            if node in self.broadcast_ends:
+                self.broadcast_value(node)
         for node in self.nodes:
             if node in self.prologue or node in self.windowed:
                 continue
@@ -293,8 +305,10 @@ class Builder(SizesMixin, GemmMixin, WindowMixin, RampsMixin, NodesMixin):
             why = ""
             if self.structure == "gemm":
                 why = "a matrix multiply's epilogue"
-            elif node in self.windowed or node in self.tables or node in self.wide:
-                why = "an index map, a row lookup or a slice"
+            elif any(
+                node in where for where in (self.windowed, self.tables, self.wide, self.broadcasts)
+            ):
+                why = "an index map, a row lookup, a slice or a broadcast"
             elif any(self._reads_from(g, node) for g in self.nodes if shp.packet(g) == "gather"):
                 why = "a gather"
             elif self.kind(node).name != "full" and emit.columns_tiled(self.prog):
@@ -304,6 +318,27 @@ class Builder(SizesMixin, GemmMixin, WindowMixin, RampsMixin, NodesMixin):
                     f"the kernel reads {name}, which it also stores into, through {why}; a "
                     "program could read a value another has already overwritten"
                 )
+
+    def _check_scalar_store(self, new: Node, into: str) -> None:
+        """A one-element buffer's new value in the row structure (a Model's count of batches
+        seen): row 0's program stores it, every program computes it. Another program may read
+        the buffer after row 0 stored it, so what reads the buffer must compute that value
+        only (nothing else the kernel stores may depend on it)."""
+        buffer = dict(zip(self.params, self.placeholders, strict=True))[into]
+        feeds = {buffer}
+        todo = [buffer]
+        while todo:
+            for user in todo.pop().users:
+                if user.op == "output" or user in feeds:
+                    continue
+                feeds.add(user)
+                todo.append(user)
+        stored = {a for a in self.nodes[-1].all_input_nodes if a in feeds}
+        if stored != {new} or any(u.op != "output" for u in new.users):
+            raise NotSupported(
+                f"the reference writes one value into {into} and reads it elsewhere; the row "
+                "programs would read it while the first one stores it"
+            )
 
     def _reads_from(self, node: Node, source: Node) -> bool:
         """Whether `node`'s first argument is `source` through views and casts."""
@@ -319,6 +354,8 @@ class Builder(SizesMixin, GemmMixin, WindowMixin, RampsMixin, NodesMixin):
             return
         if node in self.windowed:
             return self.window_input(node, name)
+        if node in self.broadcasts:
+            return self.broadcast_input(node, name)
         val = node.meta.get("val")
         if not isinstance(val, torch.Tensor):
             raise NotSupported(f"parameter {name} is used in the graph but is not a tensor")
@@ -355,6 +392,10 @@ class Builder(SizesMixin, GemmMixin, WindowMixin, RampsMixin, NodesMixin):
 
     def call(self, node: Node) -> None:
         if node in self.ramps:  # computed where it is read
+            return
+        if node in self.broadcasts:  # a view or cast of a broadcast input: loaded at its end
+            if node in self.broadcast_ends:
+                self.broadcast_value(node)
             return
         self.bind_ramps(node)
         name = shp.packet(node)
@@ -412,7 +453,9 @@ class Builder(SizesMixin, GemmMixin, WindowMixin, RampsMixin, NodesMixin):
                 "total": ("scalar",),
                 "gemm": ("full",),
             }
-            if kind not in allowed[self.structure]:
+            if kind == "scalar" and into and self.structure == "row":
+                self._check_scalar_store(out, into)
+            elif kind not in allowed[self.structure]:
                 what = f"writes a {kind} tensor into {into}" if into else f"returns a {kind} tensor"
                 raise NotSupported(
                     f"the reference {what}; in a {self.structure} kernel outputs must be "

@@ -85,12 +85,17 @@ GEMM_WORDS = set(
 ) | set(GEMM_TUNABLES)
 TILE_KINDS = ("full", "col", "batch_col")
 ROW_KINDS = ("row", "scalar", "batch_row")
+# inputs read by statements at computed offsets, never loaded by the kernel's head: slices of
+# wide inputs, index-map sources, broadcast inputs (`agents.offline.codegen.broadcasts`)
+UNLOADED = ("wide", "window", "broadcast")
 
 # names the kernels and launchers use for themselves
-KERNEL_WORDS = set("pid offs mask row base cols start N n tl float range inner".split())
+KERNEL_WORDS = set(
+    "pid offs mask row base cols start N n tl float range inner split split_stride".split()
+)
 LAUNCHER_WORDS = set(
     "N R n P BLOCK BLOCK_N BLOCK_C MAX_BLOCK_N num_warps grid torch triton tl inner float isinstance "
-    "type tuple list NotImplementedError".split()
+    "type tuple list NotImplementedError split split_stride".split()
 )
 BUILTIN_NAMES = set(dir(builtins))
 _GENERATED = re.compile(r"^(v|acc)\d+$")
@@ -178,6 +183,9 @@ class Program:
     width: str = ""  # row structure: the launcher's expression for N
     gemm: Gemm | None = None  # gemm structure: the multiply
     inner: str = ""  # row structure, rows read strided: the kernel argument for the stride
+    # row structure, rows of a reduction over leading and trailing dims: the kernel argument
+    # for I, the trailing dims' numel (`<split>_stride` holds K * I, K the kept dims' numel)
+    split: str = ""
     defaults: dict[str, str] = field(default_factory=dict)  # parameter -> its default's text
     returned: tuple[str, ...] | None = None  # a call that writes: `Stores.returned`
 
@@ -271,6 +279,35 @@ def _{how}_combine(v1, i1, v2, i2):
     first = (n1 & (n2 == 0)) | ((n1 == n2) & (v1 {compare} v2)) | (same & (i1 < i2))
     return tl.where(first, v1, v2), tl.where(first, i1, i2)
 '''
+_WINDOW_LOOP = '''
+@triton.jit
+def _window_{how}(src_ptr, base, d0, h0, w0, D, H, W, mask, KD, KH, KW, DD, DH, DW):
+    """The {how} of a pool's window, looped at run time (a window too large to unroll): KD x KH
+    x KW taps, DD, DH, DW apart, from (d0, h0, w0) in the (D, H, W) map at `base` (a 2-D pool:
+    d0 zeros, D = KD = 1); taps outside the map read {fill}. In fp32{nan}."""
+    acc = (w0 * 0).to(tl.float32) + {fill}
+    for i in range(0, KD):
+        d = d0 + i * DD
+        ok_d = mask & (d >= 0) & (d < D)
+        for j in range(0, KH):
+            h = h0 + j * DH
+            ok_h = ok_d & (h >= 0) & (h < H)
+            line = base + (d * H + h) * W
+            for k in range(0, KW):
+                w = w0 + k * DW
+                v = tl.load(src_ptr + line + w, mask=ok_h & (w >= 0) & (w < W), other={fill})
+                {combine}
+    return acc
+'''
+HELPERS["_window_sum"] = _WINDOW_LOOP.format(
+    how="sum", fill="0.0", nan="", combine="acc += v.to(tl.float32)"
+)
+HELPERS["_window_max"] = _WINDOW_LOOP.format(
+    how="max",
+    fill='float("-inf")',
+    nan=", a NaN winning as in torch",
+    combine="v = v.to(tl.float32)\n                acc = tl.where((v > acc) | (v != v), v, acc)",
+)
 HELPERS["_argmax_combine"] = _ARG_COMBINE.format(how="argmax", word="larger", compare=">")
 HELPERS["_argmin_combine"] = _ARG_COMBINE.format(how="argmin", word="smaller", compare="<")
 HELPER_NEEDS = {"_tanh": ["_expm1"]}
@@ -281,7 +318,7 @@ def helper_sources(names: set[str]) -> list[str]:
     for name in list(names):
         wanted.update(HELPER_NEEDS.get(name, []))
     order = ["_expm1", "_log1p", "_tanh", "_round_half_even", "_asin"]
-    order += ["_argmax_combine", "_argmin_combine"]
+    order += ["_argmax_combine", "_argmin_combine", "_window_sum", "_window_max"]
     return [HELPERS[n].strip() + "\n" for n in order if n in wanted]
 
 
@@ -371,6 +408,8 @@ def _stmt_line(s: Stmt) -> str:
 
 
 def _store(o: Output, i: int, structure: str, step: str = "") -> str:
+    if o.kind == "scalar":  # a row program's scalar: a buffer's new value, stored by row 0
+        return f"tl.store(out{i}_ptr, {o.var}.to(out{i}_ptr.dtype.element_ty), mask=row == 0)"
     if o.kind == "row":
         where = f"out{i}_ptr + row"
         return f"tl.store({where}, {o.var}.to(out{i}_ptr.dtype.element_ty))"
@@ -393,7 +432,7 @@ def pointwise_kernel(prog: Program, name: str) -> str:
         "mask = offs < n",
     ]
     # window sources are read by index-map statements at computed offsets, not loaded flat
-    body += [_load(p, "pointwise") for p in prog.inputs if p.kind != "window"]
+    body += [_load(p, "pointwise") for p in prog.inputs if p.kind not in UNLOADED]
     body += [_stmt_line(s) for s in prog.stmts]
     body += [_store(o, i, "pointwise") for i, o in enumerate(prog.outputs)]
     head = f"@triton.jit\ndef {name}({_signature(prog, ['n'], ['BLOCK'])}):\n"
@@ -401,13 +440,19 @@ def pointwise_kernel(prog: Program, name: str) -> str:
 
 
 def _step(prog: Program) -> str:
-    """How far apart a row's elements lie in the full tensors (nothing: adjacent)."""
+    """How far apart a row's elements lie in the full tensors (nothing: adjacent), as text
+    that follows `cols`. Split rows (`Program.split`): element c lies at (c // I) * (K * I) +
+    c % I from the row's first."""
+    if prog.split:
+        return f" // {prog.split} * {prog.split}_stride + cols % {prog.split}"
     return f" * {prog.inner}" if prog.inner else ""
 
 
 def _row_base(prog: Program) -> str:
     """The first element of the program's row in the full tensors. Rows of a reduction over a
     dim before the last are strided: row r = (o, i) starts at o * N * inner + i."""
+    if prog.split:  # row r: the kept index; its first element at r * I
+        return f"base = row * {prog.split}"
     if prog.inner:
         return f"base = (row // {prog.inner}) * (N * {prog.inner}) + row % {prog.inner}"
     return "base = row * N"
@@ -416,7 +461,11 @@ def _row_base(prog: Program) -> str:
 def columns_tiled(prog: Program) -> bool:
     """Whether the row program's columns are independent (no reduction, no scan, rows read
     contiguously), so a row can be split over programs."""
-    return not prog.inner and all(s.reduce is None and s.scan is None for s in prog.stmts)
+    return (
+        not prog.inner
+        and not prog.split
+        and all(s.reduce is None and s.scan is None for s in prog.stmts)
+    )
 
 
 def row_kernel(prog: Program, name: str) -> str:
@@ -430,7 +479,7 @@ def row_kernel(prog: Program, name: str) -> str:
         f"cols = {first}tl.arange(0, BLOCK_N)",
         "mask = cols < N",
     ]
-    body += [_load(p, "row", step) for p in prog.inputs if p.kind != "wide"]
+    body += [_load(p, "row", step) for p in prog.inputs if p.kind not in UNLOADED]
     body += [_stmt_line(s) for s in prog.stmts]
     body += [_store(o, i, "row", step) for i, o in enumerate(prog.outputs)]
     head = f"@triton.jit\ndef {name}({_signature(prog, ['N'], ['BLOCK_N'])}):\n"
@@ -536,14 +585,14 @@ def looped_row_kernel(prog: Program, name: str) -> str:
         emit_ready()
     if pending:
         raise ValueError(f"statements never computed: {[s.target for s in pending]}")
-    tile_outputs = [(i, o) for i, o in enumerate(prog.outputs) if o.kind != "row"]
+    tile_outputs = [(i, o) for i, o in enumerate(prog.outputs) if o.kind not in ROW_KINDS]
     if tile_outputs:
         need = _tile_closure(prog, [o.var for _, o in tile_outputs])
         body += _carries(prog, need)
         body.append("for start in range(0, N, BLOCK_N):")
         body += ["    " + line for line in _loop(prog, need, done)]
         body += ["    " + _store(o, i, "row", _step(prog)) for i, o in tile_outputs]
-    body += [_store(o, i, "row") for i, o in enumerate(prog.outputs) if o.kind == "row"]
+    body += [_store(o, i, "row") for i, o in enumerate(prog.outputs) if o.kind in ROW_KINDS]
     head = f"@triton.jit\ndef {name}({_signature(prog, ['N'], ['BLOCK_N'])}):\n"
     return head + "".join(f"    {line}\n" for line in body)
 
@@ -710,7 +759,8 @@ def _row_launcher_head(prog: Program, tunables: dict[str, int]) -> tuple[str, li
     """A row launcher's parameters (the entry's, then `tunables` with their defaults) and the
     body up to the launch: contiguous inputs, N, the outputs, the empty case, R, the symbols."""
     params = ", ".join(_params(prog) + [f"{k}: int = {v}" for k, v in tunables.items()])
-    rows = "out0.numel()" if prog.outputs[0].kind == "row" else "out0.numel() // N"
+    first, out = next((i, o) for i, o in enumerate(prog.outputs) if o.kind != "scalar")
+    rows = f"out{first}.numel()" if out.kind == "row" else f"out{first}.numel() // N"
     body = _inputs_ready(prog)
     body += [f"N = {prog.width}"]
     body += _allocations(prog)

@@ -24,7 +24,9 @@ optimizer state: `Task.output_args`). `call_values` says which parameters (`Boun
 trace turns the writes into values, the kernels compute them and store them into the caller's
 buffers (which must be contiguous), and the entry point returns what the reference returns (its
 own result, the buffer it wrote, or None). A class task's call passes neither keywords nor
-buffers: the judge calls its forward positionally and its inputs are read-only.
+buffers: the judge calls its forward positionally and its inputs are read-only; a Model that
+updates its own buffers (batch norm's running statistics) has those writes traced the same way
+(`trace`), the kernels storing into the buffers ModelNew holds.
 """
 
 from __future__ import annotations

@@ -473,17 +473,17 @@ class _Call:
         """The reduction runs over the row: the last dim, or trailing dims that fold into it."""
         for g, nodes in enumerate(self.b.per_graph):
             here = nodes[self.b.index[self.node]]
-            span = shp.reduced_range(here)
+            span, ends = shp.reduced_range(here), shp.reduced_ends(here)
             shape = tuple(here.args[0].meta["val"].shape)
-            if span is None or (
-                math.prod(shape[span[0] : span[1]]),
-                math.prod(shape[span[1] :]),
-            ) != (
-                self.b.domains[g][-1],
-                self.b.strides[g],
-            ):
+            want = (self.b.domains[g][-1], self.b.strides[g], self.b.splits[g])
+            if span is not None:  # rows of adjacent dims, strided by the numel after them
+                have = (math.prod(shape[span[0] : span[1]]), math.prod(shape[span[1] :]), 0)
+            elif ends is not None:  # rows of the leading and trailing dims (batch norm)
+                inner = math.prod(shape[ends[1] :])
+                have = (math.prod(shape[: ends[0]]) * inner, 1, inner)
+            if (span is None and ends is None) or have != want:
                 raise NotSupported(
                     f"aten.{self.op} reduces over dims {here.args[1]} of a tensor of shape "
-                    f"{shape}; only one run of adjacent dims (the row), the same for every "
-                    "reduction, is supported"
+                    f"{shape}; only one run of adjacent dims (the row), or the leading and "
+                    "trailing dims around kept ones, the same for every reduction, is supported"
                 )

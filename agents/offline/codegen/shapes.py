@@ -84,8 +84,40 @@ def reduced_range(node: Node) -> tuple[int, int] | None:
         return 0, ndim
     if ndim == 0:
         return None
-    dims = sorted(d % ndim for d in dims)
-    return (dims[0], dims[-1] + 1) if dims == list(range(dims[0], dims[-1] + 1)) else None
+    dims = sorted({d % ndim for d in dims})
+    if dims == list(range(dims[0], dims[-1] + 1)):
+        return dims[0], dims[-1] + 1
+    # a reduced dim of size 1 moves nothing: instance norm reduces (1, N * C, H, W) over
+    # (0, 2, 3), rows of H * W; the run is the dims of size > 1, widened over reduced dims
+    shape = tuple(node.args[0].meta["val"].shape)
+    big = [d for d in dims if shape[d] != 1]
+    if not big:
+        return None
+    k, j = big[0], big[-1] + 1
+    if any(d not in dims and shape[d] != 1 for d in range(k, j)):
+        return None
+    while k > 0 and k - 1 in dims:
+        k -= 1
+    while j < ndim and j in dims:
+        j += 1
+    return k, j
+
+
+def reduced_ends(node: Node) -> tuple[int, int] | None:
+    """For a reduction over the leading dims [0, a) and the trailing dims [b, ndim) of its
+    input (0 < a < b < ndim), (a, b): the kept dims lie between them (batch norm reduces
+    (N, C, H, W) over (0, 2, 3), one row of N * H * W elements per channel); None otherwise."""
+    ndim = node.args[0].meta["val"].dim()
+    dims = node.args[1] if len(node.args) > 1 else None
+    dims = [dims] if isinstance(dims, int) else dims
+    if not dims or ndim < 3 or reduced_range(node) is not None:
+        return None
+    dims = sorted({d % ndim for d in dims})
+    a = next(i for i in range(ndim + 1) if i not in dims)
+    b = next((i for i in range(a, ndim) if i in dims), ndim)
+    if a == 0 or b == ndim or dims != [*range(a), *range(b, ndim)]:
+        return None
+    return a, b
 
 
 def folded(shape: tuple[int, ...], span: tuple[int, int]) -> tuple[tuple[int, ...], int]:
@@ -93,6 +125,14 @@ def folded(shape: tuple[int, ...], span: tuple[int, int]) -> tuple[tuple[int, ..
     reduced ones folded last, the stride between a row's elements = numel of dims j..)."""
     k, j = span
     return shape[:k] + shape[j:] + (math.prod(shape[k:j]),), math.prod(shape[j:])
+
+
+def _split_rows(shape: tuple[int, ...], ends: tuple[int, int]) -> tuple[tuple[int, ...], int]:
+    """A tensor of `shape` reduced over its leading dims [0, a) and trailing ones [b, ndim):
+    (the kept dims, then the reduced ones folded last; the numel of the trailing ones, I: row
+    element c lies at (c // I) * (K * I) + c % I from the row's first, K the kept numel)."""
+    a, b = ends
+    return shape[a:b] + (math.prod(shape[:a]) * math.prod(shape[b:]),), math.prod(shape[b:])
 
 
 def _reductions(graph: GraphModule) -> list[tuple[tuple[int, ...], tuple[int, int] | None]]:
@@ -104,10 +144,22 @@ def _reductions(graph: GraphModule) -> list[tuple[tuple[int, ...], tuple[int, in
     ]
 
 
-def _reduced(graph: GraphModule) -> list[tuple[tuple[int, ...], int]]:
-    return [
-        (shape, 1) if span is None else folded(shape, span) for shape, span in _reductions(graph)
-    ]
+def _reduced(graph: GraphModule) -> list[tuple[tuple[int, ...], int, int]]:
+    """(the reduced input seen as rows, the stride between a row's elements, I of split rows
+    (0: not split)) of every reduction."""
+    found = []
+    for n in graph.graph.nodes:
+        if not is_reduction(n) or not isinstance(n.args[0], Node):
+            continue
+        shape, span = tuple(n.args[0].meta["val"].shape), reduced_range(n)
+        ends = reduced_ends(n) if span is None else None
+        if span is not None:
+            found.append((*folded(shape, span), 0))
+        elif ends is not None:
+            found.append((_split_rows(shape, ends)[0], 1, _split_rows(shape, ends)[1]))
+        else:
+            found.append((shape, 1, 0))
+    return found
 
 
 def row_shape(graph: GraphModule) -> tuple[int, ...]:
@@ -124,7 +176,7 @@ def row_shape(graph: GraphModule) -> tuple[int, ...]:
 def domain(graph: GraphModule) -> tuple[int, ...]:
     """The shape the kernel iterates over: the largest tensor reduced, with the reduced dims
     folded into one and moved last (the row), or without reductions the largest output."""
-    shapes = {s for s, _ in _reduced(graph)}
+    shapes = {s for s, _, _ in _reduced(graph)}
     reduced = bool(shapes)
     nodes = list(graph.graph.nodes)
     if not shapes:
@@ -148,8 +200,18 @@ def row_stride(graph: GraphModule) -> int:
     found = _reduced(graph)
     if not found:
         return 1
-    size = max(math.prod(s) for s, _ in found)
-    return next(inner for s, inner in found if math.prod(s) == size)
+    size = max(math.prod(s) for s, _, _ in found)
+    return next(inner for s, inner, _ in found if math.prod(s) == size)
+
+
+def row_split(graph: GraphModule) -> int:
+    """For rows of a reduction over leading and trailing dims (`reduced_ends`), the numel of
+    the trailing ones (I); 0 for every other layout."""
+    found = _reduced(graph)
+    if not found:
+        return 0
+    size = max(math.prod(s) for s, _, _ in found)
+    return next(split for s, _, split in found if math.prod(s) == size)
 
 
 def _squeezed(shape: tuple[int, ...]) -> tuple[int, ...]:
@@ -299,6 +361,14 @@ class Sizes:
                     for s, v in zip(self.shapes, values, strict=True)
                 ):
                     return " * ".join(f"{name}.shape[{i}]" for i in range(j, ndim))
+        for name in self.order:  # ... and split in k (group norm's rows: C / G * H * W)
+            ndim = len(self.shapes[0][name])
+            for j in reversed(range(ndim - 1)):  # the fewest dims folded: the smallest k
+                folds = [math.prod(s[name][j:]) if len(s[name]) == ndim else 0 for s in self.shapes]
+                k = folds[0] // values[0] if values[0] > 0 else 0
+                if k > 1 and all(f == v * k for f, v in zip(folds, values, strict=True)):
+                    dims = " * ".join(f"{name}.shape[{i}]" for i in range(j, ndim))
+                    return f"{dims} // {k}"
         if all(v == values[0] for v in values):
             return str(values[0])
         raise NotSupported(f"a size ({values} at the traced shapes) is no input's dimension")

@@ -146,6 +146,7 @@ class SizesMixin:
             ("rsqrt_N", "N ** -0.5", lambda d: d[-1] ** -0.5),
             ("N_minus_1", "N - 1", lambda d: d[-1] - 1),
             ("inv_N_minus_1", "1.0 / (N - 1)", lambda d: 1.0 / max(d[-1] - 1, 1)),
+            ("N_over_N_minus_1", "N / max(N - 1, 1)", lambda d: d[-1] / max(d[-1] - 1, 1)),
         ]
 
     def sizes(self) -> None:
@@ -162,12 +163,23 @@ class SizesMixin:
         last = None
         if self.structure in ("row", "gemm"):
             n_values = [d[-1] for d in self.domains]
-            if self.structure == "row":
+            if self.structure == "row" and any(self.splits):  # N = numel / K
+                full = next((p.name for p in self.prog.inputs if p.kind == "full"), None)
+                if full is None:
+                    raise NotSupported("rows of leading and trailing dims of no full-size input")
+                kept = sizes.dim([math.prod(d[:-1]) for d in self.domains])
+                self.prog.width = f"{full}.numel() // ({kept})"
+            elif self.structure == "row":
                 self.prog.width = sizes.dim(n_values)
             last = ("N", n_values)
         if any(s != 1 for s in self.strides):
             self.prog.symbols["inner"] = sizes.dim(self.strides)
             self.prog.inner = "inner"
+        if any(self.splits):  # rows of leading and trailing dims: I, and K * I (K: the rows)
+            self.prog.symbols["split"] = sizes.dim(self.splits)
+            kept = [math.prod(d[:-1]) * s for d, s in zip(self.domains, self.splits, strict=True)]
+            self.prog.symbols["split_stride"] = sizes.dim(kept)
+            self.prog.split = "split"
         for lead in sorted(self.groups):  # rows sharing one value of a batch tensor
             dims = [
                 sizes.dim([d[j] for d in self.domains])

@@ -52,7 +52,11 @@ def whole_of_rows(graph: GraphModule) -> list[Node]:
         for n in reductions
         if _numel(n.args[0]) < size and shp.reduced_range(n) == (0, n.args[0].meta["val"].dim())
     ]
-    rows = [n for n in reductions if _numel(n.args[0]) == size]
+    rows = [  # the largest reduced tensor reduced by rows, not as a whole
+        n
+        for n in reductions
+        if _numel(n.args[0]) == size and shp.reduced_range(n) != (0, n.args[0].meta["val"].dim())
+    ]
     return whole if whole and rows else []
 
 

@@ -15,7 +15,10 @@ in place, optimizer state) is traced through `torch.func.functionalize`, the ref
 into copies of those arguments, so every write becomes a value (`aten.exp.out` becomes
 `aten.exp`, `x.mul_(b)` becomes `aten.mul`, `out.copy_(v)` becomes `aten.copy`); the
 decompositions apply after it. The graph returns the reference's own result, then each written
-argument's new value (`Writes` says how the reference returned).
+argument's new value (`Writes` says how the reference returned). A class task's Model that
+writes into its own buffers (batch norm's running statistics, its count of batches) is found in
+its first trace (`_mutated_inputs`) and traced again the same way, those buffers counted as
+arguments past the call's (`Entry.arguments`).
 """
 
 from __future__ import annotations
@@ -93,8 +96,8 @@ ALONG_ROW = set(SCANS) | LOOKUPS | {"gather"}
 def decompositions() -> dict[Any, Any]:
     """The core-aten decompositions, plus torch's own rules for ops they leave whole that
     decompose into ops translated here (leaky_relu, elu, layer norm, vector norms, batch norm:
-    its statistics a var_mean, its running statistics written with copy_), and min()/max() of a
-    whole tensor as amin/amax over every dim."""
+    its statistics a var_mean, its running statistics written with copy_), group norm as rows
+    (`group_norm`), and min()/max() of a whole tensor as amin/amax over every dim."""
     from torch._decomp import core_aten_decompositions, get_decompositions
 
     aten = torch.ops.aten
@@ -112,8 +115,36 @@ def decompositions() -> dict[Any, Any]:
     whole = {  # min()/max() of a whole tensor: its amin/amax (NaN propagates in both)
         aten.min.default: lambda x: aten.amin.default(x, []),
         aten.max.default: lambda x: aten.amax.default(x, []),
+        aten.native_group_norm.default: group_norm,
     }
     return {**core_aten_decompositions(), **extra, **whole}
+
+
+def group_norm(
+    x: torch.Tensor,
+    weight: torch.Tensor | None,
+    bias: torch.Tensor | None,
+    n: int,
+    c: int,
+    inner: int,
+    groups: int,
+    eps: float,
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """aten.native_group_norm as rows: each (sample, group) pair's C / G * inner elements
+    normalized by their biased variance and mean (a var_mean over the row, in fp32 for half
+    inputs), then the per-channel weight and bias, each viewed as (1, C, 1, ...) (torch's own
+    rule, on the CPU, folds the weight into a per-(sample, channel) scale through as_strided)."""
+    acc = x.float() if x.dtype in (torch.float16, torch.bfloat16) else x
+    rows = acc.reshape(n, groups, c // groups * inner)
+    var, mean = torch.var_mean(rows, dim=[2], correction=0, keepdim=True)
+    rstd = torch.rsqrt(var + eps)
+    out = ((rows - mean) * rstd).reshape(x.shape)
+    channel = [1, c] + [1] * (x.dim() - 2)
+    if weight is not None:
+        out = out * weight.reshape(channel)
+    if bias is not None:
+        out = out + bias.reshape(channel)
+    return out.to(x.dtype), mean.reshape(n, groups), rstd.reshape(n, groups)
 
 
 @dataclass(frozen=True)
@@ -122,7 +153,9 @@ class Writes:
     outputs are the new tensors the reference returns (those that are not written arguments),
     then each written argument's new value, in `params` order."""
 
-    params: tuple[int, ...] = ()  # the written arguments' positions in `Entry.params`
+    # the written arguments' positions in `Entry.arguments` (the call's parameters, then a class
+    # task's weights: a Model that updates its buffers)
+    params: tuple[int, ...] = ()
     result: str = "one"  # "one" (a tensor) | "tuple" | "none"
     # per item returned: -1 a new tensor (the graph's next leading output), else the position
     # in `Entry.params` of the written argument it is
@@ -158,7 +191,6 @@ def _trace_one(
     perturbed: bool = False,
 ) -> Case:
     from torch._subclasses.fake_tensor import FakeTensorMode
-    from torch.fx.experimental.proxy_tensor import make_fx
 
     gen = torch.Generator().manual_seed(seed)
     mode = FakeTensorMode(allow_non_fake_inputs=True) if fake else contextlib.nullcontext()
@@ -201,10 +233,41 @@ def _trace_one(
     mode_name = "real" if fake else "fake"
     how: list[Writes] = []
     slots = [sum(isinstance(v, torch.Tensor) for v in values[:i]) for i in written]
+    graph = _traced(fn, inputs, slots, written, how, mode_name)
+    if entry.kind == "class":
+        # a Model that updates its own buffers (batch norm's running statistics): each one
+        # written is an argument past the call's (`Entry.arguments`), traced as a write
+        mutated = _mutated_inputs(graph)[len(tensors) :]
+        if any(mutated):
+            at = [k for k, m in enumerate(mutated) if m]
+            written = tuple(len(entry.params) + k for k in at)
+            slots = [len(tensors) + k for k in at]
+            graph = _traced(fn, inputs, slots, written, how, mode_name)
+    _inline_scalar_constants(graph)
+    graph.graph.eliminate_dead_code()  # values nothing reads (a 1-D max pool's indices, batch
+    # norm's reserve buffer)
+    graph.recompile()
+    writes = how[0] if how else Writes()
     if written:
-        # decomposed first, with the writes (the reference's and the decompositions' own, such
-        # as batch norm's running statistics) as ops on copies; then functionalized and traced
-        # again, every write now a value
+        _check_writes(graph, entry, writes, slots)
+    return Case(shape, graph, values, key, real=not fake, perturbed=perturbed, writes=writes)
+
+
+def _traced(
+    fn: Callable[..., Any],
+    inputs: list[Any],
+    slots: list[int],
+    written: tuple[int, ...],
+    how: list[Writes],
+    mode_name: str,
+) -> GraphModule:
+    """`fn` traced on `inputs`; where it writes into the inputs at `slots` (the arguments at
+    `written`), decomposed first, with the writes (the reference's and the decompositions' own,
+    such as batch norm's running statistics) as ops on copies, then functionalized and traced
+    again, every write now a value."""
+    from torch.fx.experimental.proxy_tensor import make_fx
+
+    if written:
         from torch.func import functionalize
 
         with torch.no_grad():
@@ -215,15 +278,27 @@ def _trace_one(
             )(*inputs)
         fn = functionalize(writing, remove="mutations")
     with torch.no_grad():
-        graph = make_fx(fn, decomposition_table=decompositions(), tracing_mode=mode_name)(*inputs)
-    _inline_scalar_constants(graph)
-    graph.graph.eliminate_dead_code()  # values nothing reads (a 1-D max pool's indices, batch
-    # norm's reserve buffer)
-    graph.recompile()
-    writes = how[0] if how else Writes()
-    if written:
-        _check_writes(graph, entry, writes, slots)
-    return Case(shape, graph, values, key, real=not fake, perturbed=perturbed, writes=writes)
+        return make_fx(fn, decomposition_table=decompositions(), tracing_mode=mode_name)(*inputs)
+
+
+def _mutated_inputs(graph: GraphModule) -> list[bool]:
+    """For each input of the graph, whether an op of it writes into it (through views)."""
+    inputs = [n for n in graph.graph.nodes if n.op == "placeholder"]
+    mutated: set[Node] = set()
+    for node in graph.graph.nodes:
+        schema = getattr(node.target, "_schema", None)
+        if node.op != "call_function" or schema is None or not schema.is_mutable:
+            continue
+        for arg, value in zip(schema.arguments, node.args, strict=False):
+            if arg.alias_info is None or not arg.alias_info.is_write:
+                continue
+            while isinstance(value, Node) and value.op == "call_function":
+                if op_name(value).split(".")[0] not in VIEWS:
+                    break
+                value = value.args[0]
+            if isinstance(value, Node) and value.op == "placeholder":
+                mutated.add(value)
+    return [n in mutated for n in inputs]
 
 
 def _writes_returned(
@@ -265,7 +340,7 @@ def _check_writes(graph: GraphModule, entry: Entry, writes: Writes, slots: list[
     (outs,) = [n.args[0] for n in graph.graph.nodes if n.op == "output"]
     news = list(outs)[len(outs) - len(slots) :]
     for i, slot, new in zip(writes.params, slots, news, strict=True):
-        name, old = entry.names[i], inputs[slot]
+        name, old = entry.arguments[i], inputs[slot]
         seen = new
         while isinstance(seen, Node) and seen is not old and op_name(seen).split(".")[0] in VIEWS:
             seen = seen.args[0]

@@ -18,7 +18,9 @@ How:
    weights too, through `torch.func.functional_call`), the other values are closed over. A call
    that writes into its arguments (`out=`, in place) is traced functionalized: the graph returns
    each written argument's new value after the result, and the kernels store it into the
-   caller's buffer.
+   caller's buffer. A class task's Model that updates its own buffers (batch norm's running
+   statistics and count of batches) is traced likewise, the kernels storing into the buffers
+   ModelNew holds.
 3. Group the calls by argument class (`agents.offline.codegen.classes`: tensor ranks and dtypes,
    the other arguments' values; floats are kernel arguments unless the trace depends on them).
    Within a class the op sequence must be the same in all traces, and a number in the graph
@@ -33,11 +35,13 @@ How:
      (`agents.offline.codegen.window`: constant_pad_nd, avg_pool2d/3d, max_pool2d/3d values; a
      1-D pool arrives as 2-D) read an
      input (possibly through widening casts) at coordinates computed from each output element's
-     own (decoded from its flat offset, int64), by masked loads, a pool's window unrolled, the
+     own (decoded from its flat offset, int64), by masked loads, a pool's window unrolled (looped past 64 taps), the
      sizes passed by the launcher; an elementwise epilogue may follow;
    - row: per-row/per-column/per-batch tensors, slices of a wide input's last dim, reductions
      over one run of adjacent dims (the row; rows of a reduction over dims before the last are
-     read strided), arg-reductions over one dim (argmax/argmin, max/min.dim's indices: (value,
+     read strided; reduced dims of size 1 do not break the run: instance norm), or over the
+     leading and the trailing dims around kept ones (batch norm's rows, one per channel, of
+     N * H * W elements: element c at (c // (H * W)) * (C * H * W) + c % (H * W)), arg-reductions over one dim (argmax/argmin, max/min.dim's indices: (value,
      index) pairs reduced with tl.reduce, torch's first index among equals, a NaN winning),
      inclusive scans along the row (cumsum, cumprod: tl.cumsum/tl.cumprod per tile, a carry
      between tiles), and gathers within the row from an input
@@ -57,6 +61,10 @@ How:
    - conv (`agents.offline.codegen.conv`): convolutions (aten.convolution: forward or
      transposed, 1-D to 3-D, one or a chain), a direct kernel per convolution; ops after the
      last one are a second stage (pointwise or row) over its result.
+   In the pointwise, row and total structures, an input broadcast in a pattern no kind names
+   (`agents.offline.codegen.broadcasts`: group norm's per-channel weight in rows of (sample,
+   group), a vector over the last dim of a whole-tensor mean) and read through views by
+   elementwise ops is loaded at an index computed from each element's flat offset.
    In every structure, index ramps (`agents.offline.codegen.ramps`: aten.arange and what is
    computed from it alone, as triu/tril/diag/diag_embed/eye trace) are expressions of the
    element's own index where an elementwise op reads them; nothing is loaded for them.
@@ -232,8 +240,8 @@ def _stores(entry: Entry, group: list[Case]) -> emit.Stores | None:
         return None
     rename = entry.launcher_params()
     return emit.Stores(
-        buffers=tuple(rename[entry.names[i]] for i in w.params),
-        returned=tuple(rename[entry.names[i]] if i >= 0 else "" for i in w.items),
+        buffers=tuple(rename[entry.arguments[i]] for i in w.params),
+        returned=tuple(rename[entry.arguments[i]] if i >= 0 else "" for i in w.items),
         tuple_result=w.result == "tuple",
     )
 

@@ -26,8 +26,11 @@ PyTorch's rules, followed exactly (and checked against the traced shapes):
 - a max pool pads with -inf, and a NaN in the window wins (torch's `v > m or isnan(v)`).
 
 A 3-D pool is the 2-D one with one more pooled dim (depth, then height, then width), over
-(N, C, D, H, W) or (C, D, H, W) inputs; its window (up to MAX_TAPS taps) is unrolled the same
-way.
+(N, C, D, H, W) or (C, D, H, W) inputs; its window is unrolled the same way.
+
+A window of more than MAX_TAPS taps (an 11x11 average pool) is not unrolled: one statement
+calls a @triton.jit helper (`emit`'s `_window_sum`, `_window_max`) that loops over the taps at
+run time with the same masks, the average's divisor computed as above.
 """
 
 from __future__ import annotations
@@ -48,7 +51,7 @@ if TYPE_CHECKING:
     from agents.offline.codegen.builder import Builder
 
 WINDOW_OPS = INDEX_MAPS
-MAX_TAPS = 64  # a pool's window is unrolled; larger windows are refused
+MAX_TAPS = 64  # a pool's window is unrolled up to this many taps; larger ones loop
 
 # argument positions and names in the aten schemas
 _PAD_ARGS = {"pad": 1, "value": 2}
@@ -324,11 +327,6 @@ class WindowMixin:
         dilation = self._arg(node, "dilation", table, 1) if "dilation" in table else 1
         ds = _spatial(dilation, k, "dilation", node)
         ceil = bool(self._arg(node, "ceil_mode", table, False))
-        if math.prod(ks) > MAX_TAPS:
-            raise NotSupported(
-                f"aten.{op_name(node)} with a {'x'.join(map(str, ks))} window; the generator "
-                f"unrolls windows of up to {MAX_TAPS} taps"
-            )
         param, shapes, dims = self._view(node)
         ndim = len(shapes[0])
         if ndim not in (k + 1, k + 2) or len(dims) != ndim:
@@ -365,6 +363,8 @@ class WindowMixin:
             self.let_tile(_plus(_times(o, a[1]), -a[2]), note)
             for o, a in zip(coords, args, strict=True)
         ]
+        if math.prod(ks) > MAX_TAPS:  # too many taps to unroll: a loop over the window
+            return self._looped(node, name, param, (base, starts, sizes), (ks, ds), (table, ps))
         # the taps of the dims before the last: (offset, in bounds), outermost first
         taps = [(base, "mask")]
         for j in range(k - 1):
@@ -389,6 +389,36 @@ class WindowMixin:
             load += ".to(tl.float32)"
             total = self.add(load if total is None else f"{total} + {load}", True, note)
         return f"{total} / {self._divisor(node, table, ks, ps, ceil, starts, sizes)}"
+
+    def _looped(
+        self: Builder,
+        node: Node,
+        name: str,
+        param: emit.Param,
+        at: tuple[str, list[str], list[str]],
+        window: tuple[tuple[int, ...], tuple[int, ...]],
+        avg: tuple[dict[str, int], tuple[int, ...]],
+    ) -> str:
+        """A window of more than MAX_TAPS taps, summed or maxed by a loop at run time
+        (`emit`'s `_window_sum`/`_window_max` helpers); `at`: the map's offset, the window's
+        start and the map's size per pooled dim; `window`: kernel size and dilation per pooled
+        dim; `avg`: the schema table and padding, for an average pool's divisor."""
+        base, starts, sizes = at
+        ks, ds = window
+        if len(ks) == 2:  # a 2-D pool: one plane of depth one (d0 a tile of zeros, as h0)
+            starts = [f"{starts[0]} * 0", *starts]
+            sizes, ks, ds = ["1", *sizes], (1, *ks), (1, *ds)
+        how = "max" if name in _MAX_POOLS else "sum"
+        self.prog.helpers.add(f"_window_{how}")
+        note = op_name(node)
+        args = [f"{param.name}_ptr", base, *starts, *sizes, "mask", *map(str, ks), *map(str, ds)]
+        value = self.add(f"_window_{how}({', '.join(args)})", True, note)
+        if how == "max":
+            return value
+        table, ps = avg
+        ceil = bool(self._arg(node, "ceil_mode", table, False))
+        divisor = self._divisor(node, table, window[0], ps, ceil, at[1], at[2])
+        return f"{value} / {divisor}"
 
     def _max_taps(self: Builder, param: emit.Param, taps: list[tuple[str, ...]], note: str) -> str:
         """The window's max: -inf outside the map, a NaN wins (as torch's `v > m or isnan(v)`)."""
