@@ -5,6 +5,7 @@ kernels on one call than on the others gets the verdict the judge's own checks g
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import torch
@@ -33,9 +34,10 @@ def record(launches: dict[str, int] | None = None, **fields) -> m.FallbackInfo:
     return m.FallbackInfo(**base)
 
 
-def _judge(tmp_path: Path, records=None, inputs=None) -> Verdict:
+def _judge(tmp_path: Path, records=None, inputs=None, forge=None) -> Verdict:
     """Every trial of the plan shipped with the reference's outputs; `records(trial)` gives
-    (call record, repeat record) and `inputs(trial, args)` the inputs shipped back."""
+    (call record, repeat record) and `inputs(trial, args)` the inputs shipped back; `forge(trial,
+    header)` may rewrite a trial's header once written."""
     records = records or (lambda t: (record(), record() if t.first else None))
     inputs = inputs or (lambda t, args: args)
     lines = list(IMPORTED)
@@ -53,6 +55,11 @@ def _judge(tmp_path: Path, records=None, inputs=None) -> Verdict:
             shipped,
             args if trial.first else None,
         )
+        if forge is not None:
+            path = tmp_path / f"trial_{trial.n}.json"
+            header = json.loads(path.read_text())
+            forge(trial, header)
+            path.write_text(json.dumps(header))
         call, repeat = records(trial)
         evt = m.TrialEvent(
             t=2.0,
@@ -214,3 +221,29 @@ def test_timed_calls_must_launch_what_the_other_calls_launch():
     assert swapped is not None and swapped.error == ErrorClass.LAUNCH_MISMATCH
     traced = _audited(_timing({"1": 40}, ["_k"], [record(all_ops={"mm": 1})])).failure
     assert traced is not None and traced.error == ErrorClass.FALLBACK
+
+
+def test_a_repeat_shipped_as_a_digest_of_other_bytes_fails(tmp_path):
+    """A worker that ships a repeat call's outputs as a digest says they are the first call's
+    bytes; the judge checks that against the bytes it was shipped."""
+
+    def forge(trial, header):
+        if trial.first and trial.shape == SHAPES[1].name:
+            assert header["repeat"]["t"] == "digest"
+            d = header["repeat"]["d"]
+            header["repeat"]["d"] = d[:-1] + ("1" if d[-1] == "0" else "0")
+
+    verdict = _judge(tmp_path, forge=forge)
+    assert verdict.error_class == ErrorClass.NONDETERMINISTIC, verdict.message
+    assert "shipped as the first call's bytes" in verdict.message
+
+
+def test_inputs_shipped_as_digests_of_other_bytes_are_a_mutation(tmp_path):
+    def inputs(trial, args):
+        if trial.mode == "outlier" and trial.trial == 1:
+            args[0].view(-1)[0] += 1.0
+        return args
+
+    verdict = _judge(tmp_path, inputs=inputs)
+    assert verdict.error_class == ErrorClass.INPUT_MUTATED, verdict.message
+    assert "mode outlier, trial 1" in verdict.message

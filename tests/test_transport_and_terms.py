@@ -6,9 +6,16 @@ import json
 import pytest
 import torch
 
-from benchmarks.harness.compare import compare_outputs
+from benchmarks.harness.compare import bitwise_equal, changed_inputs, compare_outputs
 from benchmarks.harness.precision import full_precision
-from benchmarks.harness.transport import Opaque, TransportError, read_trial, write_trial
+from benchmarks.harness.transport import (
+    Digest,
+    Opaque,
+    TransportError,
+    digest,
+    read_trial,
+    write_trial,
+)
 from benchmarks.task import Tolerance
 from benchmarks.tolerances import softmax_terms, sum_abs_terms
 
@@ -55,7 +62,100 @@ def test_tensors_larger_than_a_slice_are_written_in_slices_bit_for_bit(tmp_path,
     got = read_trial(tmp_path / write_trial(tmp_path, "t", outs, None, [], inputs), "cpu")
     for a, b in zip(got["out"], outs, strict=True):
         assert a.dtype == b.dtype and torch.equal(a, b)
-    assert all(torch.equal(a, b) for a, b in zip(got["inputs"], inputs, strict=True))
+    assert all(a.matches(b) for a, b in zip(got["inputs"], inputs, strict=True))
+
+
+def _changed(t: torch.Tensor) -> list[torch.Tensor]:
+    """Copies of `t` that differ from it in one place, down to bits `==` cannot see."""
+    t = t.contiguous()
+    first = t.clone()
+    first.view(-1)[0] += 1
+    last = t.clone()
+    last.view(-1)[-1] -= 1
+    swapped = t.clone()
+    swapped.view(-1)[[0, 1]] = t.view(-1)[[1, 0]]
+    variants = [first, last, swapped, t.reshape(-1)[:-1], t.double()]
+    if t.is_floating_point():
+        zeros = torch.zeros_like(t)
+        variants.append(zeros)
+        signed = t.clone()
+        signed.view(-1)[2] = -0.0 if t.view(-1)[2] == 0 else -t.view(-1)[2]
+        variants.append(signed)
+    return variants
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: torch.randn(37, 11),
+        lambda: torch.randn(1001).half(),  # not a whole number of 64-bit words
+        lambda: torch.arange(-50, 50, dtype=torch.int8),
+        lambda: torch.randn(9, 7).t(),  # a transposed view
+        lambda: torch.randn(1003)[3:],  # a view 12 bytes into its storage
+    ],
+)
+def test_inputs_travel_as_digests_that_match_only_the_same_bytes(tmp_path, make):
+    x = make()
+    got = read_trial(tmp_path / write_trial(tmp_path, "t", x * 2, None, [], [x, 3]), "cpu")
+    shipped, value = got["inputs"]
+    assert isinstance(shipped, Digest) and value == 3
+    assert shipped.matches(x.clone()) and shipped.matches(x.contiguous())
+    assert not any(shipped.matches(v) for v in _changed(x))
+    assert not (tmp_path / "t.bin").exists()
+    assert changed_inputs(got["inputs"], [x, 3]) == []
+    assert changed_inputs(got["inputs"], [_changed(x)[0], 3]) == [0]
+
+
+def test_a_zero_written_as_minus_zero_or_a_new_nan_payload_changes_the_digest():
+    x = torch.zeros(64)
+    minus = x.clone()
+    minus[5] = -0.0
+    assert torch.equal(x, minus) and digest(x) != digest(minus)
+    nan = torch.full((8,), float("nan"))
+    other = nan.clone()
+    other.view(torch.int32)[3] += 1  # still a NaN, other payload
+    assert torch.isnan(other).all() and digest(nan) != digest(other)
+    assert digest(torch.tensor([True, False])) != digest(torch.tensor([False, True]))
+
+
+def test_the_digest_is_the_same_whatever_the_slices(monkeypatch):
+    from benchmarks.harness import transport
+
+    x = torch.randn(4099)
+    whole = digest(x)
+    monkeypatch.setattr(transport, "_DIGEST_WORDS", 5)
+    assert digest(x) == whole
+
+
+def test_a_repeat_with_the_first_calls_bytes_travels_as_a_digest_another_whole(tmp_path):
+    out = torch.randn(64)
+    same = read_trial(tmp_path / write_trial(tmp_path, "a", out, out.clone(), []), "cpu")
+    assert isinstance(same["repeat"], Digest) and bitwise_equal(same["repeat"], out)
+    off = out.clone()
+    off[7] += 1e-6
+    other = read_trial(tmp_path / write_trial(tmp_path, "b", out, off, []), "cpu")
+    assert type(other["repeat"]) is torch.Tensor and torch.equal(other["repeat"], off)
+    pair = read_trial(tmp_path / write_trial(tmp_path, "c", (out, 2), (out.clone(), 2), []), "cpu")
+    assert not isinstance(pair["repeat"][0], Digest), "a tuple holding a value ships whole"
+
+
+@pytest.mark.parametrize(
+    "tamper",
+    [
+        lambda d: d.update(dtype="object"),
+        lambda d: d.update(shape="all"),
+        lambda d: d.update(d=["x"]),
+        lambda d: d.update(d="f" * 65),
+    ],
+)
+def test_tampered_digest_records_are_refused(tmp_path, tamper):
+    x = torch.randn(16)
+    name = write_trial(tmp_path, "t", x, None, [], [x])
+    header = json.loads((tmp_path / name).read_text())
+    tamper(header["inputs"]["items"][0])
+    (tmp_path / name).write_text(json.dumps(header))
+    with pytest.raises(TransportError):
+        read_trial(tmp_path / name, "cpu")
 
 
 def test_subclass_and_objects_become_opaque(tmp_path):

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import torch
 
-from benchmarks.harness.transport import Opaque
+from benchmarks.harness.transport import Digest, Opaque
 from benchmarks.harness.worker import same_bits
 from benchmarks.task import Tolerance
 from benchmarks.verdict import ErrorClass, Mismatch
@@ -217,12 +217,15 @@ def compare_outputs(got: object, want: object, tol: Tolerance, scale: object = N
 
 
 def bitwise_equal(a: object, b: object) -> bool:
-    """True when two results hold the same tensors bit for bit (NaN equal to NaN)."""
+    """True when two results hold the same tensors bit for bit (NaN equal to NaN); a shipped
+    digest in `a` equals a tensor in `b` with exactly its bytes."""
     la, lb = as_outputs(a), as_outputs(b)
     if len(la) != len(lb):
         return False
     return all(
-        type(x) is torch.Tensor and type(y) is torch.Tensor and same_bits(x, y)
+        x.matches(y)
+        if isinstance(x, Digest)
+        else type(x) is torch.Tensor and type(y) is torch.Tensor and same_bits(x, y)
         for x, y in zip(la, lb, strict=True)
     )
 
@@ -230,13 +233,16 @@ def bitwise_equal(a: object, b: object) -> bool:
 def changed_inputs(after: list[object] | None, before: tuple | list) -> list[int] | None:
     """The positions of the arguments that the call changed: `after` (shipped back by the
     worker) against `before` (regenerated here from the seed), tensors bit for bit (NaN equal
-    to NaN, dtype and shape included), other values by equality. None when nothing was shipped
+    to NaN, dtype and shape included; a shipped digest against the bytes it names), other values
+    by equality. None when nothing was shipped
     or the shipment does not have one entry per argument (the judge cannot tell)."""
     if after is None or len(after) != len(before):
         return None
     changed = []
     for i, (a, b) in enumerate(zip(after, before, strict=True)):
-        if isinstance(b, torch.Tensor):
+        if isinstance(b, torch.Tensor) and isinstance(a, Digest):
+            same = a.matches(b)
+        elif isinstance(b, torch.Tensor):
             same = type(a) is torch.Tensor and same_bits(b, a)
         elif isinstance(b, int | float | bool) or b is None:
             same = type(a) is type(b) and (a == b or (a != a and b != b))
