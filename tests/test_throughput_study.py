@@ -38,13 +38,16 @@ def test_the_cpu_path_writes_its_table(tmp_path, capsys):
     assert [r.split(" | ")[1] for r in rows] == [
         "naive loop of `kernforge eval`",
         "local, 1 compile workers, cold",
-        "local, 1 compile workers, one warm evaluation",  # before the warm pass: a cut keeps it
+        # before the warm pass: a cut keeps them
+        "local, 1 compile workers, one warm evaluation (a new kernel)",
+        "local, 1 compile workers, the same candidate judged again",
         "local, 1 compile workers, warm",
     ]
     assert "Median seconds of every judge stage, per pass:" in text
     assert all(r.split(" | ")[3] == "1" for r in rows)  # every candidate passed
     assert "bench wall time: not measured" in text and "no GPU" in text
-    assert "one warm evaluation of a passing candidate" in text
+    assert "one warm evaluation of a passing candidate: a new kernel" in text
+    assert "the same candidate again" in text
 
 
 def test_a_study_cut_short_keeps_the_passes_that_ended(tmp_path, monkeypatch, capsys):

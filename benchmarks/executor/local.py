@@ -44,7 +44,9 @@ from typing import Any
 
 from benchmarks.executor.base import Executor
 from benchmarks.executor.precompile import (
+    CompiledMemo,
     Precompiled,
+    compile_key,
     merged,
     precompile,
     precompile_remeasure,
@@ -361,6 +363,7 @@ class LocalExecutor(Executor):
         self.target = gpu_arch(str(gpus[0])) if device == "cuda" else None
         self.lanes = [_Lane(self, i, gpu) for i, gpu in enumerate(gpus)]
         self.slots = 2 * len(self.lanes)
+        self.memo = CompiledMemo()  # compiled caches of sources judged before
 
     def note(self, text: str) -> None:
         with self._lock:
@@ -394,19 +397,35 @@ class LocalExecutor(Executor):
         if isinstance(job.request, SweepRequest) and self._pool is not None and self.target:
             self._stage_sweep(job, job.request)
         elif isinstance(job.request, RemeasureRequest) and self._pool is not None and self.target:
-            stage = self._pool.submit(precompile_remeasure, job.request, self.target)
-            stage.add_done_callback(lambda done, job=job: self._staged(job, done))
+            cand = job.request.candidate
+            keys = [compile_key(cand, self.target, job.request.incumbent_source)]
+            keys.append(compile_key(cand, self.target))
+            job.precompiled = self.memo.reused(keys)
+            if job.precompiled is not None:
+                self.ready.put(job)
+            else:
+                stage = self._pool.submit(precompile_remeasure, job.request, self.target)
+                stage.add_done_callback(lambda done, job=job: self._staged(job, done))
         elif self._pool is None or isinstance(request, RemeasureRequest | SweepRequest):
             self.ready.put(job)
         else:
-            stage = self._pool.submit(precompile, job.request, self.target)
-            stage.add_done_callback(lambda done, job=job: self._staged(job, done))
+            assert isinstance(job.request, EvalRequest)
+            key = compile_key(job.request, self.target) if self.target else ""
+            job.precompiled = self.memo.reused([key]) if key else None
+            if job.precompiled is not None:
+                self.ready.put(job)
+            else:
+                stage = self._pool.submit(precompile, job.request, self.target)
+                stage.add_done_callback(lambda done, job=job, k=key: self._staged(job, done, k))
         return job.future
 
-    def _staged(self, job: _Job, done: Future) -> None:
-        """The CPU stage finished (or failed: then the judge runs it itself, as always)."""
+    def _staged(self, job: _Job, done: Future, key: str = "") -> None:
+        """The CPU stage finished (or failed: then the judge runs it itself, as always). A
+        candidate's compiled cache is kept under `key` for the same source judged again."""
         if not done.cancelled() and done.exception() is None:
             job.precompiled = done.result()
+            if key and job.precompiled.static_ok:
+                self.memo.put(key, job.precompiled.triton_files)
         self.ready.put(job)
 
     def _stage_sweep(self, job: _Job, request: SweepRequest) -> None:

@@ -18,6 +18,7 @@ stage is the static check alone. Nothing here decides a verdict: the judge runs 
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
@@ -25,7 +26,9 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -300,3 +303,73 @@ def seeded(request: Any, seed: Path | None, staged: Precompiled | None) -> Any:
         config = dataclasses.replace(request.config, triton_cache_seed=str(seed))
         return dataclasses.replace(request, config=config)
     return request
+
+
+# --------------------------------------------------------------------------------------------
+# compiled caches kept for a source judged again (a re-evaluation, an incumbent re-measured)
+# --------------------------------------------------------------------------------------------
+
+MEMO_BYTES = 512 << 20  # the most cache bytes the executor keeps for sources judged again
+
+
+def compile_key(request: EvalRequest, target: tuple[int, int], source: str | None = None) -> str:
+    """What a compile-ahead of `source` (default: the request's) depends on: the source, the task
+    file's contents and id, the shapes judged and the GPU's architecture."""
+    shapes = request.config.shapes
+    parts = [
+        source if source is not None else request.source,
+        request.task_id,
+        request.task_sha256,
+        json.dumps(sorted(shapes) if shapes is not None else None),
+        f"{target[0]}.{target[1]}",
+    ]
+    return hashlib.sha256("\0".join(parts).encode()).hexdigest()
+
+
+class CompiledMemo:
+    """The Triton caches compiled ahead for sources judged before, by `compile_key`, up to
+    `limit` bytes (the least recently used dropped first). A cache is only ever handed to the same
+    source on the same task, shapes and GPU: what one candidate compiled never reaches another."""
+
+    def __init__(self, limit: int = MEMO_BYTES) -> None:
+        self.limit = limit
+        self._items: OrderedDict[str, dict[str, bytes]] = OrderedDict()
+        self._bytes = 0
+        self._lock = threading.Lock()
+
+    def get(self, key: str) -> dict[str, bytes] | None:
+        with self._lock:
+            files = self._items.get(key)
+            if files is not None:
+                self._items.move_to_end(key)
+            return files
+
+    def put(self, key: str, files: dict[str, bytes]) -> None:
+        size = sum(len(b) for b in files.values())
+        if not files or size > self.limit:
+            return
+        with self._lock:
+            if key in self._items:
+                return
+            self._items[key] = files
+            self._bytes += size
+            while self._bytes > self.limit:
+                _, dropped = self._items.popitem(last=False)
+                self._bytes -= sum(len(b) for b in dropped.values())
+
+    def reused(self, keys: list[str]) -> Precompiled | None:
+        """One stage's result made of the caches of every key in `keys`, or None when one is
+        missing."""
+        found = [self.get(k) for k in keys]
+        if any(f is None for f in found):
+            return None
+        files: dict[str, bytes] = {}
+        for part in found:
+            files.update(part or {})
+        return Precompiled(
+            True,
+            "",
+            0.0,
+            files,
+            "compiled ahead before (the same source, task, shapes and GPU): its cache reused",
+        )

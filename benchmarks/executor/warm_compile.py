@@ -33,6 +33,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import time
 from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
@@ -109,6 +110,7 @@ def compile_only(arch: int, warp_size: int) -> None:
 
 
 def main(argv: list[str]) -> int:
+    t0 = time.perf_counter()
     folder = Path(argv[1])
     os.environ.pop("TRITON_INTERPRET", None)  # compile for the GPU, not interpret
     spec = json.loads((folder / "warm.json").read_text(encoding="utf-8"))
@@ -118,7 +120,8 @@ def main(argv: list[str]) -> int:
     from benchmarks.loading import load_task_file
 
     task = next(t for t in load_task_file(spec["task_path"]) if t.id == spec["task_id"])
-    outcomes: list[str] = []
+    # where a compile-ahead's seconds go: this set-up (imports), then each call below
+    outcomes: list[str] = [f"set up in {time.perf_counter() - t0:.2f} s"]
     paths = spec["candidate_paths"]
     for n, path in enumerate(paths):
         name = "kernforge_candidate" if len(paths) == 1 else f"kernforge_candidate_{n}"
@@ -141,6 +144,7 @@ def _compile_one(task: Any, path: str, name: str, shapes: list[dict], torch: Any
     gen = torch.Generator()
     for dims in shapes:
         outcome = ""
+        t0 = time.perf_counter()
         for label, making in (("shape-only inputs", ShapeOnlyInputs), ("CPU inputs", nullcontext)):
             try:  # shape-only first; a call that needs values fails there and is made again
                 gen.manual_seed(0)
@@ -148,7 +152,7 @@ def _compile_one(task: Any, path: str, name: str, shapes: list[dict], torch: Any
                     args = task.make_inputs(dims, "standard", gen)
                 with torch.no_grad():
                     task.bind_candidate(entry, dims, "cpu")(*args)
-                outcome = f"compiled ({label})"
+                outcome = f"compiled ({label}) in {time.perf_counter() - t0:.2f} s"
                 break
             except BaseException as exc:  # noqa: BLE001 - fewer kernels compiled ahead, nothing more
                 outcome = f"{type(exc).__name__}: {str(exc)[:200]}"

@@ -13,7 +13,8 @@ its first Triton kernel, so every one is a kernel Triton has not compiled before
   empty baseline cache, on `--batch` candidates;
 - warm: the same executor on `--batch` more new candidates (lanes and their spare workers up,
   baselines cached);
-- one warm evaluation of a passing candidate (every shape of the task, cached baselines);
+- one warm evaluation of a passing candidate (every shape of the task, cached baselines): a new
+  kernel (its Triton compile included), then the same candidate again (its compiled cache reused);
 - the warm rate with each further `--compile-workers` value (a fresh executor each, warmed on
   one candidate first);
 - with `--bench`: the wall time of `kernforge bench --suite lite --methods offline --llm offline`.
@@ -28,6 +29,7 @@ The floors of issue 15 apply to one H200; on the CPU the table is printed withou
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import datetime as dt
 import os
 import shutil
@@ -42,6 +44,7 @@ from pathlib import Path
 from statistics import median
 
 from benchmarks.executor.choose import ExecutorSpec, make_executor
+from benchmarks.executor.precompile import precompile
 from benchmarks.executor.request import EvalRequest
 from benchmarks.harness.judge import JudgeConfig, resolve_device
 from benchmarks.loading import get_task
@@ -184,8 +187,9 @@ def study_task(
     solutions: Path,
     work: Path,
     report: Callable[[Pass], None] = lambda p: None,
-) -> tuple[list[Pass], float | None, str]:
-    """The passes of one task, the warm single evaluation's seconds, and the executor's name.
+) -> tuple[list[Pass], list[float | None], str]:
+    """The passes of one task, the seconds of the warm single evaluations (a new kernel, then
+    the same candidate again; None where it failed), and the executor's name.
     `report` is called with each pass as it ends (so a study cut short keeps what it measured)."""
     task = get_task(task_ref)
     source = solution_file(solutions, task.name).read_text()
@@ -224,11 +228,25 @@ def study_task(
         run(executor_pass, executor, f"{what}, cold", requests(args.batch))
         # the warm single evaluation right after the cold pass (the executor is warm then), so
         # a study cut short during the warm pass still has it
-        run(executor_pass, executor, f"{what}, one warm evaluation", requests(1))
+        one = requests(1)
+        run(executor_pass, executor, f"{what}, one warm evaluation (a new kernel)", one)
         single = passes[-1]
-        warm_s = single.seconds if single.passed else None
+        warm_s = [single.seconds if single.passed else None]
+        # the same source again (a re-evaluation, an incumbent re-measured): its compiled cache
+        # is reused, so this is the judge's own time with the executor warm
+        again = [dataclasses.replace(one[0], label="the same variant again")]
+        run(executor_pass, executor, f"{what}, the same candidate judged again", again)
+        warm_s.append(passes[-1].seconds if passes[-1].passed else None)
         run(executor_pass, executor, f"{what}, warm", requests(args.batch))
         name = executor.describe()
+        target = getattr(executor, "target", None)
+        if target is not None:  # where one new kernel's compile-ahead spends its seconds
+            t0 = time.perf_counter()
+            staged = precompile(requests(1)[0].portable(), target)
+            name += (
+                f"; one more new variant compiled ahead alone: {time.perf_counter() - t0:.2f} s "
+                f"({staged.compile_note})"
+            )
     finally:
         executor.close()
     for count in workers[1:]:
@@ -354,19 +372,26 @@ def main(argv: list[str] | None = None) -> int:
 
                 passes, warm_s, name = study_task(ref, args, device, solutions, work, row)
                 naive = passes[0].per_minute
-                warm_text = f"{warm_s:.2f} s" if warm_s is not None else "not measured (it failed)"
+                new, known = warm_s
+                warm_text = "; ".join(
+                    f"{what} {f'{v:.2f} s' if v is not None else 'not measured (it failed)'}"
+                    for what, v in (("a new kernel", new), ("the same candidate again", known))
+                )
                 notes.append(
                     f"- {ref}: executor `{name}`; one warm evaluation of a passing candidate: {warm_text}"
                 )
-                if on_gpu and ref.startswith("silu") and warm_s is not None:
+                if on_gpu and ref.startswith("silu") and new is not None and known is not None:
                     full = [
                         p.per_minute for p in passes[1:] if p.candidates == args.batch
                     ]  # whole batches only
                     best = max(full) / naive if naive and full else 0.0
                     notes.append(
                         f"  - floors: x naive {best:.2f} (floor {FLOOR_RATIO:.0f}, batch {args.batch}): "
-                        f"{'meets' if best >= FLOOR_RATIO else 'MISSES'}; warm evaluation {warm_s:.2f} s "
-                        f"(floor {FLOOR_WARM_S:.0f} s): {'meets' if warm_s <= FLOOR_WARM_S else 'MISSES'}"
+                        f"{'meets' if best >= FLOOR_RATIO else 'MISSES'}; warm evaluation (floor "
+                        f"{FLOOR_WARM_S:.0f} s): a new kernel {new:.2f} s, "
+                        f"{'meets' if new <= FLOOR_WARM_S else 'MISSES'} (its Triton compile "
+                        f"included); the same candidate again {known:.2f} s, "
+                        f"{'meets' if known <= FLOOR_WARM_S else 'MISSES'}"
                     )
                 write("- (in progress)")
             if args.bench:
