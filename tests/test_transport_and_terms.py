@@ -443,3 +443,27 @@ def test_upsample_outliers_allow_the_rounding_of_their_neighbours_only():
     shifted = exact.clone()
     shifted[0, 0, 5, 5] += 0.01  # a wrong value where the terms are small relative to it
     assert not compare_outputs(shifted, want, task.tolerance, terms).ok
+
+
+def test_a_sealed_module_reports_any_global_replaced_removed_or_added(monkeypatch):
+    """What the worker does to the transport (probes.protect_module): each change is tampering,
+    a global that would shadow a builtin included."""
+    import types
+
+    from benchmarks.harness import probes
+
+    module = types.ModuleType("kf_sealed_example")
+    module.write = lambda: None
+    module.state = {}
+    monkeypatch.setattr(probes, "_sealed", [])
+    monkeypatch.setattr(probes, "_protected", [])
+    probes.protect_module(module)
+    module.state["kept"] = 1  # mutating a global's contents is not replacing it
+    assert probes.tampered() == []
+    module.open = open
+    assert probes.tampered() == ["kf_sealed_example.open"]
+    del module.open
+    module.write = lambda: "lie"
+    assert probes.tampered() == ["kf_sealed_example.write"]
+    del module.write
+    assert probes.tampered() == ["kf_sealed_example.write"]

@@ -88,6 +88,7 @@ _active: CallProbe | None = None
 _installed = False
 # (owner, attribute name, the object it held when protected)
 _protected: list[tuple[Any, str, Any]] = []
+_sealed: list[tuple[Any, dict[str, Any]]] = []  # modules whose every global is protected
 
 
 def _one(t: Any) -> int:
@@ -343,9 +344,20 @@ def protect(owner: Any, names: list[str]) -> None:
             _protected.append((owner, name, getattr(owner, name)))
 
 
+def protect_module(module: Any) -> None:
+    """Protect every global of `module` as it is now, and its namespace as a whole: a global
+    replaced, removed or added (a name that would shadow a builtin, like `open`) is tampering."""
+    _sealed.append((module, dict(vars(module))))
+
+
 def tampered() -> list[str]:
     """The protected attributes that no longer hold what they held when protected."""
     changed = []
+    for module, names in _sealed:
+        now = vars(module)
+        for name in sorted(set(names) | set(now)):
+            if names.get(name, _sealed) is not now.get(name, _sealed):
+                changed.append(f"{module.__name__}.{name}")
     for owner, name, value in _protected:
         if getattr(owner, name, None) is not value:
             where = (

@@ -142,6 +142,15 @@ def write_trial(
     return f"{stem}.json"
 
 
+# what the writer calls on tensors and in torch: the worker protects them (a candidate that
+# patches one could forge what is shipped; benchmarks/harness/worker.py)
+TENSOR_METHODS = (
+    "detach", "contiguous", "reshape", "view", "to", "numpy", "copy_", "sum", "numel",
+    "element_size", "storage_offset", "is_cuda", "dtype", "shape", "device", "__getitem__",
+    "__setitem__", "__mul__", "__add__", "__ior__", "__len__", "__int__", "__index__",
+)  # fmt: skip
+TORCH_FUNCTIONS = ("equal", "arange", "zeros", "empty")
+
 _SLICE_BYTES = 256 * 2**20  # the most of one tensor copied to the host at once
 _DIGEST_WORDS = 2**25  # 64-bit words hashed at once (256 MiB of the tensor, 512 MiB scratch)
 _MASK = 2**64 - 1

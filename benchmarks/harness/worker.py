@@ -272,8 +272,12 @@ def run_candidate(job: CandidateJob, folder: Path, progress: _Progress) -> Candi
     )
     probes.protect(_TrialRunner, ["run", "_call"])
     # what ships a call's answer to the judge: a writer swapped at import could write the right
-    # answer computed after the traced call (tests/hostile/calls_swap_the_trial_writer.py)
-    probes.protect(transport, ["write_trial"])
+    # answer computed after the traced call (tests/hostile/calls_swap_the_trial_writer.py), and so
+    # could any function below it (calls_forge_output_bytes.py, calls_forge_input_digest.py):
+    # every global of the transport, and the tensor methods and functions it calls
+    probes.protect_module(transport)
+    probes.protect(transport.torch.Tensor, list(transport.TENSOR_METHODS))
+    probes.protect(transport.torch, list(transport.TORCH_FUNCTIONS))
     task = _load_task(job)
     result = CandidateResult()
 
