@@ -130,8 +130,9 @@ def test_whole_tensor_reductions_pass_the_judge(task_id, tmp_path):
     _judge(task, gen.source, tmp_path)
 
 
-def test_a_whole_tensor_reduction_feeding_another_is_refused(tmp_path):
-    task = _probe(tmp_path, "return ((x - x.mean()) ** 2).sum()")
+def test_a_whole_tensor_reduction_feeding_another_twice_is_refused(tmp_path):
+    # one level is split in two kernels (tests/test_codegen_total_rest.py); two are not
+    task = _probe(tmp_path, "d = x - x.mean()\nreturn ((d - d.mean()) ** 2).sum()")
     with pytest.raises(NotSupported, match="one level"):
         generate(task)
 

@@ -38,7 +38,6 @@ CPU = JudgeConfig(device="cpu", trials=1, timeout_s=300)
 
 # forms whose operators the generator does not translate, and the reason it gives
 REFUSED = {
-    "l1_frobenius_norm": r"one level of whole-tensor reductions",
     "cumsum": r"aten\.cumsum.*only scans along the last dim",
 }
 # the slowest on the interpreter (tl.dot), marked so a quick run can leave them out

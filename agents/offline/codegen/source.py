@@ -327,6 +327,7 @@ _STAGE_DOC = {
     "conv": "Stage 1 runs the convolutions; stage 2 the ops after them, reading the result.",
     "gemm": "Stage 1 writes the matrix product; stage 2 computes the rest from it.",
     "row": "Stage 1 writes one value per row; stage 2 reduces them to the result.",
+    "total": "Stage 1 reduces the whole tensor to one value; stage 2 computes the rest, reading it.",
 }
 
 

@@ -14,6 +14,13 @@
   stage 2 reduces it, recomputing the other per-row values it reads (functions of the inputs
   only, such as a mask of ignored targets).
 
+- total>rest: a reduction of the whole tensor whose result the rest of the reference reads
+  elementwise over tensors again (a Frobenius norm dividing its input, a mean subtracted before
+  a second reduction). The total structure ends in one program holding one value; reading it
+  back over the whole tensor is a second pass. Stage 1 is the whole-tensor reduction and what it
+  reads, and writes its one value; stage 2 is everything after, reading that value as one more
+  (one-element) input, recomputing what else it reads from the inputs.
+
 The launcher runs the two kernels in order. The value in between makes one round trip through
 memory that a fused kernel would avoid.
 """
@@ -58,6 +65,52 @@ def whole_of_rows(graph: GraphModule) -> list[Node]:
         if _numel(n.args[0]) == size and shp.reduced_range(n) != (0, n.args[0].meta["val"].dim())
     ]
     return whole if whole and rows else []
+
+
+def whole_read_again(graph: GraphModule) -> Node | None:
+    """The first reduction of the whole of a tensor whose result a later op reads over a tensor
+    of more than one element (not through another reduction): what total>rest splits at; None
+    when there is none, or the trace multiplies matrices."""
+    nodes = list(graph.graph.nodes)
+    if any(n.op == "call_function" and shp.packet(n) in GEMMS for n in nodes):
+        return None
+    for cut in nodes:
+        if not (shp.is_reduction(cut) and isinstance(cut.args[0], Node)):
+            continue
+        if shp.reduced_range(cut) != (0, cut.args[0].meta["val"].dim()):
+            continue
+        if any(_reads_again(n, cut) for n in nodes):
+            return cut
+    return None
+
+
+def _reads_again(node: Node, cut: Node) -> bool:
+    """`node` reads `cut`'s value (through scalar ops) over more than one element."""
+    if node.op != "call_function" or node is cut or shp.is_reduction(node):
+        return False
+    if not shp.tensor_vals(node) or _numel(node) <= 1:
+        return False
+    return cut in ancestors(node)
+
+
+def split_whole(graph: GraphModule, cut: Node, product: str) -> tuple[GraphModule, GraphModule]:
+    """(stage 1, stage 2) of a total>rest trace split at the whole-tensor reduction `cut`:
+    stage 1 returns its one value; stage 2 takes the inputs and then that value (named
+    `product`), recomputes what else it reads from the inputs, and returns what the trace
+    returns."""
+    nodes = list(graph.graph.nodes)
+    out = next(n for n in nodes if n.op == "output")
+    needed: set[Node] = set()
+    todo = list(out.all_input_nodes)
+    while todo:  # what the output reads, the cut's own inputs left to stage 1
+        n = todo.pop()
+        if n in needed or n is cut:
+            continue
+        needed.add(n)
+        todo += n.all_input_nodes
+    return stages(
+        graph, cut, product, [n for n in nodes if n in needed and n.op == "call_function"]
+    )
 
 
 def _numel(node: Node) -> int:

@@ -57,7 +57,10 @@ How:
    - gemm>row (`agents.offline.codegen.stages`): a matrix multiply followed by reductions, as
      two kernels: the product written to memory, then the rest of the reference over it;
    - row>total (`stages` too): row reductions whose per-row result is reduced to one value
-     (a loss), as two kernels: one value per row written, then the total structure over it.
+     (a loss), as two kernels: one value per row written, then the total structure over it;
+   - total>rest (`stages` too): a whole-tensor reduction read again over the tensor (a
+     Frobenius norm dividing its input), as two kernels: the one value written, then the rest
+     of the reference reading it as a one-element input.
    - conv (`agents.offline.codegen.conv`): convolutions (aten.convolution: forward or
      transposed, 1-D to 3-D, one or a chain), a direct kernel per convolution; ops after the
      last one are a second stage (pointwise or row) over its result.
@@ -83,7 +86,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from torch.fx import Node
+from torch.fx import GraphModule, Node
 
 from agents.offline.codegen import classes as cls
 from agents.offline.codegen import conv, emit
@@ -92,7 +95,14 @@ from agents.offline.codegen.classes import Key
 from agents.offline.codegen.entry import Entry, entry_of
 from agents.offline.codegen.ops import NotSupported
 from agents.offline.codegen.source import Built, module_source
-from agents.offline.codegen.stages import needs_split, split, split_rows, whole_of_rows
+from agents.offline.codegen.stages import (
+    needs_split,
+    split,
+    split_rows,
+    split_whole,
+    whole_of_rows,
+    whole_read_again,
+)
 from agents.offline.codegen.trace import (
     Case,
     check_ops_known,
@@ -209,12 +219,16 @@ def _build(
         check_ops_known(list(seq))  # an op it cannot translate says more than a difference
     ops = check_same_ops(graphs)
     by_rows = bool(whole_of_rows(graphs[0]))
-    if not by_rows and not needs_split(graphs[0]):
+    whole = None if by_rows or needs_split(graphs[0]) else whole_read_again(graphs[0])
+    if not by_rows and whole is None and not needs_split(graphs[0]):
         return [Builder(graphs, ops, inputs, names, "", scalars, stores).build()]
-    product = emit.launcher_safe("per_row" if by_rows else "product")
+    product = emit.launcher_safe("per_row" if by_rows else "total" if whole else "product")
     while product in names:
         product += "_"
-    pairs = [split_rows(g, product) if by_rows else split(g, product) for g in graphs]
+    if whole is not None:
+        pairs = [split_whole(g, _same_node(g, graphs[0], whole), product) for g in graphs]
+    else:
+        pairs = [split_rows(g, product) if by_rows else split(g, product) for g in graphs]
     programs = []
     for stage, extra in ((0, []), (1, [product])):
         parts = [pair[stage] for pair in pairs]
@@ -224,6 +238,12 @@ def _build(
             Builder(parts, stage_ops, inputs + extra, names + extra, "", scalars, last).build()
         )
     return programs
+
+
+def _same_node(graph: GraphModule, first: GraphModule, node: Node) -> Node:
+    """`node` of `first`'s graph, found in `graph` (a trace of the same ops) at its position."""
+    at = list(first.graph.nodes).index(node)
+    return list(graph.graph.nodes)[at]
 
 
 def _stores(entry: Entry, group: list[Case]) -> emit.Stores | None:
