@@ -1076,6 +1076,8 @@ def gemm_launcher(
     assert g is not None
     params = ", ".join(_params(prog) + [f"{k}: int = {v}" for k, v in tunables.items()])
     body = [f"_opa = {g.a}{g.a_views}", f"_opb = {g.b}{g.b_views}"]
+    if "_opa_k" in g.a_views:  # A's leading dims merged into the rows: K is its last dim
+        body.insert(0, f"_opa_k = {g.a}.shape[-1]")
     if g.batched:
         body += ["B, M, K = _opa.shape", "N = _opb.shape[2]"]
         strides = ["_opa.stride(0), _opa.stride(1), _opa.stride(2)"]

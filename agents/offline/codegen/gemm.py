@@ -48,7 +48,7 @@ class GemmMixin:
             if op == "permute" or op in CONVERSIONS:
                 pass
             elif op in VIEWS and op != "slice":  # an expand that expands nothing included
-                if not self.same_shape(node, node.args[0]):
+                if not self.same_shape(node, node.args[0]) and not self._rows_merged(i, node):
                     raise NotSupported(
                         f"operand {i} of aten.{op_name(mm)} is reshaped (aten.{op_name(node)}); "
                         "only transposes and casts of an input may feed the matrix multiply"
@@ -72,12 +72,16 @@ class GemmMixin:
                 )
         self.prologue |= set(chain) | {placeholder}
         views = []
+        merged = False
         for c in reversed(chain):
             if shp.packet(c) == "permute":
                 dims = [int(d) for d in self.lit(c, 1)]
                 views.append(f".permute({', '.join(map(str, dims))})")
+            elif shp.packet(c) in VIEWS and not self.same_shape(c, c.args[0]):
+                views.append(".reshape(-1, _opa_k)")  # the launcher names K before it
+                merged = True
         ndim = 3 if shp.packet(mm) == "bmm" else 2
-        if node.meta["val"].dim() != ndim:
+        if not merged and node.meta["val"].dim() != ndim:
             raise NotSupported(f"operand {i} of aten.{op_name(mm)} is not {ndim}-D")
         if dot_dtype not in (torch.float32, torch.float16, torch.bfloat16) or (
             not src_dtype.is_floating_point
@@ -87,6 +91,21 @@ class GemmMixin:
                 "multiplies fp32, fp16 and bf16 inputs"
             )
         return Operand(placeholder, "".join(views), src_dtype, dot_dtype)
+
+    def _rows_merged(self, i: int, view: Node) -> bool:
+        """`view` merges the leading dims of operand A (i == 0) of a 2-D multiply, an input
+        read directly, into its rows: [..., K] -> [prod(...), K] at every traced shape (a
+        3-D activation times a weight matrix, as torch.matmul and nn.Linear trace it). The launcher replays
+        it as a reshape; the product's rows are then the output's leading dims in order."""
+        src = view.args[0]
+        if i != 0 or shp.packet(self.gemm_node) not in ("mm", "addmm") or src.op != "placeholder":
+            return False
+        for nodes in self.per_graph:
+            before = nodes[self.index[src]].meta["val"].shape
+            after = nodes[self.index[view]].meta["val"].shape
+            if len(before) < 2 or len(after) != 2 or after[-1] != before[-1]:
+                return False
+        return True
 
     def gemm_program(self) -> None:
         mm = self.gemm_node
