@@ -49,6 +49,7 @@ from benchmarks.harness.messages import (
     TrialEvent,
 )
 from benchmarks.harness.precision import full_precision
+from benchmarks.harness.probes import TAMPERED_EXIT
 from benchmarks.harness.static_check import check_source
 from benchmarks.harness.transport import Digest, TransportError, read_trial
 from benchmarks.harness.watchdog import Watchdog
@@ -534,6 +535,15 @@ def _verdict_without_result(verdict: Verdict, child: Child) -> Verdict:
             ErrorClass.HARNESS_ERROR,
             f"the worker process exited with code {code} before the candidate was imported (not the candidate's fault). stderr: {tail[-600:]}",
             Stage.COMPILE,
+        )
+    if code == TAMPERED_EXIT:
+        return _fail(
+            verdict,
+            ErrorClass.TRACE_EVADED,
+            f"the worker stopped {step}: the judge's own code in the candidate's process (the "
+            "tracers, the probes, the transport, the worker's writers) was replaced, so what it "
+            f"recorded cannot be believed. stderr: {tail[-300:]}",
+            Stage.CALL,
         )
     if code == -signal.SIGXCPU:
         return _fail(

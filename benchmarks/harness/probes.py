@@ -85,10 +85,12 @@ PYTHON_ELEMENT_LIMIT = 64
 PYTHON_READ_STOP = 16 * PYTHON_ELEMENT_LIMIT
 
 _active: CallProbe | None = None
+REASSIGNED = ("_active", "_installed", "_native_addresses")  # globals this module reassigns
 _installed = False
 # (owner, attribute name, the object it held when protected)
 _protected: list[tuple[Any, str, Any]] = []
 _sealed: list[tuple[Any, dict[str, Any]]] = []  # modules whose every global is protected
+_sealed_mutable: dict[int, frozenset[str]] = {}  # their globals their own code reassigns
 
 
 def _one(t: Any) -> int:
@@ -344,10 +346,48 @@ def protect(owner: Any, names: list[str]) -> None:
             _protected.append((owner, name, getattr(owner, name)))
 
 
-def protect_module(module: Any) -> None:
+def protect_module(module: Any, mutable: tuple[str, ...] = ()) -> None:
     """Protect every global of `module` as it is now, and its namespace as a whole: a global
-    replaced, removed or added (a name that would shadow a builtin, like `open`) is tampering."""
-    _sealed.append((module, dict(vars(module))))
+    replaced, removed or added (a name that would shadow a builtin, like `open`) is tampering;
+    `mutable` names the globals the module's own code reassigns."""
+    _sealed.append((module, {k: v for k, v in vars(module).items() if k not in mutable}))
+    _sealed_mutable[id(module)] = frozenset(mutable)
+
+
+TAMPERED_EXIT = 87  # the worker's exit status when `frozen_check` finds the judge's code replaced
+
+
+def frozen_check() -> Callable[[], list[str]]:
+    """A check of everything protected so far that a candidate imported later cannot reach: it
+    holds copies of the registries and the builtins it calls (replacing a module's global, a
+    registry, or `builtins.getattr` changes nothing it uses), and answers the names found
+    replaced. The worker keeps it in a local variable of its running frame and, when it answers
+    any, ends the process with `TAMPERED_EXIT` through an `os._exit` it holds the same way: a
+    record written through replaced code (the call records scrubbed, the evasions with them) is
+    then never read as a result."""
+    sealed = tuple(
+        (module, tuple(names.items()), _sealed_mutable.get(id(module), frozenset()))
+        for module, names in _sealed
+    )
+    protected = tuple(_protected)
+
+    def check(
+        _vars: Any = vars, _getattr: Any = getattr, _set: Any = set, _str: Any = str
+    ) -> list[str]:
+        found = []
+        for owner, name, value in protected:
+            if _getattr(owner, name, None) is not value:
+                found.append(_str(_getattr(owner, "__name__", "?")) + "." + name)
+        for module, names, skip in sealed:
+            now = _vars(module)
+            for name, value in names:
+                if now.get(name, check) is not value:
+                    found.append(module.__name__ + "." + name)
+            known = _set(n for n, _ in names)
+            found.extend(module.__name__ + "." + n for n in _set(now) - skip - known)
+        return found
+
+    return check
 
 
 def tampered() -> list[str]:
@@ -355,7 +395,8 @@ def tampered() -> list[str]:
     changed = []
     for module, names in _sealed:
         now = vars(module)
-        for name in sorted(set(names) | set(now)):
+        skip = _sealed_mutable.get(id(module), frozenset())
+        for name in sorted((set(names) | set(now)) - skip):
             if names.get(name, _sealed) is not now.get(name, _sealed):
                 changed.append(f"{module.__name__}.{name}")
     for owner, name, value in _protected:

@@ -276,6 +276,16 @@ def run_candidate(job: CandidateJob, folder: Path, progress: _Progress) -> Candi
     # could any function below it (calls_forge_output_bytes.py, calls_forge_input_digest.py):
     # every global of the transport, and the tensor methods and functions it calls
     probes.protect_module(transport)
+    # and what writes the call records and the result (tests/hostile/
+    # calls_scrub_the_progress_line.py scrubbed a PyTorch fallback out of them through this
+    # module's `dump`), the tracers' module and the probes themselves
+    from benchmarks.harness import fallback, messages
+
+    for module in (sys.modules[__name__], messages, fallback):
+        probes.protect_module(module)
+    probes.protect_module(probes, mutable=probes.REASSIGNED)
+    # held in this frame: what the candidate replaces after its import cannot reach these two
+    tampered, stop, say = probes.frozen_check(), os._exit, os.write
     probes.protect(transport.torch.Tensor, list(transport.TENSOR_METHODS))
     probes.protect(transport.torch, list(transport.TORCH_FUNCTIONS))
     task = _load_task(job)
@@ -304,6 +314,10 @@ def run_candidate(job: CandidateJob, folder: Path, progress: _Progress) -> Candi
             return result
         if not trials.run(item, fn):
             return result
+        replaced = tampered()
+        if replaced:  # the records of this trial went out through replaced code
+            say(2, ("\nreplaced: " + ", ".join(replaced[:8]) + "\n").encode())
+            stop(probes.TAMPERED_EXIT)
     result.launches_total = dict(counter.launches)
     if counter.ptx_features:
         from benchmarks.harness.ptx import merge_features
@@ -325,6 +339,10 @@ def run_candidate(job: CandidateJob, folder: Path, progress: _Progress) -> Candi
             f"timing the candidate failed: {type(exc).__name__}: {str(exc)[:1500]}",
             _short_tb(exc),
         )
+    replaced = tampered()
+    if replaced:
+        say(2, ("\nreplaced: " + ", ".join(replaced[:8]) + "\n").encode())
+        stop(probes.TAMPERED_EXIT)
     return result
 
 

@@ -1,7 +1,7 @@
 # expect: forbidden_api
 # task: softmax_fp32
-# unchecked: fallback
-# why: a numerically stable softmax compiled by torch.compile (Inductor's kernels, not the candidate's), behind one decoy Triton launch per call; run past the static check, the dispatch recorder (which no longer lets PyTorch wrap it for Dynamo) must still see PyTorch compute the answer
+# unchecked: trace_evaded
+# why: a numerically stable softmax compiled by torch.compile (Inductor's kernels, not the candidate's), behind one decoy Triton launch per call; run past the static check, the dispatch recorder (which no longer lets PyTorch wrap it for Dynamo) must still see PyTorch compute the answer (fallback); since the worker checks its own modules after every trial it stops first: Dynamo, compiling the call, installs globals of its own (resume functions, compiled frames) in the judge's tracer module, which is replacing the judge's code
 import torch
 import triton
 import triton.language as tl

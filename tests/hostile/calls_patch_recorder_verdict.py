@@ -1,7 +1,7 @@
 # expect: forbidden_api
 # task: softmax_fp32
-# unchecked: fallback
-# why: reaches the worker's fallback module through sys.modules and patches AtenRecorder.compute_ops to report nothing, then computes with PyTorch operators; run past the static check, the judge classifies the shipped op counts itself and finds the compute ops
+# unchecked: trace_evaded
+# why: reaches the worker's fallback module through sys.modules and patches AtenRecorder.compute_ops to report nothing, then computes with PyTorch operators; run past the static check, the judge classifies the shipped op counts itself and finds the compute ops (fallback); since the worker checks its protected code after every trial it stops first, the patch seen (trace_evaded)
 import math
 import sys
 
