@@ -284,10 +284,20 @@ def run_candidate(job: CandidateJob, folder: Path, progress: _Progress) -> Candi
     for module in (sys.modules[__name__], messages, fallback):
         probes.protect_module(module)
     probes.protect_module(probes, mutable=probes.REASSIGNED)
-    # held in this frame: what the candidate replaces after its import cannot reach these two
-    tampered, stop, say = probes.frozen_check(), os._exit, os.write
     probes.protect(transport.torch.Tensor, list(transport.TENSOR_METHODS))
     probes.protect(transport.torch, list(transport.TORCH_FUNCTIONS))
+    # held in this frame: what the candidate replaces after its import cannot reach these
+    tampered, stop, say = probes.frozen_check(), os._exit, os.write
+
+    def checked(result: CandidateResult) -> CandidateResult:
+        """`result`, unless the judge's code was replaced: then the process ends, status
+        TAMPERED_EXIT, and nothing written through the replaced code is read as a result."""
+        replaced = tampered()
+        if replaced:
+            say(2, ("\nreplaced: " + ", ".join(replaced[:8]) + "\n").encode())
+            stop(probes.TAMPERED_EXIT)
+        return result
+
     task = _load_task(job)
     result = CandidateResult()
 
@@ -314,10 +324,7 @@ def run_candidate(job: CandidateJob, folder: Path, progress: _Progress) -> Candi
             return result
         if not trials.run(item, fn):
             return result
-        replaced = tampered()
-        if replaced:  # the records of this trial went out through replaced code
-            say(2, ("\nreplaced: " + ", ".join(replaced[:8]) + "\n").encode())
-            stop(probes.TAMPERED_EXIT)
+        checked(result)  # the records of this trial went out: through replaced code?
     result.launches_total = dict(counter.launches)
     if counter.ptx_features:
         from benchmarks.harness.ptx import merge_features
@@ -326,11 +333,11 @@ def run_candidate(job: CandidateJob, folder: Path, progress: _Progress) -> Candi
     progress(CorrectnessDoneEvent())
 
     if not job.perf:
-        return result
+        return checked(result)
     answer = _wait_for(folder, ("go_perf", "stop"), job.handshake_timeout_s)
     if answer != "go_perf":
         result.perf_skipped = "judge did not ask for performance"
-        return result
+        return checked(result)
     try:
         result.perf = _time_candidate(bound, task, job, trials.gen, progress, counter, folder)
     except BaseException as exc:  # noqa: BLE001
@@ -339,11 +346,7 @@ def run_candidate(job: CandidateJob, folder: Path, progress: _Progress) -> Candi
             f"timing the candidate failed: {type(exc).__name__}: {str(exc)[:1500]}",
             _short_tb(exc),
         )
-    replaced = tampered()
-    if replaced:
-        say(2, ("\nreplaced: " + ", ".join(replaced[:8]) + "\n").encode())
-        stop(probes.TAMPERED_EXIT)
-    return result
+    return checked(result)
 
 
 def _with_input_seed(
