@@ -85,7 +85,7 @@ PYTHON_ELEMENT_LIMIT = 64
 PYTHON_READ_STOP = 16 * PYTHON_ELEMENT_LIMIT
 
 _active: CallProbe | None = None
-REASSIGNED = ("_active", "_installed", "_native_addresses")  # globals this module reassigns
+REASSIGNED = ("_active",)  # the global this module reassigns once the candidate may run
 _installed = False
 # (owner, attribute name, the object it held when protected)
 _protected: list[tuple[Any, str, Any]] = []
@@ -253,10 +253,39 @@ _NATIVE_EVENTS = frozenset(
 _NATIVE_FUNCTIONS = ("_memmove_addr", "_memset_addr", "_cast_addr", "_string_at_addr")
 _native_addresses: frozenset[int] = frozenset()
 _import_native: list[str] = []  # raw-memory events refused while the candidate was imported
+# installing a profile or trace function or a sys.monitoring callback: code run at every call
+# and return of the judge's own functions, where it can rewrite a call's output after the
+# traced call and before it is shipped, replacing nothing the identity checks watch
+# (tests/hostile/calls_fix_output_in_a_profile_hook.py passed past the static check before);
+# refused at any time once the probes are installed (the worker itself installs none)
+_HOOK_EVENTS = frozenset(
+    {
+        "sys.setprofile",
+        "sys.settrace",
+        "sys._setprofileallthreads",
+        "sys._settraceallthreads",
+        "sys.monitoring.register_callback",
+    }
+)
+_hooks_refused: list[str] = []
+
+
+class HookRefused(NativeAccessRefused):
+    """Raised by the audit hook where the candidate installs a profile or trace function."""
 
 
 def _audit(event: str, args: tuple[Any, ...]) -> None:
-    """The audit hook: refuse ctypes' raw-memory events during a call or the import."""
+    """The audit hook: refuse ctypes' raw-memory events during a call or the import, and
+    profile, trace and monitoring hooks at any time after `install`."""
+    if event in _HOOK_EVENTS:
+        if _installed:
+            _hooks_refused.append(event)
+            raise HookRefused(
+                f"{event}: a profile, trace or monitoring function runs inside the judge's own "
+                "code, where it could change a call's output after the call; a candidate may "
+                "not install one"
+            )
+        return
     if not event.startswith("ctypes."):
         return
     probe = _active
@@ -448,6 +477,11 @@ def watch(recorder: Any, read_cap: int | None = None) -> Iterator[CallProbe]:
             names = ", ".join(sorted(set(probe.switches)))
             probe.evasions.append(
                 f"it called dispatch switches that hide ops from the recorder: {names}"
+            )
+        if _hooks_refused:
+            probe.evasions.append(
+                "it tried to install a profile, trace or monitoring function (refused: "
+                f"{', '.join(sorted(set(_hooks_refused)))}): code run inside the judge's own"
             )
         refused = probe.native + _import_native
         if refused:

@@ -308,6 +308,8 @@ def run_candidate(job: CandidateJob, folder: Path, progress: _Progress) -> Candi
         entry = getattr(cand, task.entry_point)
     except BaseException as exc:  # noqa: BLE001 - any failure of untrusted code is a verdict
         cls = "early_exit" if isinstance(exc, SystemExit) else "import_error"
+        if isinstance(exc, probes.NativeAccessRefused):  # refused by the audit hook
+            cls = "trace_evaded"
         result.fail(
             cls, f"importing the candidate failed: {type(exc).__name__}: {exc}", _short_tb(exc)
         )
