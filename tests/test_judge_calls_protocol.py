@@ -34,7 +34,7 @@ def record(launches: dict[str, int] | None = None, **fields) -> m.FallbackInfo:
     return m.FallbackInfo(**base)
 
 
-def _judge(tmp_path: Path, records=None, inputs=None, forge=None) -> Verdict:
+def _judge(tmp_path: Path, records=None, inputs=None, forge=None, piped=()) -> Verdict:
     """Every trial of the plan shipped with the reference's outputs; `records(trial)` gives
     (call record, repeat record) and `inputs(trial, args)` the inputs shipped back; `forge(trial,
     header)` may rewrite a trial's header once written."""
@@ -83,7 +83,7 @@ def _judge(tmp_path: Path, records=None, inputs=None, forge=None) -> Verdict:
         perf=False,
     )
     verdict = Verdict(task_id=TASK.id, candidate="scripted", device="cpu")
-    child = _scripted_child(tmp_path, lines, m.dump(m.CandidateResult()).encode())
+    child = _scripted_child(tmp_path, lines, m.dump(m.CandidateResult()).encode(), piped)
     return _run_candidate(verdict, TASK, child, job, SHAPES, CONFIG, skip_numeric=False)
 
 
@@ -247,3 +247,12 @@ def test_inputs_shipped_as_digests_of_other_bytes_are_a_mutation(tmp_path):
     verdict = _judge(tmp_path, inputs=inputs)
     assert verdict.error_class == ErrorClass.INPUT_MUTATED, verdict.message
     assert "mode outlier, trial 1" in verdict.message
+
+
+def test_a_compute_op_on_the_pipe_is_a_fallback_whatever_the_records_say(tmp_path):
+    """The recorder's counts live in the candidate's process, which can clear them in place
+    (tests/hostile/calls_clear_the_recorder.py); what its recorder wrote to the judge's op pipe
+    stays written."""
+    verdict = _judge(tmp_path, piped=(b"_softmax", b"launch:exp"))
+    assert verdict.error_class == ErrorClass.FALLBACK, verdict.message
+    assert "op pipe carried _softmax x1, launch:exp x1" in verdict.message

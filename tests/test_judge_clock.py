@@ -4,7 +4,9 @@ of its own (`judge.BOOT_ALLOWANCE_S`)."""
 
 from __future__ import annotations
 
+import threading
 import time
+from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
@@ -24,6 +26,9 @@ class _Worker:
         self.sent = False
         self.killed = False
         self.proc = SimpleNamespace(poll=self._poll)
+        # its op pipe: open, nothing on it (the judge's clock is what is tested here)
+        self.ops = SimpleNamespace(closed=threading.Event())
+        self.folder = Path("/nonexistent-kf-clock-test")
 
     def _poll(self) -> int | None:
         if self.killed:

@@ -5,6 +5,7 @@ harness_error verdict that says what was wrong, never in a crash of the judge.
 The worker here is scripted: its progress lines and result are written by the test, and its
 process has already exited, so each case runs in a fraction of a second."""
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -13,7 +14,7 @@ import pytest
 import torch
 
 from benchmarks.harness import messages as m
-from benchmarks.harness.child import Child
+from benchmarks.harness.child import Child, OpStream
 from benchmarks.harness.judge import JudgeConfig, _run_candidate
 from benchmarks.harness.transport import write_trial
 from benchmarks.harness.worker import trial_plan
@@ -25,8 +26,11 @@ SHAPES = TASK.shapes_for("cpu")
 CONFIG = JudgeConfig(device="cpu", trials=1, timeout_s=30)
 
 
-def _scripted_child(folder: Path, lines: list[bytes], result: bytes | None) -> Child:
-    """A Child whose (already finished) worker wrote `lines` and `result`."""
+def _scripted_child(
+    folder: Path, lines: list[bytes], result: bytes | None, piped: tuple[bytes, ...] = ()
+) -> Child:
+    """A Child whose (already finished) worker wrote `lines`, `result` and, on its op pipe,
+    the compute op names `piped`."""
     (folder / "progress.jsonl").write_bytes(b"".join(line + b"\n" for line in lines))
     if result is not None:
         (folder / "result.json").write_bytes(result)
@@ -37,6 +41,11 @@ def _scripted_child(folder: Path, lines: list[bytes], result: bytes | None) -> C
     child.proc = subprocess.Popen([sys.executable, "-c", "pass"])
     child.proc.wait()
     child._pos, child.events = 0, []
+    read, write = os.pipe()
+    os.write(write, b"".join(name + b"\n" for name in piped))
+    os.close(write)  # the worker has exited: its op pipe is closed
+    child.ops = OpStream(read)
+    child.ops.closed.wait(5)
     return child
 
 

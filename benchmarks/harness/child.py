@@ -17,12 +17,14 @@ import sys
 import tempfile
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
 
 from benchmarks.harness import leftovers, procfs, sandbox
 from benchmarks.harness.messages import (
+    OPS_FD_ENV,
     CallEvent,
     Event,
     ImportEvent,
@@ -43,6 +45,47 @@ from benchmarks.redaction import without_secrets
 R = TypeVar("R")
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
+
+
+class OpStream:
+    """The judge's end of a worker's op pipe, drained by a thread of its own: every compute op
+    name the worker's recorder wrote (counted; "launch:" before a name dispatched inside a
+    Triton launch), and whether the pipe closed (`closed`: the worker exited, or something in it
+    closed its end)."""
+
+    def __init__(self, fd: int) -> None:
+        self.ops: Counter[str] = Counter()
+        self.closed = threading.Event()
+        self._lock = threading.Lock()
+        self._fd = fd
+        threading.Thread(target=self._drain, daemon=True, name="kf-op-stream").start()
+
+    def _drain(self) -> None:
+        rest = b""
+        try:
+            while True:
+                chunk = os.read(self._fd, 65536)
+                if not chunk:
+                    break
+                lines = (rest + chunk).split(b"\n")
+                rest = lines.pop()[-200:]
+                with self._lock:
+                    for line in lines:
+                        if len(self.ops) < 1024 or line.decode(errors="replace") in self.ops:
+                            self.ops[line.decode(errors="replace")[:120]] += 1
+        except OSError:
+            pass
+        finally:
+            self.closed.set()
+            try:
+                os.close(self._fd)
+            except OSError:
+                pass
+
+    def seen(self) -> Counter[str]:
+        """The op names written so far."""
+        with self._lock:
+            return Counter(self.ops)
 
 
 class Child:
@@ -97,6 +140,11 @@ class Child:
             self._info, info_w = os.pipe()
             argv = [argv[0], "--info-fd", str(info_w), *argv[1:]]
             pass_fds = (info_w,)
+        # the compute ops the candidate's calls dispatch, written as they happen (fallback.py)
+        ops_r, ops_w = os.pipe()
+        env = {**env, OPS_FD_ENV: str(ops_w)}
+        pass_fds = (*pass_fds, ops_w)
+        self.ops = OpStream(ops_r)
         self._init_pid: int | None = None
         self._init_started: str | None = None
         self.proc = _SPAWNER.run(

@@ -15,10 +15,18 @@ Two tracers run around one candidate call inside the worker process:
 Both are installed by the worker before the candidate module is imported, and `record_call`
 traces every call the worker makes, with the probes of `benchmarks.harness.probes` beside them.
 The worker only records; the judge decides (`benchmarks.harness.calls`).
+
+Every compute op the recorder sees is also written, as it is dispatched, to a pipe whose other
+end the judge holds (`OPS_FD_ENV` names it; `benchmarks.harness.child.Child` reads it): the
+recorder's own counts live in the candidate's process, which can clear them in place
+(tests/hostile/calls_clear_the_recorder.py passed that way), but a name written to the pipe
+cannot be taken back. The judge fails any evaluation whose pipe carried a compute op, and one
+whose pipe closed before the worker's result came.
 """
 
 from __future__ import annotations
 
+import os
 import threading
 from collections import Counter
 from collections.abc import Iterator
@@ -27,6 +35,8 @@ from typing import Any
 
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
+
+from benchmarks.harness.messages import OPS_FD_ENV
 
 # aten ops a Triton wrapper may run: allocation, views and reshapes, copies and casts, metadata.
 # Everything else is compute done by PyTorch.
@@ -150,6 +160,39 @@ def storage_key(t: torch.Tensor) -> int:
     return int(t.untyped_storage().data_ptr())
 
 
+def _ops_fd() -> int:
+    """The op pipe's descriptor (-1 outside a judge's worker)."""
+    try:
+        return int(os.environ.pop(OPS_FD_ENV, "-1"))
+    except ValueError:
+        return -1
+
+
+_OPS_FD = _ops_fd()
+_ARMED = False  # set by `arm_reports` when the worker takes a candidate job (never unset)
+_write = os.write
+
+
+def arm_reports() -> None:
+    """Start writing compute ops to the judge's pipe: called by the worker once it has a
+    candidate's job, before the candidate is imported and before this module is sealed (the
+    worker's own warm-up dispatches compute ops that are nobody's fallback)."""
+    global _ARMED
+    _ARMED = True
+
+
+def _report(name: str, inside: bool) -> None:
+    """Write one compute op's name to the judge's pipe ("launch:" before it when dispatched
+    inside a Triton launch). A write that fails is not the call's concern: the judge sees the
+    pipe closed."""
+    if not _ARMED or _OPS_FD < 0 or name in ALLOWED_ATEN_OPS:
+        return
+    try:
+        _write(_OPS_FD, (("launch:" if inside else "") + name + "\n").encode())
+    except OSError:
+        pass
+
+
 class AtenRecorder(TorchDispatchMode):
     """Counts the aten ops dispatched while active, except inside Triton launches, and remembers
     which storages copy ops wrote."""
@@ -175,9 +218,11 @@ class AtenRecorder(TorchDispatchMode):
         result = func(*args, **(kwargs or {}))
         if _state.in_triton_launch:
             self.launch_ops[op_name(func)] += 1
+            _report(op_name(func), True)
         else:
             name = op_name(func)
             self.ops[name] += 1
+            _report(name, False)
             if name in COPY_WRITERS:
                 targets = (
                     [args[0]]

@@ -324,7 +324,35 @@ def _run_candidate(
         )
     if result is None:
         return _verdict_without_result(verdict, child)
-    return _verdict_from_result(verdict, task, job, shapes, config, checker, result)
+    verdict = _verdict_from_result(verdict, task, job, shapes, config, checker, result)
+    piped = _piped_compute(child, checker) if verdict.passed else None
+    if piped is not None:  # the records said nothing of it
+        return _fail(verdict, piped.error, piped.message, piped.stage)
+    return verdict
+
+
+def _piped_compute(child: Child, checker: _TrialChecker) -> _Failure | None:
+    """What the worker's op pipe says (benchmarks/harness/fallback.py): a compute op written
+    there is a fallback whatever the call records say (a candidate can clear those in place);
+    a pipe closed before the result came means its reports cannot be relied on."""
+    if checker.ops_closed_early:
+        return _Failure(
+            ErrorClass.TRACE_EVADED,
+            "the pipe on which the worker reports every compute op PyTorch dispatches in a call "
+            "closed before the worker's result came: something in the candidate's process "
+            "closed it",
+            Stage.NO_FALLBACK,
+        )
+    seen = child.ops.seen()
+    if not seen:
+        return None
+    listed = ", ".join(f"{name} x{n}" for name, n in sorted(seen.items())[:12])
+    return _Failure(
+        ErrorClass.FALLBACK,
+        f"PyTorch computed part of the result: the worker's op pipe carried {listed} (the call "
+        "records it sent listed no such op: they were changed in the candidate's process)",
+        Stage.NO_FALLBACK,
+    )
 
 
 @dataclass
@@ -354,6 +382,7 @@ class _TrialChecker:
         soft_skip: str | None,
     ) -> None:
         self.task, self.folder, self.job, self.verdict, self.t0 = task, folder, job, verdict, t0
+        self.ops_closed_early = False  # the worker's op pipe closed before its result came
         self.skip_numeric, self.soft_skip = skip_numeric, soft_skip
         self.plan = {t.n: t for t in trial_plan(job.shapes, job.modes, job.trials, job.seed)}
         self.by_shape: dict[str, ShapeResult] = {
@@ -475,6 +504,10 @@ def _converse(
                 checker.handle(evt)
             if checker.failure is not None:
                 break
+            # the op pipe closes when the worker exits, after its result: closed before the
+            # result exists, something in the worker closed it (fallback.py)
+            if child.ops.closed.is_set() and not (child.folder / "result.json").exists():
+                checker.ops_closed_early = True
             if child.proc.poll() is not None:
                 for evt in child.poll_events():  # lines written just before the exit
                     checker.handle(evt)

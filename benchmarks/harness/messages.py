@@ -38,6 +38,9 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import Any, ClassVar, TypeVar
 
+OPS_FD_ENV = (
+    "KERNFORGE_OPS_FD"  # the op pipe's write end in a worker (benchmarks/harness/fallback.py)
+)
 PROTOCOL_VERSION = 2  # 2: every call traced, inputs shipped after the call
 
 # The error classes a worker may report (a subset of `benchmarks.verdict.ErrorClass`, which this

@@ -259,10 +259,11 @@ def run_candidate(job: CandidateJob, folder: Path, progress: _Progress) -> Candi
     """Every correctness trial of the candidate, each shipped as a trial file; then, when the
     judge answers go_perf, its timings."""
     # the timer binds torch's sync and event functions when imported: before any candidate code
-    from benchmarks.harness import probes, transport
+    from benchmarks.harness import fallback, probes, transport
     from benchmarks.harness.fallback import TritonLaunchCounter, protect_tracers
     from profiling import time_cuda  # noqa: F401  (binds torch.cuda functions at import)
 
+    fallback.arm_reports()  # compute ops go to the judge's pipe from here on
     counter = TritonLaunchCounter()
     counter.install()
     probes.install()
@@ -279,7 +280,7 @@ def run_candidate(job: CandidateJob, folder: Path, progress: _Progress) -> Candi
     # and what writes the call records and the result (tests/hostile/
     # calls_scrub_the_progress_line.py scrubbed a PyTorch fallback out of them through this
     # module's `dump`), the tracers' module and the probes themselves
-    from benchmarks.harness import fallback, messages
+    from benchmarks.harness import messages
 
     for module in (sys.modules[__name__], messages, fallback):
         probes.protect_module(module)
