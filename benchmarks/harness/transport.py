@@ -247,9 +247,11 @@ class Digest:
         return f"<digest of a {_NAMES[self.dtype]} tensor of shape {self.shape}>"
 
 
-def _digest_record(spec: dict, name: str) -> Digest:
+def _dtype_and_shape(spec: dict, name: str) -> tuple[torch.dtype, list[int]]:
+    """A tensor record's dtype (one the judge accepts) and shape (at most 16 dims, none
+    negative), or TransportError."""
     dtype = DTYPES.get(spec.get("dtype"))  # type: ignore[arg-type]
-    shape, value = spec.get("shape"), spec.get("d")
+    shape = spec.get("shape")
     if dtype is None:
         raise TransportError(f"{name}: dtype {spec.get('dtype')!r} is not one the judge accepts")
     if (
@@ -258,6 +260,12 @@ def _digest_record(spec: dict, name: str) -> Digest:
         or len(shape) > 16
     ):
         raise TransportError(f"{name}: malformed shape {shape!r}")
+    return dtype, shape
+
+
+def _digest_record(spec: dict, name: str) -> Digest:
+    dtype, shape = _dtype_and_shape(spec, name)
+    value = spec.get("d")
     if not isinstance(value, str) or len(value) > 64:
         raise TransportError(f"{name}: malformed digest")
     return Digest(dtype, shape, value)
@@ -351,16 +359,8 @@ def read_trial(path: Path, device: str) -> dict[str, Any]:
 
 
 def _tensor(spec: dict, raw: torch.Tensor, size: int, device: str, name: str) -> torch.Tensor:
-    dtype = DTYPES.get(spec.get("dtype"))  # type: ignore[arg-type]
-    shape, offset, nbytes = spec.get("shape"), spec.get("offset"), spec.get("nbytes")
-    if dtype is None:
-        raise TransportError(f"{name}: dtype {spec.get('dtype')!r} is not one the judge accepts")
-    if (
-        not isinstance(shape, list)
-        or not all(isinstance(d, int) and d >= 0 for d in shape)
-        or len(shape) > 16
-    ):
-        raise TransportError(f"{name}: malformed shape {shape!r}")
+    dtype, shape = _dtype_and_shape(spec, name)
+    offset, nbytes = spec.get("offset"), spec.get("nbytes")
     if not isinstance(offset, int) or not isinstance(nbytes, int) or offset < 0 or offset % _ALIGN:
         raise TransportError(f"{name}: malformed offset/size")
     itemsize = torch.empty(0, dtype=dtype).element_size()
