@@ -267,6 +267,40 @@ def test_the_cpu_stage_compiles_a_candidates_kernels_for_the_gpu_without_one():
     assert not precompile(request.portable()).triton_files  # no target: nothing compiled
 
 
+def test_a_spare_compile_process_serves_one_job_and_the_next_job_gets_a_new_one():
+    """A compile worker on a GPU machine keeps one compile process set up ahead (imports done,
+    Triton's compiler warmed on a kernel of its own); a job uses it once, the worker starts
+    another; the warm-up kernel never reaches a candidate's cache; a spare that died before its
+    job is replaced by a process started then; dropping the spare leaves no process or folder."""
+    from benchmarks.executor import precompile as pc
+
+    task = get_task("silu_fp16")
+    request = EvalRequest.for_task(task, GOOD, JudgeConfig(device="cuda", trusted=True))
+    try:
+        pc.enable_spares((9, 0))
+        first = pc._SPARES["spare"]
+        assert first is not None and first.proc.poll() is None
+        staged = precompile(request.portable(), (9, 0))
+        assert "set up ahead in" in staged.compile_note, staged.compile_note
+        names = list(staged.triton_files)
+        assert any(n.endswith("_silu_kernel.cubin") for n in names), names
+        assert not any("double" in n for n in names), names  # the warm-up stayed in its scratch
+        assert first.proc.poll() is not None and not first.folder.exists()  # used once, gone
+        second = pc._SPARES["spare"]
+        assert second is not None and second is not first and second.proc.poll() is None
+        os.killpg(second.proc.pid, signal.SIGKILL)  # a spare that dies before its job
+        second.proc.wait()
+        staged = precompile(request.portable(), (9, 0))
+        assert "set up in" in staged.compile_note, staged.compile_note  # started for the job
+        assert any(n.endswith("_silu_kernel.cubin") for n in staged.triton_files)
+    finally:
+        last = pc._SPARES["spare"]
+        pc.drop_spare()
+    assert pc._SPARES["spare"] is None and last is not None
+    assert last.proc.poll() is not None and not last.folder.exists()
+    assert pc._SPARES["target"] is None  # nothing starts another
+
+
 def test_a_candidate_that_reads_its_data_is_compiled_ahead_on_cpu_inputs():
     """Shape-only (meta) inputs hold no values: a candidate that reads one before launching
     fails on them, and the CPU stage calls it again on inputs made on the CPU."""

@@ -158,6 +158,7 @@ def run_sweep(
         product=record["product"],
         how=record["how"],
         seconds=record["seconds"],
+        per_config_s=record.get("per_config_s"),
         wall_seconds=round(wall, 3),
         configs_per_minute=per_minute,
         compile_note=swept.compile_note,

@@ -47,6 +47,7 @@ from benchmarks.executor.precompile import (
     CompiledMemo,
     Precompiled,
     compile_key,
+    enable_spares,
     merged,
     precompile,
     precompile_remeasure,
@@ -101,6 +102,17 @@ def _ignore_ctrl_c() -> None:
     terminal sends SIGINT to the whole process group: without this, every idle worker printed a
     KeyboardInterrupt traceback)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _compile_worker_init(target: tuple[int, int] | None) -> None:
+    """A compile worker: Ctrl-C left to the executor (`_ignore_ctrl_c`), and on a GPU machine a
+    spare compile process kept ready (`benchmarks.executor.precompile.enable_spares`)."""
+    _ignore_ctrl_c()
+    enable_spares(target)
+
+
+def _started() -> None:
+    """Nothing: submitted once per worker so that the pool starts them all at once."""
 
 
 def lane_main(conn: Connection, gpu: str | None, device: str) -> None:
@@ -352,15 +364,23 @@ class LocalExecutor(Executor):
         self.closing = False
         self.notes: list[str] = []
         self._lock = threading.Lock()
+        # the GPUs' architecture, for the CPU stage's compile-ahead (None on the CPU)
+        self.target = gpu_arch(str(gpus[0])) if device == "cuda" else None
         self._pool = (
             ProcessPoolExecutor(
-                compile_workers, mp_context=mp.get_context("spawn"), initializer=_ignore_ctrl_c
+                compile_workers,
+                mp_context=mp.get_context("spawn"),
+                initializer=_compile_worker_init,
+                initargs=(self.target,),
             )
             if compile_workers
             else None
         )
-        # the GPUs' architecture, for the CPU stage's compile-ahead (None on the CPU)
-        self.target = gpu_arch(str(gpus[0])) if device == "cuda" else None
+        if self._pool is not None and self.target is not None:
+            # every worker started now, each setting up its first spare compile process while
+            # the run retrieves, generates and measures baselines
+            for _ in range(compile_workers):
+                self._pool.submit(_started)
         self.lanes = [_Lane(self, i, gpu) for i, gpu in enumerate(gpus)]
         self.slots = 2 * len(self.lanes)
         self.memo = CompiledMemo()  # compiled caches of sources judged before

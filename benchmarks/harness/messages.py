@@ -509,6 +509,7 @@ class SweepTiming:
     index: int
     times_us: dict[str, float] = field(default_factory=dict)
     error: str = ""
+    seconds: float = 0.0  # the worker's wall time on this configuration (import to last timing)
 
 
 @dataclass

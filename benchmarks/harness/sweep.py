@@ -63,6 +63,8 @@ class Sweep(BaseModel):
     entries: list[SweepEntry] = Field(default_factory=list)
     seconds: float = 0.0
     compile_note: str = ""  # what was compiled ahead on CPUs before the GPU worker ran
+    # the worker's median wall time per configuration (import, first call, check, timing)
+    per_config_s: float | None = None
     scripted: bool = False  # True when a test seam produced it, not a GPU
 
     @property
@@ -124,6 +126,8 @@ def sweep(
             first = found.message.splitlines()[0] if found.message else "rejected"
             entries[i] = SweepEntry(index=i, config=config, error=f"static check: {first[:300]}")
 
+    per_config: float | None = None
+
     def done(measured: bool, reason: str = "") -> Sweep:
         for i, config in enumerate(configs):
             entries.setdefault(i, SweepEntry(index=i, config=config, error=reason))
@@ -135,6 +139,7 @@ def sweep(
             entries=ranked(list(entries.values())),
             seconds=time.perf_counter() - started,
             compile_note=compile_note,
+            per_config_s=per_config,
         )
 
     if device != "cuda":
@@ -166,6 +171,8 @@ def sweep(
     problem = unusable(result, len(kept), shapes)
     if problem:
         return done(False, f"sweep failed: {problem}")
+    spent = sorted(t.seconds for t in result.entries if t.seconds > 0)
+    per_config = spent[len(spent) // 2] if spent else None
     for timing in result.entries:
         i = kept[timing.index]
         if timing.error:

@@ -882,9 +882,11 @@ def run_sweep(job: SweepJob, folder: Path, progress: _Progress, timer: Any = Non
         wants[shape.name] = _reference_answer(task, shape.dims, inputs[shape.name])
     for index, path in enumerate(job.config_paths):
         progress(ImportEvent(which=f"configuration {index}"))
+        began = time.perf_counter()
         entry = _sweep_config(
             task, job, index, path, shapes, inputs, wants, progress, timer, graphs
         )
+        entry = dataclasses.replace(entry, seconds=round(time.perf_counter() - began, 4))
         result.entries.append(entry)
         broken = _cuda_broken(job.device) if entry.error else None
         if broken:
