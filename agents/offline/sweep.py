@@ -159,6 +159,7 @@ def run_sweep(
         how=record["how"],
         seconds=record["seconds"],
         per_config_s=record.get("per_config_s"),
+        recompiled_in_worker=record.get("recompiled"),
         wall_seconds=round(wall, 3),
         configs_per_minute=per_minute,
         compile_note=swept.compile_note,

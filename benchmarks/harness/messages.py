@@ -510,6 +510,7 @@ class SweepTiming:
     times_us: dict[str, float] = field(default_factory=dict)
     error: str = ""
     seconds: float = 0.0  # the worker's wall time on this configuration (import to last timing)
+    compiled: int = 0  # kernels Triton compiled in the worker for it (not found compiled ahead)
 
 
 @dataclass

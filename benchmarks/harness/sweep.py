@@ -65,6 +65,7 @@ class Sweep(BaseModel):
     compile_note: str = ""  # what was compiled ahead on CPUs before the GPU worker ran
     # the worker's median wall time per configuration (import, first call, check, timing)
     per_config_s: float | None = None
+    recompiled: int = 0  # configurations the worker compiled kernels for (not compiled ahead)
     scripted: bool = False  # True when a test seam produced it, not a GPU
 
     @property
@@ -127,6 +128,7 @@ def sweep(
             entries[i] = SweepEntry(index=i, config=config, error=f"static check: {first[:300]}")
 
     per_config: float | None = None
+    recompiled = 0
 
     def done(measured: bool, reason: str = "") -> Sweep:
         for i, config in enumerate(configs):
@@ -140,6 +142,7 @@ def sweep(
             seconds=time.perf_counter() - started,
             compile_note=compile_note,
             per_config_s=per_config,
+            recompiled=recompiled,
         )
 
     if device != "cuda":
@@ -173,6 +176,7 @@ def sweep(
         return done(False, f"sweep failed: {problem}")
     spent = sorted(t.seconds for t in result.entries if t.seconds > 0)
     per_config = spent[len(spent) // 2] if spent else None
+    recompiled = sum(1 for t in result.entries if t.compiled)
     for timing in result.entries:
         i = kept[timing.index]
         if timing.error:

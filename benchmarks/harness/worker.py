@@ -882,11 +882,15 @@ def run_sweep(job: SweepJob, folder: Path, progress: _Progress, timer: Any = Non
         wants[shape.name] = _reference_answer(task, shape.dims, inputs[shape.name])
     for index, path in enumerate(job.config_paths):
         progress(ImportEvent(which=f"configuration {index}"))
-        began = time.perf_counter()
+        began, cached = time.perf_counter(), _triton_cache_entries()
         entry = _sweep_config(
             task, job, index, path, shapes, inputs, wants, progress, timer, graphs
         )
-        entry = dataclasses.replace(entry, seconds=round(time.perf_counter() - began, 4))
+        entry = dataclasses.replace(
+            entry,
+            seconds=round(time.perf_counter() - began, 4),
+            compiled=max(0, _triton_cache_entries() - cached),
+        )
         result.entries.append(entry)
         broken = _cuda_broken(job.device) if entry.error else None
         if broken:
@@ -900,6 +904,16 @@ def run_sweep(job: SweepJob, folder: Path, progress: _Progress, timer: Any = Non
         if job.device == "cuda":
             torch.cuda.empty_cache()
     return result
+
+
+def _triton_cache_entries() -> int:
+    """How many kernels Triton's cache in this process holds (one folder each): a sweep counts
+    what each configuration compiled here rather than found compiled ahead."""
+    folder = os.environ.get("TRITON_CACHE_DIR")
+    try:
+        return len(os.listdir(folder)) if folder else 0
+    except OSError:
+        return 0
 
 
 def _reference_answer(task: Any, dims: dict, args: tuple) -> tuple[Any, Any]:
