@@ -314,6 +314,7 @@ def sweep_record(
         "seconds": round(float(sweep.seconds), 3),
         "per_config_s": sweep.per_config_s,
         "recompiled": sweep.recompiled,
+        "phases_s": dict(sweep.phases_s),
         "baseline_us": min(own) if own else None,
         "noise": None if noise is None else round(noise, 4),
         "gate": round(max(min_gain, noise or 0.0), 4),

@@ -160,6 +160,7 @@ def run_sweep(
         seconds=record["seconds"],
         per_config_s=record.get("per_config_s"),
         recompiled_in_worker=record.get("recompiled"),
+        per_config_phases_s=record.get("phases_s"),
         wall_seconds=round(wall, 3),
         configs_per_minute=per_minute,
         compile_note=swept.compile_note,

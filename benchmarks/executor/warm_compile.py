@@ -126,7 +126,7 @@ def main(argv: list[str]) -> int:
 
 def spare(folder: Path, arch: int, warp_size: int, t0: float) -> int:
     """A compile process started before its job exists: it imports what compiling needs and
-    compiles a kernel of this module's own (`_warm_up`), then waits for one line on stdin.
+    compiles this project's own SiLU kernel (`_warm_up`), then waits for one line on stdin.
     `go` (the host has written `FOLDER/warm.json` and the candidates): the job is compiled and the
     process exits; anything else, or end of input (the host let it go): it exits at once. It
     serves one job only, and no candidate's code runs in it before that job: a spare never
@@ -134,9 +134,9 @@ def spare(folder: Path, arch: int, warp_size: int, t0: float) -> int:
     import torch
 
     compile_only(arch, warp_size)
-    _warm_up(torch, folder)
+    warmed = _warm_up(torch, folder)
     ready = time.perf_counter()
-    set_up = f"set up ahead in {ready - t0:.2f} s"
+    set_up = f"set up ahead in {ready - t0:.2f} s ({warmed})"
     line = sys.stdin.readline()
     if line.strip() != "go":
         return 0
@@ -150,20 +150,32 @@ def spare(folder: Path, arch: int, warp_size: int, t0: float) -> int:
     return compile_job(folder, spec, f"{set_up}, waited {time.perf_counter() - ready:.2f} s")
 
 
-def _warm_up(torch: Any, folder: Path) -> None:
-    """Compile `warm_kernel.double` once (shape-only tensors), so that the first compile of a job does not
-    pay for loading Triton's compiler. Its cache goes to the sandbox's private scratch folder,
-    never to the cache the host collects (`TRITON_CACHE_DIR`, restored afterwards)."""
+# what a spare compiles while it waits: this project's own SiLU kernel for its own task, through
+# the very path a job takes (task file loaded, shape-only inputs, the entry point called): every
+# first-time cost of that path (lazy imports, Triton's compiler loaded) is paid before the job
+WARM_UP_TASK = ("benchmarks/tasks/activation/silu.py", "silu_fp16")
+WARM_UP_KERNEL = "knowledge_base/kernels/silu.py"
+
+
+def _warm_up(torch: Any, folder: Path) -> str:
+    """Compile WARM_UP_KERNEL for WARM_UP_TASK's first GPU shape, as `compile_job` would; what it
+    did, in words. Its cache goes to the sandbox's private scratch folder, never to the cache the
+    host collects (`TRITON_CACHE_DIR`, restored afterwards)."""
+    from benchmarks.loading import load_task_file
+
+    t0 = time.perf_counter()
+    root = Path(__file__).resolve().parents[2]
     collected = os.environ.get("TRITON_CACHE_DIR")
     scratch = Path(os.environ.get("TMPDIR") or folder / "tmp") / "warm-up-cache"
     os.environ["TRITON_CACHE_DIR"] = str(scratch)
     try:
-        from benchmarks.executor.warm_kernel import double
-
-        x = torch.empty(1024, device="meta", dtype=torch.float32)
-        double[(1,)](x, x, 1024, BLOCK=1024)
-    except Exception:  # noqa: BLE001 - a spare that could not warm up still compiles its job
-        pass
+        path, task_id = WARM_UP_TASK
+        task = next(t for t in load_task_file(str(root / path)) if t.id == task_id)
+        shape = [dict(task.shapes_for("cuda")[0].dims)]
+        done = _compile_one(task, str(root / WARM_UP_KERNEL), "kernforge_warm_up", shape, torch)
+        return f"warmed up in {time.perf_counter() - t0:.2f} s ({'; '.join(done)})"
+    except Exception as exc:  # noqa: BLE001 - a spare that could not warm up still compiles its job
+        return f"warm-up failed: {type(exc).__name__}: {str(exc)[:120]}"
     finally:
         if collected is None:
             os.environ.pop("TRITON_CACHE_DIR", None)

@@ -66,6 +66,8 @@ class Sweep(BaseModel):
     # the worker's median wall time per configuration (import, first call, check, timing)
     per_config_s: float | None = None
     recompiled: int = 0  # configurations the worker compiled kernels for (not compiled ahead)
+    # the median seconds per configuration of each phase in the worker (SweepTiming.phases)
+    phases_s: dict[str, float] = Field(default_factory=dict)
     scripted: bool = False  # True when a test seam produced it, not a GPU
 
     @property
@@ -129,6 +131,7 @@ def sweep(
 
     per_config: float | None = None
     recompiled = 0
+    phases: dict[str, float] = {}
 
     def done(measured: bool, reason: str = "") -> Sweep:
         for i, config in enumerate(configs):
@@ -143,6 +146,7 @@ def sweep(
             compile_note=compile_note,
             per_config_s=per_config,
             recompiled=recompiled,
+            phases_s=phases,
         )
 
     if device != "cuda":
@@ -177,6 +181,7 @@ def sweep(
     spent = sorted(t.seconds for t in result.entries if t.seconds > 0)
     per_config = spent[len(spent) // 2] if spent else None
     recompiled = sum(1 for t in result.entries if t.compiled)
+    phases = _median_phases([t.phases for t in result.entries if t.phases])
     for timing in result.entries:
         i = kept[timing.index]
         if timing.error:
@@ -195,6 +200,15 @@ def sweep(
     if not measured:
         return done(False, "not measured: every configuration failed")
     return done(True)
+
+
+def _median_phases(seen: list[dict[str, float]]) -> dict[str, float]:
+    """Per phase, the median of its seconds over the configurations that report it."""
+    out: dict[str, float] = {}
+    for phase in sorted({k for p in seen for k in p}):
+        values = sorted(p[phase] for p in seen if phase in p)
+        out[phase] = values[len(values) // 2]
+    return out
 
 
 def unusable(result: SweepResult, asked: int, shapes: list[str]) -> str | None:

@@ -946,6 +946,14 @@ def _sweep_config(
 
     from benchmarks.harness.graph_timing import time_in_graph
 
+    spent = {"load": 0.0, "first_call": 0.0, "check": 0.0, "time": 0.0}
+    mark = [time.perf_counter()]
+
+    def lap(phase: str) -> None:  # the seconds since the last lap go to `phase`
+        now = time.perf_counter()
+        spent[phase] += now - mark[0]
+        mark[0] = now
+
     try:
         entry = getattr(load_module(path, f"kernforge_sweep_{index}"), task.entry_point)
     except BaseException as exc:  # noqa: BLE001 - a failing configuration is recorded, not fatal
@@ -954,6 +962,7 @@ def _sweep_config(
     times: dict[str, float] = {}
     for shape in shapes:
         fn = bound.get(shape.name, shape.dims)
+        lap("load")
         if isinstance(fn, _SetupFailure):
             return SweepTiming(index=index, error=fn.message.splitlines()[0][:300])
         progress(PerfEvent(shape=shape.name))
@@ -963,6 +972,7 @@ def _sweep_config(
             out = fn(*args)  # compile and autotune outside the clock
             if job.device == "cuda":
                 torch.cuda.synchronize()
+            lap("first_call")
             wrong = _sweep_mismatch(out, *wants[shape.name], task.tolerance)
             del out
             skip = set(task.output_args(shape.dims))
@@ -975,17 +985,21 @@ def _sweep_config(
                 wrong = f"it wrote its input(s) {written}"
             if wrong:
                 return SweepTiming(index=index, error=f"shape {shape.name}: {wrong}")
+            lap("check")
             graph = None
             if shape.graph and graphs:  # a configuration a graph cannot hold: timed per call
                 graph, _ = time_in_graph(
                     fn, args, warmup_ms=job.warmup_ms, rep_ms=job.rep_ms, max_reps=job.max_reps
                 )
             times[shape.name] = graph or float(timer(lambda f=fn, a=args: f(*a), job))
+            lap("time")
         except BaseException as exc:  # noqa: BLE001
             return SweepTiming(index=index, error=f"shape {shape.name}: {_one_line(exc)}")
         finally:
             del args
-    return SweepTiming(index=index, times_us=times)
+    return SweepTiming(
+        index=index, times_us=times, phases={k: round(v, 4) for k, v in spent.items()}
+    )
 
 
 def _sweep_mismatch(got: Any, want: Any, scale: Any, tolerance: Any) -> str | None:
