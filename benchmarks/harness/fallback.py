@@ -37,6 +37,7 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
 from benchmarks.harness.messages import OPS_FD_ENV
+from benchmarks.harness.probes import TAMPERED_EXIT
 
 # aten ops a Triton wrapper may run: allocation, views and reshapes, copies and casts, metadata.
 # Everything else is compute done by PyTorch.
@@ -168,9 +169,26 @@ def _ops_fd() -> int:
         return -1
 
 
+def pipe_identity(fd: int) -> tuple[int, int] | None:
+    """What `fd` refers to (device and inode of the open file), or None when it is not open. A
+    descriptor pointed elsewhere (`os.dup2` of another file onto its number) answers otherwise."""
+    try:
+        found = os.fstat(fd)
+    except (OSError, ValueError):
+        return None
+    return (found.st_dev, found.st_ino)
+
+
 _OPS_FD = _ops_fd()
+_OPS_ID = pipe_identity(_OPS_FD) if _OPS_FD >= 0 else None  # the pipe the judge reads
 _ARMED = False  # set by `arm_reports` when the worker takes a candidate job (never unset)
-_write = os.write
+_write, _fstat, _exit = os.write, os.fstat, os._exit
+
+
+def ops_fd() -> tuple[int, tuple[int, int] | None]:
+    """The op pipe's descriptor in this process (-1 outside a judge's worker) and what it
+    referred to when this module was imported."""
+    return _OPS_FD, _OPS_ID
 
 
 def arm_reports() -> None:
@@ -184,9 +202,22 @@ def arm_reports() -> None:
 def _report(name: str, inside: bool) -> None:
     """Write one compute op's name to the judge's pipe ("launch:" before it when dispatched
     inside a Triton launch). A write that fails is not the call's concern: the judge sees the
-    pipe closed."""
+    pipe closed. A descriptor that no longer refers to the judge's pipe (a copy of the pipe kept
+    open elsewhere, another file put on its number: tests/hostile/calls_dup_the_op_pipe.py)
+    ends the process as tampering: the report would go nowhere while the judge saw nothing
+    close."""
     if not _ARMED or _OPS_FD < 0 or name in ALLOWED_ATEN_OPS:
         return
+    try:
+        found = _fstat(_OPS_FD)
+        moved = (found.st_dev, found.st_ino) != _OPS_ID
+    except (OSError, ValueError):
+        return  # closed: the judge sees the pipe close before the result
+    if moved:
+        try:
+            _write(2, b"\nreplaced: the op pipe's descriptor points elsewhere\n")
+        finally:
+            _exit(TAMPERED_EXIT)
     try:
         _write(_OPS_FD, (("launch:" if inside else "") + name + "\n").encode())
     except OSError:

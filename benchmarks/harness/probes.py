@@ -386,14 +386,19 @@ def protect_module(module: Any, mutable: tuple[str, ...] = ()) -> None:
 TAMPERED_EXIT = 87  # the worker's exit status when `frozen_check` finds the judge's code replaced
 
 
-def frozen_check() -> Callable[[], list[str]]:
+def frozen_check(
+    descriptor: tuple[int, tuple[int, int] | None] = (-1, None),
+) -> Callable[[], list[str]]:
     """A check of everything protected so far that a candidate imported later cannot reach: it
     holds copies of the registries and the builtins it calls (replacing a module's global, a
     registry, or `builtins.getattr` changes nothing it uses), and answers the names found
     replaced. The worker keeps it in a local variable of its running frame and, when it answers
     any, ends the process with `TAMPERED_EXIT` through an `os._exit` it holds the same way: a
     record written through replaced code (the call records scrubbed, the evasions with them) is
-    then never read as a result."""
+    then never read as a result. `descriptor`: a file descriptor and what it must keep referring
+    to (device, inode: `fallback.ops_fd()`, the op pipe), checked with an `os.fstat` held the
+    same way."""
+    fd, identity = descriptor
     sealed = tuple(
         (module, tuple(names.items()), _sealed_mutable.get(id(module), frozenset()))
         for module, names in _sealed
@@ -401,9 +406,20 @@ def frozen_check() -> Callable[[], list[str]]:
     protected = tuple(_protected)
 
     def check(
-        _vars: Any = vars, _getattr: Any = getattr, _set: Any = set, _str: Any = str
+        _vars: Any = vars,
+        _getattr: Any = getattr,
+        _set: Any = set,
+        _str: Any = str,
+        _fstat: Any = os.fstat,
     ) -> list[str]:
         found = []
+        if fd >= 0:
+            try:
+                st = _fstat(fd)
+                if (st.st_dev, st.st_ino) != identity:
+                    found.append("the op pipe's descriptor (it refers to another file)")
+            except (OSError, ValueError):
+                pass  # closed: the judge sees the pipe close before the result
         for owner, name, value in protected:
             if _getattr(owner, name, None) is not value:
                 found.append(_str(_getattr(owner, "__name__", "?")) + "." + name)

@@ -288,7 +288,7 @@ def run_candidate(job: CandidateJob, folder: Path, progress: _Progress) -> Candi
     probes.protect(transport.torch.Tensor, list(transport.TENSOR_METHODS))
     probes.protect(transport.torch, list(transport.TORCH_FUNCTIONS))
     # held in this frame: what the candidate replaces after its import cannot reach these
-    tampered, stop, say = probes.frozen_check(), os._exit, os.write
+    tampered, stop, say = probes.frozen_check(fallback.ops_fd()), os._exit, os.write
 
     def checked(result: CandidateResult) -> CandidateResult:
         """`result`, unless the judge's code was replaced: then the process ends, status
