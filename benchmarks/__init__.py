@@ -27,6 +27,7 @@ from typing import Any
 # what other packages may use: name -> "module" (or "module:attribute" where the name differs)
 _EXPORTS: dict[str, str] = {
     # benchmarks.executor
+    "BaselineRequest": "benchmarks.executor.request",
     "EvalRequest": "benchmarks.executor.request",
     "EXECUTOR_KINDS": "benchmarks.executor:KINDS",
     "Executor": "benchmarks.executor.base",

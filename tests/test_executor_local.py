@@ -395,3 +395,71 @@ def test_ctrl_c_closes_the_executor_without_a_traceback_from_its_compile_workers
     out, err = proc.communicate(timeout=60)
     assert "closed" in out
     assert "Traceback" not in err, err[-2000:]
+
+
+def test_a_baseline_request_measures_what_the_judge_will_look_up(task, monkeypatch):
+    """`BaselineRequest` (sent by an agent run as it starts on a GPU) measures the baselines of
+    exactly the shapes the judge's perf stage times, on the baseline seed, into the judge's
+    cache; on the CPU it measures nothing and says so, through every executor kind."""
+    from benchmarks import BaselineRequest
+    from benchmarks.executor import request as request_module
+    from benchmarks.harness import baselines, perf
+    from benchmarks.harness import shapes as shape_plan
+
+    seen = {}
+
+    def fake_run_baseline(task, shapes, seed, *, work_root=None, cache=""):
+        seen.update(task=task.id, shapes=[s.name for s in shapes], seed=seed, cache=cache)
+        return {"status": "ok", "shapes": {}}
+
+    monkeypatch.setattr(perf, "run_baseline", fake_run_baseline)
+    gpu = JudgeConfig(device="cuda", baseline_cache="/tmp/kf-test-baselines")
+    done = request_module.baselines_request(
+        BaselineRequest(EvalRequest.for_task(task, "", gpu))
+    )
+    timed = shape_plan.scored(shape_plan.plan_shapes(task, "cuda", None, None).shapes)
+    assert done.status == "ok" and done.shapes == [s.name for s in timed]
+    assert seen == {
+        "task": task.id,
+        "shapes": [s.name for s in timed],
+        "seed": baselines.BASELINE_SEED,
+        "cache": "/tmp/kf-test-baselines",
+    }
+    cpu = BaselineRequest(EvalRequest.for_task(task, "", JudgeConfig(device="cpu")))
+    for kind in ("inline", "local"):
+        with make_executor(ExecutorSpec(kind, device="cpu", lanes=1, compile_workers=0)) as ex:
+            answer = ex.submit(cpu).result(timeout=120)
+        assert answer.status == "not measured" and "no GPU" in answer.message, (kind, answer)
+
+
+def test_an_agent_run_on_a_gpu_asks_for_its_baselines_when_it_starts():
+    """The first time a run asks for its executor on a GPU it sends the task's baselines ahead
+    (the lane measures them while the first candidate compiles); on the CPU it sends none."""
+    from agents.core.nodes.evaluator import baselines_ahead, judge_config
+    from benchmarks import BaselineRequest
+
+    class Recorder:
+        kind = "local"
+
+        def __init__(self) -> None:
+            self.sent: list[Any] = []
+
+        def submit(self, request: Any) -> Future:
+            self.sent.append(request)
+            return Future()
+
+    cfg = SimpleNamespace(judge_trials=3, judge_timeout_s=60.0, baseline_cache="/tmp/kf-b")
+    ctx = SimpleNamespace(
+        device="cuda",
+        task=get_task("silu_fp16"),
+        config=cfg,
+        policy=SimpleNamespace(trusted_code=True),
+        seams=SimpleNamespace(scripted_measure=None),
+    )
+    executor = Recorder()
+    assert baselines_ahead(ctx, executor) is not None
+    (sent,) = executor.sent
+    assert isinstance(sent, BaselineRequest) and sent.base.task_id == "silu_fp16"
+    assert sent.base.config == judge_config(ctx)  # the judge's own config: the same cache keys
+    ctx.device = "cpu"
+    assert baselines_ahead(ctx, executor) is None and len(executor.sent) == 1

@@ -117,3 +117,15 @@ def test_a_sweep_on_ray_runs_its_cpu_stage_in_chunks_then_answers_with_its_recor
     assert got.compile_note.startswith("2 compile process(es): chunk 0: compiled ahead"), (
         got.compile_note
     )
+
+
+def test_a_baseline_request_on_ray_comes_back_as_its_record(ray_executor):
+    """The baselines an agent run sends ahead go to Ray as a task of their own (a GPU task on a
+    GPU cluster) and come back as their record; on this CPU-only Ray: not measured."""
+    from benchmarks import BaselineRequest
+    from benchmarks.executor.request import BaselinesReady
+
+    task = get_task("silu_fp32")
+    request = BaselineRequest(EvalRequest.for_task(task, "", CONFIG, ship_task=True))
+    got = ray_executor.submit(request).result(timeout=300)
+    assert isinstance(got, BaselinesReady) and got.status == "not measured", got

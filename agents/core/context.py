@@ -49,6 +49,7 @@ class RunContext:
     executor: Any = None
     _owns_executor: bool = field(default=False, repr=False)
     _executor_said: bool = field(default=False, repr=False)
+    _baselines: Any = field(default=None, repr=False)  # the future of `baselines_ahead`
 
     def judge_executor(self) -> Any:
         """The run's executor: the caller's, or one built from judge.executor and its sizes
@@ -69,11 +70,16 @@ class RunContext:
             self._owns_executor = True
         if not self._executor_said:  # the run's events say once where its candidates were judged
             self._executor_said = True
+            from agents.core.nodes.evaluator import baselines_ahead
+
+            # the task's baselines measured on the GPU while the first candidate is compiled
+            self._baselines = baselines_ahead(self, self.executor)
             self.event(
                 "executor",
                 executor=self.executor.kind,
                 describe=self.executor.describe(),
                 shared=not self._owns_executor,
+                baselines_ahead=self._baselines is not None,
             )
         return self.executor
 

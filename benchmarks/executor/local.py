@@ -57,6 +57,8 @@ from benchmarks.executor.precompile import (
     sweep_chunks,
 )
 from benchmarks.executor.request import (
+    BaselineRequest,
+    BaselinesReady,
     EvalRequest,
     ExecutorError,
     RemeasureRequest,
@@ -166,7 +168,7 @@ def _healthy(device: str) -> bool:
 
 
 def _label(request: Request) -> str:
-    if isinstance(request, RemeasureRequest | SweepRequest):
+    if isinstance(request, RemeasureRequest | SweepRequest | BaselineRequest):
         return request.label
     return request.label or request.candidate
 
@@ -182,6 +184,8 @@ def parse_answer(request: Request, body: str) -> Any:
         from benchmarks.harness.sweep import Sweep
 
         return Sweep.model_validate_json(body)
+    if isinstance(request, BaselineRequest):
+        return BaselinesReady.model_validate_json(body)
     from benchmarks.verdict import Verdict
 
     return Verdict.model_validate_json(body)
@@ -426,7 +430,9 @@ class LocalExecutor(Executor):
             else:
                 stage = self._pool.submit(precompile_remeasure, job.request, self.target)
                 stage.add_done_callback(lambda done, job=job: self._staged(job, done))
-        elif self._pool is None or isinstance(request, RemeasureRequest | SweepRequest):
+        elif self._pool is None or isinstance(
+            request, RemeasureRequest | SweepRequest | BaselineRequest
+        ):
             self.ready.put(job)
         else:
             assert isinstance(job.request, EvalRequest)

@@ -39,11 +39,13 @@ from benchmarks.executor.precompile import (
     sweep_chunks,
 )
 from benchmarks.executor.request import (
+    BaselineRequest,
     EvalRequest,
     ExecutorError,
     RemeasureRequest,
     Request,
     SweepRequest,
+    baselines_request,
     judge_request,
     measure_request,
     sweep_request,
@@ -85,6 +87,12 @@ def judge_on_ray(request: EvalRequest, staged: Precompiled | None) -> str:
 def measure_on_ray(request: RemeasureRequest) -> str:
     """The Ray task that re-measures a candidate against the incumbent; the Remeasure as JSON."""
     return measure_request(request).model_dump_json()
+
+
+def baselines_on_ray(request: BaselineRequest) -> str:
+    """The Ray task that measures a task's baselines into its node's cache ahead of the first
+    candidate; the BaselinesReady as JSON."""
+    return baselines_request(request).model_dump_json()
 
 
 def sweep_on_ray(request: SweepRequest, *staged: Precompiled) -> str:
@@ -146,6 +154,7 @@ class RayExecutor(Executor):
         self._stage = ray.remote(num_cpus=1, max_retries=max_retries)(precompile)
         self._judge = ray.remote(num_cpus=1, max_retries=max_retries, **gpu)(judge_on_ray)
         self._measure = ray.remote(num_cpus=1, max_retries=max_retries, **gpu)(measure_on_ray)
+        self._baselines = ray.remote(num_cpus=1, max_retries=max_retries, **gpu)(baselines_on_ray)
         self._stage_sweep = ray.remote(num_cpus=1, max_retries=max_retries)(precompile_sweep)
         self._sweep = ray.remote(num_cpus=1, max_retries=max_retries, **gpu)(sweep_on_ray)
         resources = ray.cluster_resources()
@@ -170,6 +179,9 @@ class RayExecutor(Executor):
         portable = request.portable()
         if isinstance(portable, RemeasureRequest):
             ref = self._measure.remote(portable)
+            what = portable.label
+        elif isinstance(portable, BaselineRequest):
+            ref = self._baselines.remote(portable)
             what = portable.label
         elif isinstance(portable, SweepRequest):
             # the CPU stage in chunks, one Ray task each (one CPU), then one GPU task

@@ -12,9 +12,12 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import tempfile
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from pydantic import BaseModel, Field
 
 from benchmarks.harness import integrity
 from benchmarks.harness.judge_config import JudgeConfig
@@ -207,16 +210,86 @@ def sweep_request(request: SweepRequest) -> Any:
     )
 
 
-Request = EvalRequest | RemeasureRequest | SweepRequest
+@dataclass(frozen=True)
+class BaselineRequest:
+    """The baselines of `base`'s task (eager and torch.compile of its reference on every GPU
+    shape the judge times, and the device's peaks) measured into the baseline cache
+    (`base.config.baseline_cache`) before any candidate needs them: an agent run on a GPU sends
+    one when it starts, so a lane measures them while the run retrieves, generates and compiles
+    its first candidate, and that candidate's judge finds them cached. `base.source` is not
+    used. GPU work: an executor runs it where it times candidates, never beside a timing."""
+
+    base: EvalRequest
+
+    @property
+    def label(self) -> str:
+        return f"baselines of {self.base.task_id}"
+
+    def portable(self) -> BaselineRequest:
+        return dataclasses.replace(self, base=self.base.portable())
+
+
+class BaselinesReady(BaseModel):
+    """What a BaselineRequest did: `status` "ok" (measured or found cached), "not measured" (no
+    GPU) or "failed" (with the `message`); the shapes it covered; its seconds."""
+
+    status: str
+    message: str = ""
+    shapes: list[str] = Field(default_factory=list)
+    seconds: float = 0.0
+
+
+def baselines_request(request: BaselineRequest) -> BaselinesReady:
+    """Measure (or find cached) the baselines of one request, in this process's workers: the
+    same shapes, seed and cache the judge's perf stage uses (`benchmarks.harness.perf`)."""
+    from benchmarks.harness import baselines
+    from benchmarks.harness import shapes as shape_plan
+    from benchmarks.harness.perf import run_baseline
+
+    config = request.base.config
+    if config.device != "cuda":
+        return BaselinesReady(
+            status="not measured", message="no GPU: baselines are timed on CUDA only"
+        )
+    t0 = time.perf_counter()
+    task = load_request_task(request.base)
+    timed = shape_plan.scored(
+        shape_plan.plan_shapes(task, "cuda", config.shapes, config.shape_seed).shapes
+    )
+    try:
+        found = run_baseline(
+            task,
+            timed,
+            baselines.BASELINE_SEED,
+            work_root=config.work_root,
+            cache=config.baseline_cache,
+        )
+    except Exception as exc:  # noqa: BLE001 - the judge measures them itself later
+        return BaselinesReady(
+            status="failed",
+            message=f"{type(exc).__name__}: {str(exc)[:300]}",
+            seconds=time.perf_counter() - t0,
+        )
+    return BaselinesReady(
+        status="ok" if found.get("status") == "ok" else "failed",
+        message=str(found.get("message") or "")[:300],
+        shapes=[s.name for s in timed],
+        seconds=time.perf_counter() - t0,
+    )
+
+
+Request = EvalRequest | RemeasureRequest | SweepRequest | BaselineRequest
 
 
 def run_request(request: Request) -> Any:
-    """The verdict of an EvalRequest, the Remeasure of a RemeasureRequest, or the Sweep of a
-    SweepRequest."""
+    """The verdict of an EvalRequest, the Remeasure of a RemeasureRequest, the Sweep of a
+    SweepRequest, or the BaselinesReady of a BaselineRequest."""
     if isinstance(request, RemeasureRequest):
         return measure_request(request)
     if isinstance(request, SweepRequest):
         return sweep_request(request)
+    if isinstance(request, BaselineRequest):
+        return baselines_request(request)
     return judge_request(request)
 
 

@@ -51,12 +51,12 @@ def summarize_verdict(verdict: Any) -> VerdictSummary:
     )
 
 
-def judge_request(ctx: RunContext, candidate: Candidate, attempt_id: int) -> Any:
-    """The executor's request to judge `candidate` as attempt `attempt_id`."""
-    from benchmarks import EvalRequest, JudgeConfig
+def judge_config(ctx: RunContext) -> Any:
+    """How this run's candidates are judged (a `JudgeConfig`)."""
+    from benchmarks import JudgeConfig
 
     cfg = ctx.config
-    config = JudgeConfig(
+    return JudgeConfig(
         device=ctx.device,
         trials=cfg.judge_trials,  # inputs: a fresh seed per evaluation (JudgeConfig.seed)
         timeout_s=cfg.judge_timeout_s,
@@ -65,14 +65,35 @@ def judge_request(ctx: RunContext, candidate: Candidate, attempt_id: int) -> Any
         trusted=ctx.policy.trusted_code,
         baseline_cache=cfg.baseline_cache,
     )
+
+
+def judge_request(ctx: RunContext, candidate: Candidate, attempt_id: int) -> Any:
+    """The executor's request to judge `candidate` as attempt `attempt_id`."""
+    from benchmarks import EvalRequest
+
     return EvalRequest.for_task(
         ctx.task,
         candidate.code,
-        config,
+        judge_config(ctx),
         candidate=str(ctx.run.attempt_dir(attempt_id) / "code.py"),
         label=f"attempt {attempt_id}",
         ship_task=ctx.judge_executor().kind == "ray",
     )
+
+
+def baselines_ahead(ctx: RunContext, executor: Any) -> Any:
+    """On a GPU, a request to `executor` to measure the task's baselines now, while the run
+    generates and compiles its first candidate (whose judge then finds them in the baseline
+    cache); its future, or None on the CPU (nothing is timed there) or where a test seam stands
+    in for the judge."""
+    from benchmarks import BaselineRequest, EvalRequest
+
+    if ctx.device != "cuda" or ctx.seams.scripted_measure is not None:
+        return None
+    base = EvalRequest.for_task(
+        ctx.task, "", judge_config(ctx), label="baselines", ship_task=executor.kind == "ray"
+    )
+    return executor.submit(BaselineRequest(base))
 
 
 def judged(
