@@ -414,9 +414,7 @@ def test_a_baseline_request_measures_what_the_judge_will_look_up(task, monkeypat
 
     monkeypatch.setattr(perf, "run_baseline", fake_run_baseline)
     gpu = JudgeConfig(device="cuda", baseline_cache="/tmp/kf-test-baselines")
-    done = request_module.baselines_request(
-        BaselineRequest(EvalRequest.for_task(task, "", gpu))
-    )
+    done = request_module.baselines_request(BaselineRequest(EvalRequest.for_task(task, "", gpu)))
     timed = shape_plan.scored(shape_plan.plan_shapes(task, "cuda", None, None).shapes)
     assert done.status == "ok" and done.shapes == [s.name for s in timed]
     assert seen == {
@@ -462,4 +460,6 @@ def test_an_agent_run_on_a_gpu_asks_for_its_baselines_when_it_starts():
     assert isinstance(sent, BaselineRequest) and sent.base.task_id == "silu_fp16"
     assert sent.base.config == judge_config(ctx)  # the judge's own config: the same cache keys
     ctx.device = "cpu"
+    assert baselines_ahead(ctx, executor) is None and len(executor.sent) == 1
+    ctx.device, executor.kind = "cuda", "inline"  # measured right there: nothing overlapped
     assert baselines_ahead(ctx, executor) is None and len(executor.sent) == 1

@@ -84,11 +84,12 @@ def judge_request(ctx: RunContext, candidate: Candidate, attempt_id: int) -> Any
 def baselines_ahead(ctx: RunContext, executor: Any) -> Any:
     """On a GPU, a request to `executor` to measure the task's baselines now, while the run
     generates and compiles its first candidate (whose judge then finds them in the baseline
-    cache); its future, or None on the CPU (nothing is timed there) or where a test seam stands
-    in for the judge."""
+    cache); its future, or None on the CPU (nothing is timed there), on the inline executor
+    (which would measure them right here, overlapping nothing) or where a test seam stands in
+    for the judge."""
     from benchmarks import BaselineRequest, EvalRequest
 
-    if ctx.device != "cuda" or ctx.seams.scripted_measure is not None:
+    if ctx.device != "cuda" or ctx.seams.scripted_measure is not None or executor.kind == "inline":
         return None
     base = EvalRequest.for_task(
         ctx.task, "", judge_config(ctx), label="baselines", ship_task=executor.kind == "ray"
