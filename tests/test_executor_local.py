@@ -363,9 +363,15 @@ CTRL_C_SCRIPT = r"""
 import time
 from benchmarks.executor.local import LocalExecutor
 
+from benchmarks import BaselineRequest, EvalRequest, JudgeConfig
+from benchmarks.loading import get_task
+
 ex = LocalExecutor("cpu", lanes=1, compile_workers=2)
 for f in [ex._pool.submit(time.sleep, 0.1) for _ in range(2)]:  # both workers started
     f.result()
+# and the lane: a request it answers (on the CPU, "not measured") proves its process is up
+ask = EvalRequest.for_task(get_task("silu_fp16"), "", JudgeConfig(device="cpu"))
+ex.submit(BaselineRequest(ask)).result(timeout=120)
 print("ready", flush=True)
 try:
     time.sleep(60)
@@ -393,7 +399,7 @@ def test_ctrl_c_closes_the_executor_without_a_traceback_from_its_compile_workers
     time.sleep(0.5)
     os.killpg(proc.pid, signal.SIGINT)  # what Ctrl-C does: the whole group gets SIGINT
     out, err = proc.communicate(timeout=60)
-    assert "closed" in out
+    assert "closed" in out, err[-2000:]
     assert "Traceback" not in err, err[-2000:]
 
 
@@ -433,7 +439,7 @@ def test_a_baseline_request_measures_what_the_judge_will_look_up(task, monkeypat
 def test_an_agent_run_on_a_gpu_asks_for_its_baselines_when_it_starts():
     """The first time a run asks for its executor on a GPU it sends the task's baselines ahead
     (the lane measures them while the first candidate compiles); on the CPU it sends none."""
-    from agents.core.nodes.evaluator import baselines_ahead, judge_config
+    from agents.core.judging import baselines_ahead, judge_config
     from benchmarks import BaselineRequest
 
     class Recorder:

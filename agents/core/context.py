@@ -70,7 +70,7 @@ class RunContext:
             self._owns_executor = True
         if not self._executor_said:  # the run's events say once where its candidates were judged
             self._executor_said = True
-            from agents.core.nodes.evaluator import baselines_ahead
+            from agents.core.judging import baselines_ahead
 
             # the task's baselines measured on the GPU while the first candidate is compiled
             self._baselines = baselines_ahead(self, self.executor)

@@ -312,9 +312,11 @@ def sweep_record(
         "product": enumeration.product,
         "how": enumeration.how,
         "seconds": round(float(sweep.seconds), 3),
-        "per_config_s": sweep.per_config_s,
-        "recompiled": sweep.recompiled,
-        "phases_s": dict(sweep.phases_s),
+        # the worker's own account of its seconds (benchmarks.harness.sweep.Sweep; a scripted
+        # sweep may have none)
+        "per_config_s": getattr(sweep, "per_config_s", None),
+        "recompiled": getattr(sweep, "recompiled", 0),
+        "phases_s": dict(getattr(sweep, "phases_s", None) or {}),
         "baseline_us": min(own) if own else None,
         "noise": None if noise is None else round(noise, 4),
         "gate": round(max(min_gain, noise or 0.0), 4),

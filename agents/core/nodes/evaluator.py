@@ -24,6 +24,7 @@ import hashlib
 from typing import Any
 
 from agents.core.context import RunContext
+from agents.core.judging import judge_config
 from agents.core.measure import measure
 from agents.core.model_tests import run_model_test
 from agents.core.outcome import best_summary
@@ -51,22 +52,6 @@ def summarize_verdict(verdict: Any) -> VerdictSummary:
     )
 
 
-def judge_config(ctx: RunContext) -> Any:
-    """How this run's candidates are judged (a `JudgeConfig`)."""
-    from benchmarks import JudgeConfig
-
-    cfg = ctx.config
-    return JudgeConfig(
-        device=ctx.device,
-        trials=cfg.judge_trials,  # inputs: a fresh seed per evaluation (JudgeConfig.seed)
-        timeout_s=cfg.judge_timeout_s,
-        perf=True,
-        # model-written code is refused where no OS isolation exists
-        trusted=ctx.policy.trusted_code,
-        baseline_cache=cfg.baseline_cache,
-    )
-
-
 def judge_request(ctx: RunContext, candidate: Candidate, attempt_id: int) -> Any:
     """The executor's request to judge `candidate` as attempt `attempt_id`."""
     from benchmarks import EvalRequest
@@ -79,22 +64,6 @@ def judge_request(ctx: RunContext, candidate: Candidate, attempt_id: int) -> Any
         label=f"attempt {attempt_id}",
         ship_task=ctx.judge_executor().kind == "ray",
     )
-
-
-def baselines_ahead(ctx: RunContext, executor: Any) -> Any:
-    """On a GPU, a request to `executor` to measure the task's baselines now, while the run
-    generates and compiles its first candidate (whose judge then finds them in the baseline
-    cache); its future, or None on the CPU (nothing is timed there), on the inline executor
-    (which would measure them right here, overlapping nothing) or where a test seam stands in
-    for the judge."""
-    from benchmarks import BaselineRequest, EvalRequest
-
-    if ctx.device != "cuda" or ctx.seams.scripted_measure is not None or executor.kind == "inline":
-        return None
-    base = EvalRequest.for_task(
-        ctx.task, "", judge_config(ctx), label="baselines", ship_task=executor.kind == "ray"
-    )
-    return executor.submit(BaselineRequest(base))
 
 
 def judged(
