@@ -19,10 +19,10 @@ from benchmarks.task import Task
 CPU = JudgeConfig(device="cpu", trials=1, timeout_s=120)
 
 
-def _judge(task: Task, source: str, tmp_path: Path) -> None:
+def _judge(task: Task, source: str, tmp_path: Path, config: JudgeConfig = CPU) -> None:
     path = tmp_path / f"{task.id}_generated.py"
     path.write_text(source)
-    verdict = evaluate(task, path, CPU)
+    verdict = evaluate(task, path, config)
     assert verdict.passed, f"{task.id}: {verdict.error_class}: {verdict.message}\n{source}"
 
 
