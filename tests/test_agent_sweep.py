@@ -212,3 +212,30 @@ def test_the_gain_gate_keeps_finalists_the_re_measure_could_not_accept(tmp_path:
     ]
     assert not (run / "attempts" / "4").exists()
     assert "faster than the incumbent's own by more than 5% in the sweep" in result.reason
+
+
+def test_the_sweep_told_of_ahead_is_the_sweep_the_run_then_times(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """While the first candidate is judged (no incumbent yet) the policy tells the executor of
+    the sweep it will run if that candidate passes (Policy.ahead), so its configurations compile
+    beside the judge; told is only worth anything when it is the very sweep timed afterwards:
+    the same sources in the same order. Here on the CPU through the seams, the executor told
+    nothing (`can_prepare` forced on, so the speculation itself runs)."""
+    import agents.offline.sweep as sweep_module
+
+    plans: list[list[str]] = []
+    real = sweep_module.planned
+
+    def recorded(*args: Any) -> Any:
+        found, sources, timed = real(*args)
+        plans.append(sources)
+        return found, sources, timed
+
+    monkeypatch.setattr(sweep_module, "planned", recorded)
+    monkeypatch.setattr(sweep_module, "can_prepare", lambda ctx: True)
+    offline_run(
+        tmp_path, "ahead", Seams(scripted_measure=scripted_measure, scripted_sweep=ranked_by_block)
+    )
+    told, timed = plans  # told once, while attempt 1 was judged; then the sweep itself
+    assert len(told) == 13 and told == timed  # 12 configurations, the incumbent's timed again

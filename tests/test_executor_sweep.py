@@ -133,3 +133,40 @@ def test_a_remeasure_compiles_both_kernels_ahead_and_its_worker_is_seeded(task, 
     told = seeded(request, tmp_path, staged)
     assert told.candidate.config.triton_cache_seed == str(tmp_path)
     assert told.incumbent_source == GOOD and told.rounds == 2
+
+
+def test_a_sweep_told_of_ahead_compiles_before_it_is_submitted_and_then_goes_straight_on(
+    task,
+) -> None:
+    """`prepare`: the sweep's CPU stage starts when the executor is told of it (the agent does
+    so while its first candidate is judged); the same sweep submitted later takes that stage's
+    result and says so; a different sweep (another configuration) is staged as usual."""
+    sources, configs = variants([1024, 2048])
+    cuda = JudgeConfig(device="cuda", trusted=True)
+    executor = make_executor(ExecutorSpec("local", device="cpu", lanes=1, compile_workers=2))
+    try:
+        executor.target = (9, 0)
+        told = SweepRequest(EvalRequest.for_task(task, GOOD, cuda), sources, configs)
+        executor.prepare(told)
+        executor.prepare(told)  # told twice: staged once
+        assert len(executor._prepared) == 1
+        (staged,) = executor._prepared.values()
+        staged.result(timeout=600)  # compiled before anything was submitted
+        # submitted with fresh inputs (another seed) and judged on the CPU (not measured here)
+        again = SweepRequest(EvalRequest.for_task(task, GOOD, CPU), sources, configs)
+        got = executor.submit(again).result(timeout=600)
+        assert not executor._prepared  # taken
+        other_sources, other_configs = variants([1024, 4096])
+        other = SweepRequest(EvalRequest.for_task(task, GOOD, CPU), other_sources, other_configs)
+        executor.prepare(told)
+        plain = executor.submit(other).result(timeout=600)
+        assert len(executor._prepared) == 1  # the told one waits on; the other was not it
+    finally:
+        executor.close()
+    assert isinstance(got, Sweep) and not got.measured
+    assert got.compile_note.startswith(
+        "compiled ahead while an earlier request was judged (prepare); 1 compile process(es)"
+    ), got.compile_note
+    assert plain.compile_note.startswith("2 compile process(es): chunk 0: compiled ahead"), (
+        plain.compile_note
+    )

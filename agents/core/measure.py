@@ -60,6 +60,24 @@ def _record(result: object, incumbent_id: int, *, scripted: bool) -> Measurement
     return result.model_copy(update={"incumbent_id": incumbent_id, "scripted": scripted})
 
 
+def sweep_request(
+    ctx: RunContext, incumbent_id: int, sources: list[str], configs: list[dict[str, Any]]
+) -> Any:
+    """The SweepRequest of `sources` (the incumbent with `configs[i]` set) on the run's executor."""
+    from benchmarks import EvalRequest, JudgeConfig, SweepRequest
+
+    executor = ctx.judge_executor()
+    base = EvalRequest.for_task(
+        ctx.task,
+        sources[0],
+        # fresh inputs per sweep; the offline policy's kernels are the project's own
+        JudgeConfig(device="cuda", trusted=ctx.policy.trusted_code),
+        label=f"attempt {incumbent_id}",
+        ship_task=executor.kind == "ray",
+    )
+    return SweepRequest(base, sources, configs, timeout_s=ctx.config.judge_timeout_s)
+
+
 def sweep_configs(
     ctx: RunContext, incumbent_id: int, sources: list[str], configs: list[dict[str, Any]]
 ) -> Sweep:
@@ -74,21 +92,12 @@ def sweep_configs(
         return result.model_copy(update={"scripted": True})
     if ctx.device != "cuda":
         return Sweep(measured=False, reason="not measured (no GPU): speed cannot be ranked here")
-    from benchmarks import EvalRequest, ExecutorError, JudgeConfig, SweepRequest
+    from benchmarks import ExecutorError
 
-    executor = ctx.judge_executor()
-    base = EvalRequest.for_task(
-        ctx.task,
-        sources[0],
-        # fresh inputs per sweep; the offline policy's kernels are the project's own
-        JudgeConfig(device="cuda", trusted=ctx.policy.trusted_code),
-        label=f"attempt {incumbent_id}",
-        ship_task=executor.kind == "ray",
-    )
-    request = SweepRequest(base, sources, configs, timeout_s=ctx.config.judge_timeout_s)
+    request = sweep_request(ctx, incumbent_id, sources, configs)
     started = time.monotonic()
     try:
-        result = executor.submit(request).result()
+        result = ctx.judge_executor().submit(request).result()
     except ExecutorError as exc:
         result = Sweep(measured=False, reason=f"sweep failed: {exc}")
     ctx.tracker.add_gpu_s(time.monotonic() - started)

@@ -28,6 +28,7 @@ from agents.core.prompting import history_rows, render, task_contract
 from agents.core.state import (
     AgentState,
     Attempt,
+    Candidate,
     Provenance,
     best_correct,
     is_template,
@@ -35,7 +36,7 @@ from agents.core.state import (
     visible_history,
 )
 from agents.offline.policy import reference_kernels
-from agents.offline.sweep import TOP_SHOWN, Sweeper, sweep_step
+from agents.offline.sweep import TOP_SHOWN, Sweeper, prepare_sweep, sweep_step
 from agents.offline.tunables import configuration, declared_space, design_key, kb_meta
 
 if TYPE_CHECKING:
@@ -273,6 +274,31 @@ class ModelPolicy:
         text, _ = ask_for_text(ctx, "reflector", system, prompt)
         # the diagnosis goes into the repair prompt: no longer than any other feedback
         return {**reflection, "by": "llm", "diagnosis": _feedback(ctx, text.strip(), "diagnosis")}
+
+    def ahead(self, ctx: RunContext, state: AgentState, candidate: Candidate) -> None:
+        """The sweep `optimize` would run first if `candidate` becomes the incumbent (its design
+        declares tunables), told to the executor now: its configurations compile while
+        `candidate` is judged."""
+        entry = ctx.task.entry_point
+        space = declared_space(candidate.code, entry)
+        if not space:
+            return
+        design = design_key(candidate.code, entry, space)
+        tried = [configuration(candidate.code, entry, space)]
+        for attempt in state.get("attempts", []):
+            other = ctx.run.read_code(attempt)
+            own = declared_space(other, entry)
+            if own and design_key(other, entry, own) == design:
+                tried.append(configuration(other, entry, space))
+        prepare_sweep(
+            ctx,
+            state,
+            lineage=f"{candidate.origin}#{design}",
+            code=candidate.code,
+            space=space,
+            current=tried[0],
+            tried=tried,
+        )
 
     def optimize(self, ctx: RunContext, state: AgentState, best: Attempt) -> Proposal:
         """The sweep's next finalist when the incumbent declares tunables and the sweep of its

@@ -132,3 +132,9 @@ class Policy(Protocol):
     def write_test(self, ctx: RunContext, state: AgentState) -> Proposal:
         """A test script for the task (agent.llm_tests): feedback for repairs, never the verdict."""
         ...
+
+    def ahead(self, ctx: RunContext, state: AgentState, candidate: Candidate) -> None:
+        """`candidate` is being judged and the run has no incumbent yet: start what its
+        optimisation would need first if it passes (both policies: the sweep's compiles,
+        agents/offline/sweep.py `prepare_sweep`). Decides nothing."""
+        ...

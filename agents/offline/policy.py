@@ -36,9 +36,16 @@ from typing import TYPE_CHECKING, Any
 
 from agents.core.diagnosis import rule_reflection
 from agents.core.policy import Proposal
-from agents.core.state import AgentState, Attempt, Provenance, is_template, optimized_from
+from agents.core.state import (
+    AgentState,
+    Attempt,
+    Candidate,
+    Provenance,
+    is_template,
+    optimized_from,
+)
 from agents.offline.search import next_config
-from agents.offline.sweep import Sweeper, sweep_step
+from agents.offline.sweep import Sweeper, prepare_sweep, sweep_step
 from agents.offline.tunables import (
     configuration,
     declared_space,
@@ -377,6 +384,28 @@ class OfflinePolicy:
 
     def diagnose(self, ctx: RunContext, state: AgentState, target: Attempt) -> dict[str, Any]:
         return rule_reflection(target)
+
+    def ahead(self, ctx: RunContext, state: AgentState, candidate: Candidate) -> None:
+        """The sweep `optimize` would run first if `candidate` becomes the incumbent, told to
+        the executor now (its configurations compile while `candidate` is judged)."""
+        ref = next((r for r in state.get("references", []) if r["id"] == candidate.origin), None)
+        space = ref["tunables"] if ref else {}
+        if not space:
+            return
+        tried = [
+            a.tunables
+            for a in state.get("attempts", [])
+            if a.origin == candidate.origin and a.tunables
+        ]
+        prepare_sweep(
+            ctx,
+            state,
+            lineage=candidate.origin,
+            code=candidate.code,
+            space=space,
+            current=configuration(candidate.code, ctx.task.entry_point, space),
+            tried=[*tried, candidate.tunables] if candidate.tunables else tried,
+        )
 
     def optimize(self, ctx: RunContext, state: AgentState, best: Attempt) -> Proposal:
         """The next configuration of the incumbent's tunables: the sweep's next finalist when a

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from agents.core.policy import Proposal
 from agents.core.state import AgentState, Attempt, optimized_from
-from agents.offline.search import enumerate_configs, next_finalist, sweep_record
+from agents.offline.search import Enumeration, enumerate_configs, next_finalist, sweep_record
 from agents.offline.tunables import set_tunables
 
 if TYPE_CHECKING:
@@ -94,6 +94,62 @@ def sweep_step(
     return SweepStep(record, proposal, sweeps=sweeps)
 
 
+def planned(
+    ctx: RunContext,
+    code: str,
+    space: dict[str, list[Any]],
+    current: dict[str, Any],
+    tried: list[dict[str, Any]],
+) -> tuple[Enumeration, list[str], list[dict[str, Any]]]:
+    """The sweep of `code` (configuration `current`): its enumeration, and the sources and
+    configurations it times. The incumbent is timed first and again last: how far apart its two
+    timings are is the sweep's own noise, which a finalist's gain must exceed
+    (agent.sweep_min_gain)."""
+    found = enumerate_configs(
+        current,
+        space,
+        tried,
+        max_configs=ctx.config.sweep_max_configs,
+        dtype=ctx.task.dtype,
+        seed=ctx.task.id,
+    )
+    entry = ctx.task.entry_point
+    sources = [
+        set_tunables(code, entry, {k: v for k, v in c.items() if current.get(k) != v})
+        for c in found.configs
+    ]
+    return found, [*sources, sources[0]], [*found.configs, found.configs[0]]
+
+
+def can_prepare(ctx: RunContext) -> bool:
+    """Whether a sweep told of ahead can be compiled ahead: a GPU (not the scripted_sweep seam)."""
+    return ctx.device == "cuda" and ctx.seams.scripted_sweep is None
+
+
+def prepare_sweep(
+    ctx: RunContext,
+    state: AgentState,
+    *,
+    lineage: str,
+    code: str,
+    space: dict[str, list[Any]],
+    current: dict[str, Any],
+    tried: list[dict[str, Any]],
+) -> bool:
+    """Tell the run's executor of the sweep `sweep_step` will run if `code` becomes the
+    incumbent of `lineage` (called while it is judged: its configurations then compile on CPU
+    workers beside that judge, not after it). Whether it was told; nothing is measured here."""
+    if not (space and ctx.config.sweep and can_prepare(ctx)):
+        return False
+    if lineage in (state.get("sweeps") or {}):
+        return False
+    from agents.core.measure import sweep_request
+
+    _, sources, timed = planned(ctx, code, space, current, tried)
+    ctx.judge_executor().prepare(sweep_request(ctx, 0, sources, timed))
+    return True
+
+
 def run_sweep(
     ctx: RunContext,
     best: Attempt,
@@ -109,29 +165,14 @@ def run_sweep(
     from agents.core.measure import sweep_configs
 
     cfg = ctx.config
-    found = enumerate_configs(
-        current,
-        space,
-        tried,
-        max_configs=cfg.sweep_max_configs,
-        dtype=ctx.task.dtype,
-        seed=ctx.task.id,
-    )
-    entry = ctx.task.entry_point
-    sources = [
-        set_tunables(code, entry, {k: v for k, v in c.items() if current.get(k) != v})
-        for c in found.configs
-    ]
-    # the incumbent is timed first and again last: how far apart its two timings are is
-    # the sweep's own noise, which a finalist's gain must exceed (agent.sweep_min_gain)
-    timed = [*found.configs, found.configs[0]]
+    found, sources, timed = planned(ctx, code, space, current, tried)
     ctx.progress.note(
         f"{sweeper.who}: sweeping {len(found.configs)} configuration(s) of attempt {best.id} "
         f"({found.how}; {found.product} in the space, {len(found.pruned)} pruned, "
         f"{found.already_tried} already tried)"
     )
     started = time.monotonic()
-    swept = sweep_configs(ctx, best.id, [*sources, sources[0]], timed)
+    swept = sweep_configs(ctx, best.id, sources, timed)
     wall = time.monotonic() - started  # the compile stage ahead of the timing included
     record = sweep_record(
         swept,

@@ -6,7 +6,9 @@
 `submit(request)` returns a `concurrent.futures.Future` of the request's `Verdict` (of a
 `RemeasureRequest`: its `Remeasure`; of a `SweepRequest`: its `Sweep`; both measured where the
 executor times candidates, so they never overlap a judge's timing on a GPU); `map` submits a batch and returns its
-results in the batch's order; `close` ends the executor's workers.
+results in the batch's order; `close` ends the executor's workers. `prepare(request)` tells the
+executor of a `SweepRequest` it expects soon, so it can start the CPU stage (compiling every
+configuration) before the request comes; nothing is judged or timed until it is submitted.
 `slots` is how many requests it can usefully hold at once (a caller that may stop early, such as
 the agent with `first_success`, keeps no more than that in flight).
 
@@ -37,6 +39,11 @@ class Executor(ABC):
     def submit(self, request: Request) -> Future:
         """Start judging `request`; a future of its Verdict, its Remeasure or its Sweep (its
         exception: ExecutorError)."""
+
+    def prepare(self, request: Request) -> None:  # noqa: B027 - optional: most kinds do nothing
+        """`request` is expected to be submitted soon: start what of it needs no GPU (the local
+        executor compiles a sweep's configurations ahead). It decides nothing; a request
+        submitted without it, or different from it, is staged as usual."""
 
     def map(self, requests: Iterable[Request]) -> list[Any]:
         """The results of `requests`, in their order."""

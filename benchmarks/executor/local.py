@@ -18,7 +18,9 @@ interpreter runs on the CPU, so more lanes than cores only slow each other down)
 A re-measurement and a sweep (`SweepRequest`: many configurations of one kernel timed in one
 worker, for a ranking) are GPU work and go to a lane like a candidate, so they never overlap
 another timing. A sweep's CPU stage compiles its configurations ahead, dealt over the compile
-workers (one sandboxed process per chunk), and its worker is seeded with the union.
+workers (one sandboxed process per chunk), and its worker is seeded with the union. A sweep told
+of ahead (`prepare`: the agent does so while its first candidate is judged) starts that stage
+then, and its later submission goes straight to a lane once the stage is done.
 
 A lane whose process dies while judging (killed, out of memory), or that finds its CUDA context
 broken after an evaluation (a `torch.cuda.synchronize()` that raises), is replaced by a fresh
@@ -38,7 +40,7 @@ import threading
 import time
 import traceback
 from concurrent.futures import Future, ProcessPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from multiprocessing.connection import Connection, wait
 from typing import Any
 
@@ -55,6 +57,7 @@ from benchmarks.executor.precompile import (
     seed_folder,
     seeded,
     sweep_chunks,
+    sweep_key,
 )
 from benchmarks.executor.request import (
     BaselineRequest,
@@ -66,6 +69,9 @@ from benchmarks.executor.request import (
     SweepRequest,
     run_request,
 )
+
+# sweeps told of ahead (LocalExecutor.prepare) whose CPU stage is kept for their submission
+PREPARED_KEPT = 2
 
 
 def visible_gpus() -> list[str]:
@@ -388,6 +394,8 @@ class LocalExecutor(Executor):
         self.lanes = [_Lane(self, i, gpu) for i, gpu in enumerate(gpus)]
         self.slots = 2 * len(self.lanes)
         self.memo = CompiledMemo()  # compiled caches of sources judged before
+        # sweeps told of ahead (`prepare`): their CPU stage's future, by `sweep_key`, oldest first
+        self._prepared: dict[str, Future] = {}
 
     def note(self, text: str) -> None:
         with self._lock:
@@ -419,7 +427,20 @@ class LocalExecutor(Executor):
             raise ExecutorError("the executor is closed")
         job = _Job(request.portable(), Future())
         if isinstance(job.request, SweepRequest) and self._pool is not None and self.target:
-            self._stage_sweep(job, job.request)
+            with self._lock:
+                ahead = self._prepared.pop(sweep_key(job.request, self.target), None)
+            staged = ahead if ahead is not None else self._stage_sweep(job.request)
+
+            def to_lane(done: Future, job: _Job = job, ahead: bool = ahead is not None) -> None:
+                job.precompiled = done.result()
+                if ahead and job.precompiled is not None:
+                    note = "compiled ahead while an earlier request was judged (prepare); "
+                    job.precompiled = replace(
+                        job.precompiled, compile_note=note + job.precompiled.compile_note
+                    )
+                self.ready.put(job)
+
+            staged.add_done_callback(to_lane)
         elif isinstance(job.request, RemeasureRequest) and self._pool is not None and self.target:
             cand = job.request.candidate
             keys = [compile_key(cand, self.target, job.request.incumbent_source)]
@@ -454,13 +475,34 @@ class LocalExecutor(Executor):
                 self.memo.put(key, job.precompiled.triton_files)
         self.ready.put(job)
 
-    def _stage_sweep(self, job: _Job, request: SweepRequest) -> None:
+    def prepare(self, request: Request) -> None:
+        """Start the CPU stage of a sweep expected soon (see Executor.prepare): its
+        configurations compile on the compile workers while the GPU judges something else, and
+        the same sweep submitted later goes to a lane as soon as that stage is done. Only the
+        last PREPARED_KEPT sweeps told of are kept; one never submitted costs only CPU time."""
+        if not isinstance(request, SweepRequest) or self._pool is None or not self.target:
+            return
+        request = request.portable()
+        key = sweep_key(request, self.target)
+        with self._lock:
+            if self.closing or key in self._prepared:
+                return
+            while len(self._prepared) >= PREPARED_KEPT:
+                self._prepared.pop(next(iter(self._prepared)))
+            # half the compile workers: the other half, and the cores they leave, serve the
+            # judge timing meanwhile (a launch-bound shape's time is the host's as much as the GPU's)
+            self._prepared[key] = self._stage_sweep(request, max(1, self._pool._max_workers // 2))  # noqa: SLF001
+
+    def _stage_sweep(self, request: SweepRequest, processes: int = 0) -> Future:
         """A sweep's CPU stage: its configurations dealt to the compile workers, each chunk
-        compiled in one sandboxed process; once every chunk is done, the union of their caches
-        goes with the sweep to a lane (a chunk that failed only leaves more to compile there)."""
+        compiled in one sandboxed process; a future of the union of their caches (None when
+        every chunk failed: the lane then compiles them itself), done once every chunk is. At
+        most `processes` chunks (0: one per compile worker)."""
         assert self._pool is not None
-        chunks = sweep_chunks(len(request.sources), self._pool._max_workers)  # noqa: SLF001
+        workers = processes or self._pool._max_workers  # noqa: SLF001
+        chunks = sweep_chunks(len(request.sources), workers)
         stages = [self._pool.submit(precompile_sweep, request, self.target, c) for c in chunks]
+        union: Future = Future()
         left = [len(stages)]
         lock = threading.Lock()
 
@@ -470,11 +512,11 @@ class LocalExecutor(Executor):
                 if left[0]:
                     return
             parts = [f.result() for f in stages if not f.cancelled() and f.exception() is None]
-            job.precompiled = merged(parts) if parts else None
-            self.ready.put(job)
+            union.set_result(merged(parts) if parts else None)
 
         for stage in stages:
             stage.add_done_callback(one_done)
+        return union
 
     def close(self) -> None:
         if self.closing:

@@ -441,6 +441,13 @@ def compile_key(request: EvalRequest, target: tuple[int, int], source: str | Non
     return hashlib.sha256("\0".join(parts).encode()).hexdigest()
 
 
+def sweep_key(request: SweepRequest, target: tuple[int, int]) -> str:
+    """What a sweep's CPU stage depends on: every configuration's source (with the task, shapes
+    and GPU, as `compile_key`) in order; not the inputs' seed, which compiling never reads."""
+    parts = [compile_key(request.base, target, source) for source in request.sources]
+    return hashlib.sha256("\0".join(parts).encode()).hexdigest()
+
+
 class CompiledMemo:
     """The Triton caches compiled ahead for sources judged before, by `compile_key`, up to
     `limit` bytes (the least recently used dropped first). A cache is only ever handed to the same

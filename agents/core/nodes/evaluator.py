@@ -213,8 +213,17 @@ class _Submissions:
     candidate not already on disk gets the next attempt id, in slot order, as when they were
     judged one by one."""
 
-    def __init__(self, ctx: RunContext, pending: list[Candidate], first_id: int) -> None:
+    def __init__(
+        self,
+        ctx: RunContext,
+        pending: list[Candidate],
+        first_id: int,
+        ahead: AgentState | None = None,
+    ) -> None:
         self.ctx, self.pending = ctx, pending
+        # the state, while the run has no incumbent: the round's first candidate submitted, the
+        # policy starts what that candidate's optimisation would need first (Policy.ahead)
+        self.ahead = ahead
         self.todo: list[tuple[int, int]] = []  # (index in pending, attempt id)
         for index, candidate in enumerate(pending):
             if ctx.run.find_attempt(candidate.key) is None:
@@ -231,6 +240,9 @@ class _Submissions:
             index, attempt_id = self.todo[self.next]
             request = judge_request(self.ctx, self.pending[index], attempt_id)
             self.futures[index] = executor.submit(request)
+            if self.ahead is not None:
+                self.ctx.policy.ahead(self.ctx, self.ahead, self.pending[index])
+                self.ahead = None
             self.next += 1
 
     def verdict(self, index: int) -> tuple[int, Any]:
@@ -270,7 +282,7 @@ def evaluator(state: AgentState, ctx: RunContext) -> dict[str, Any]:
     model_test = (state.get("model_test") or {}).get("code")
     if not pending:
         ctx.event("round_empty", iteration=iteration, note="no candidate to judge this round")
-    queue = _Submissions(ctx, pending, next_id)
+    queue = _Submissions(ctx, pending, next_id, state if before is None else None)
     for index, candidate in enumerate(pending):
         attempt = ctx.run.find_attempt(candidate.key)
         if attempt is not None:
