@@ -360,7 +360,12 @@ def test_the_judge_copies_a_seeded_cache_into_the_candidates_own_worker(task, tm
 
 
 CTRL_C_SCRIPT = r"""
+import signal
 import time
+
+# as in a terminal: a suite started in the background by a non-interactive shell (`make test &`)
+# hands its processes SIGINT ignored, and Python then installs no handler of its own
+signal.signal(signal.SIGINT, signal.default_int_handler)
 from benchmarks.executor.local import LocalExecutor
 
 from benchmarks import BaselineRequest, EvalRequest, JudgeConfig
