@@ -156,7 +156,7 @@ def test_a_sweep_told_of_ahead_compiles_before_it_is_submitted_and_then_goes_str
         again = SweepRequest(EvalRequest.for_task(task, GOOD, CPU), sources, configs)
         got = executor.submit(again).result(timeout=600)
         assert not executor._prepared  # taken
-        other_sources, other_configs = variants([1024, 4096])
+        other_sources, other_configs = variants([1024])
         other = SweepRequest(EvalRequest.for_task(task, GOOD, CPU), other_sources, other_configs)
         executor.prepare(told)
         plain = executor.submit(other).result(timeout=600)
@@ -167,6 +167,6 @@ def test_a_sweep_told_of_ahead_compiles_before_it_is_submitted_and_then_goes_str
     assert got.compile_note.startswith(
         "compiled ahead while an earlier request was judged (prepare); 1 compile process(es)"
     ), got.compile_note
-    assert plain.compile_note.startswith("2 compile process(es): chunk 0: compiled ahead"), (
+    assert plain.compile_note.startswith("1 compile process(es): chunk 0: compiled ahead"), (
         plain.compile_note
     )
