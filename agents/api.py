@@ -17,6 +17,7 @@ package's front door (`import agents`) has the names of both modules.
 from __future__ import annotations
 
 import importlib.metadata
+import os
 import platform
 import sqlite3
 import subprocess
@@ -621,7 +622,16 @@ def _versions() -> dict[str, str | None]:
     return out
 
 
+# the code's revision, stated by whoever starts a run where the checkout's own git cannot be
+# trusted (the GPU machine's copy of a working tree carries an older .git): recorded as stated
+CODE_REVISION_ENV = "KERNFORGE_CODE_REVISION"
+
+
 def _git() -> dict[str, Any]:
+    stated = os.environ.get(CODE_REVISION_ENV, "").strip()
+    if stated:
+        return {"revision": stated, "dirty": None, "stated": CODE_REVISION_ENV}
+
     def git(*args: str) -> str | None:
         try:
             proc = subprocess.run(

@@ -3,6 +3,10 @@
 #
 #   run(command="bash scripts/device_worked_example.sh", carry=[".whl"], timeout_s=600)
 #
+# Put KERNFORGE_CODE_REVISION=<this checkout's `git rev-parse HEAD`> before the command: the GPU
+# machine's copy of the tree can carry an older .git, and the README then names the stated
+# revision (and says it was stated) instead of the copy's.
+#
 # from the repository root, with the wheels of the packages the machine lacks in .whl/ (langgraph,
 # langchain-core, pydantic, openai, anthropic, tenacity, ...; see agents/README.md). Extra
 # arguments go to `python -m agents.bench.worked_example` (e.g. --tasks 8, --iterations 3). Its default,

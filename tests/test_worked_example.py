@@ -170,3 +170,20 @@ def test_the_readme_title_names_the_suite_or_counts_the_tasks():
     assert title(SimpleNamespace(tasks=lite[:3], methods=["offline"])).endswith(
         "on 3 tasks of the lite suite"
     )
+
+
+def test_a_stated_code_revision_is_recorded_as_stated(monkeypatch) -> None:
+    """On the GPU machine the copied tree's .git is older than the code it holds: the caller
+    states the revision (KERNFORGE_CODE_REVISION) and the record says it was stated, not read."""
+    import subprocess
+
+    from agents.api import CODE_REVISION_ENV, _git
+
+    monkeypatch.delenv(CODE_REVISION_ENV, raising=False)
+    head = subprocess.run(
+        ["git", "rev-parse", "HEAD"], capture_output=True, text=True, cwd=Path(__file__).parent
+    ).stdout.strip()
+    read = _git()
+    assert read["revision"] == head and "stated" not in read
+    monkeypatch.setenv(CODE_REVISION_ENV, "b50c268")
+    assert _git() == {"revision": "b50c268", "dirty": None, "stated": CODE_REVISION_ENV}

@@ -183,7 +183,8 @@ def write_readme(
         ),
         f"- versions: {versions}",
         f"- code: kernforge git {git.get('revision') or 'unknown'}"
-        + (" (with uncommitted changes)" if git.get("dirty") else ""),
+        + (" (with uncommitted changes)" if git.get("dirty") else "")
+        + (f" (stated by the caller through {git['stated']})" if git.get("stated") else ""),
         f"- command: `{' '.join(session['argv'])}`",
         f"- tasks: {len(plan.tasks)} ({', '.join(plan.tasks)})",
         f"- methods: {', '.join(plan.methods)}; one seed; "
