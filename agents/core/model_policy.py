@@ -159,6 +159,25 @@ def sweep_view(record: dict[str, Any], attempts: list[Attempt]) -> dict[str, Any
     }
 
 
+def _design(
+    ctx: RunContext, state: AgentState, code: str
+) -> tuple[dict[str, list[Any]], str, list[dict[str, Any]]]:
+    """The tunable space `code` declares (empty: none), its design's key ("" without a space)
+    and the configurations the attempts of that design set."""
+    entry = ctx.task.entry_point
+    space = declared_space(code, entry)
+    if not space:
+        return space, "", []
+    design = design_key(code, entry, space)
+    tried = []
+    for attempt in state.get("attempts", []):
+        other = ctx.run.read_code(attempt)
+        own = declared_space(other, entry)
+        if own and design_key(other, entry, own) == design:
+            tried.append(configuration(other, entry, space))
+    return space, design, tried
+
+
 def _device(ctx: RunContext, state: AgentState) -> dict[str, Any]:
     return state.get("device_info") or {"name": ctx.device, "peaks": "not measured"}
 
@@ -279,25 +298,18 @@ class ModelPolicy:
         """The sweep `optimize` would run first if `candidate` becomes the incumbent (its design
         declares tunables), told to the executor now: its configurations compile while
         `candidate` is judged."""
-        entry = ctx.task.entry_point
-        space = declared_space(candidate.code, entry)
+        space, design, tried = _design(ctx, state, candidate.code)
         if not space:
             return
-        design = design_key(candidate.code, entry, space)
-        tried = [configuration(candidate.code, entry, space)]
-        for attempt in state.get("attempts", []):
-            other = ctx.run.read_code(attempt)
-            own = declared_space(other, entry)
-            if own and design_key(other, entry, own) == design:
-                tried.append(configuration(other, entry, space))
+        current = configuration(candidate.code, ctx.task.entry_point, space)
         prepare_sweep(
             ctx,
             state,
             lineage=f"{candidate.origin}#{design}",
             code=candidate.code,
             space=space,
-            current=tried[0],
-            tried=tried,
+            current=current,
+            tried=[current, *tried],
         )
 
     def optimize(self, ctx: RunContext, state: AgentState, best: Attempt) -> Proposal:
@@ -306,17 +318,10 @@ class ModelPolicy:
         change, its prompt showing the sweep's ranking where there was one."""
         code = ctx.run.read_code(best)
         entry = ctx.task.entry_point
-        space = declared_space(code, entry)
+        space, design, tried = _design(ctx, state, code)
         record = None
         updates: dict[str, Any] = {}
         if space:
-            design = design_key(code, entry, space)
-            tried = []
-            for attempt in state.get("attempts", []):
-                other = ctx.run.read_code(attempt)
-                own = declared_space(other, entry)
-                if own and design_key(other, entry, own) == design:
-                    tried.append(configuration(other, entry, space))
             step = sweep_step(
                 ctx,
                 state,

@@ -388,22 +388,16 @@ class OfflinePolicy:
     def ahead(self, ctx: RunContext, state: AgentState, candidate: Candidate) -> None:
         """The sweep `optimize` would run first if `candidate` becomes the incumbent, told to
         the executor now (its configurations compile while `candidate` is judged)."""
-        ref = next((r for r in state.get("references", []) if r["id"] == candidate.origin), None)
-        space = ref["tunables"] if ref else {}
+        space, current, tried = _lineage(ctx, state, candidate.origin, candidate.code)
         if not space:
             return
-        tried = [
-            a.tunables
-            for a in state.get("attempts", [])
-            if a.origin == candidate.origin and a.tunables
-        ]
         prepare_sweep(
             ctx,
             state,
             lineage=candidate.origin,
             code=candidate.code,
             space=space,
-            current=configuration(candidate.code, ctx.task.entry_point, space),
+            current=current,
             tried=[*tried, candidate.tunables] if candidate.tunables else tried,
         )
 
@@ -411,13 +405,8 @@ class OfflinePolicy:
         """The next configuration of the incumbent's tunables: the sweep's next finalist when a
         sweep of this lineage could be measured (run on the first call, agent.sweep; the run
         stops when its finalists are spent), else the next step of the coordinate search."""
-        ref = next((r for r in state.get("references", []) if r["id"] == best.origin), None)
-        space = ref["tunables"] if ref else {}
         code = ctx.run.read_code(best)
-        current = configuration(code, ctx.task.entry_point, space)
-        tried = [
-            a.tunables for a in state.get("attempts", []) if a.origin == best.origin and a.tunables
-        ]
+        space, current, tried = _lineage(ctx, state, best.origin, code)
         step = sweep_step(
             ctx,
             state,
@@ -486,3 +475,14 @@ class OfflinePolicy:
     def write_test(self, ctx: RunContext, state: AgentState) -> Proposal:
         note = "the offline policy writes no test: candidates are judged without one"
         return Proposal(code=None, note=note)
+
+
+def _lineage(
+    ctx: RunContext, state: AgentState, origin: str, code: str
+) -> tuple[dict[str, list[Any]], dict[str, Any], list[dict[str, Any]]]:
+    """The tunable space of the reference `origin` (empty when it declares none), the
+    configuration `code` sets in it, and the configurations the lineage's attempts tried."""
+    ref = next((r for r in state.get("references", []) if r["id"] == origin), None)
+    space = ref["tunables"] if ref else {}
+    tried = [a.tunables for a in state.get("attempts", []) if a.origin == origin and a.tunables]
+    return space, configuration(code, ctx.task.entry_point, space), tried
