@@ -239,3 +239,43 @@ def test_the_sweep_told_of_ahead_is_the_sweep_the_run_then_times(
     )
     told, timed = plans  # told once, while attempt 1 was judged; then the sweep itself
     assert len(told) == 13 and told == timed  # 12 configurations, the incumbent's timed again
+
+
+def test_the_model_policy_tells_ahead_the_sweep_it_then_times(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The model-driven policy's Policy.ahead: while the model's first kernel is judged, the
+    sweep told to the executor is the very sweep `optimize` times once that kernel is the
+    incumbent (same sources, same order). A replayed model writes a kernel that declares
+    tunables (the knowledge base's softmax, KB_META and keyword defaults)."""
+    import agents.offline.sweep as sweep_module
+
+    plans: list[list[str]] = []
+    real = sweep_module.planned
+
+    def recorded(*args: Any) -> Any:
+        found, sources, timed = real(*args)
+        plans.append(sources)
+        return found, sources, timed
+
+    monkeypatch.setattr(sweep_module, "planned", recorded)
+    monkeypatch.setattr(sweep_module, "can_prepare", lambda ctx: True)
+    code = (Path(__file__).resolve().parents[1] / "knowledge_base/kernels/softmax.py").read_text()
+    text = f"One program per row.\n\n```python\n{code}\n```\n"
+    replies = [{"node": node, "text": text} for node in ("generator", "generator", "optimizer")]
+    script = tmp_path / "replies.jsonl"
+    script.write_text("".join(json.dumps(r) + "\n" for r in replies))
+    api.run(
+        "softmax_fp32",
+        llm=f"replay:{script}",
+        device="cpu",
+        runs_dir=tmp_path,
+        budget="iterations=2",
+        settings=FAST,
+        run_id="model_ahead",
+        quiet=True,
+        seams=Seams(scripted_measure=scripted_measure, scripted_sweep=ranked_by_block),
+    )
+    assert len(plans) == 2, plans  # told once, while the first kernel was judged; then timed
+    told, timed = plans
+    assert len(told) > 1 and told == timed
