@@ -511,7 +511,8 @@ class SweepTiming:
     error: str = ""
     seconds: float = 0.0  # the worker's wall time on this configuration (import to last timing)
     compiled: int = 0  # kernels Triton compiled in the worker for it (not found compiled ahead)
-    # where its seconds went: load (import, bind), first_call (compile or load, run), check, time
+    # where its seconds went: load (import, bind), first_call (compile or load, run), check, time;
+    # first_call:<shape> is each shape's own share of first_call
     phases: dict[str, float] = field(default_factory=dict)
 
 

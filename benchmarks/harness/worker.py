@@ -946,6 +946,7 @@ def _sweep_config(
 
     from benchmarks.harness.graph_timing import time_in_graph
 
+    # phases, and "first_call:<shape>" for each shape's own first call
     spent = {"load": 0.0, "first_call": 0.0, "check": 0.0, "time": 0.0}
     mark = [time.perf_counter()]
 
@@ -969,9 +970,12 @@ def _sweep_config(
         pristine = inputs[shape.name]
         args = tuple(a.clone() if isinstance(a, torch.Tensor) else a for a in pristine)
         try:
+            began = time.perf_counter()
             out = fn(*args)  # compile and autotune outside the clock
             if job.device == "cuda":
                 torch.cuda.synchronize()
+            # per shape too: which shape's first call costs what (a compile missed, a slow path)
+            spent[f"first_call:{shape.name}"] = time.perf_counter() - began
             lap("first_call")
             wrong = _sweep_mismatch(out, *wants[shape.name], task.tolerance)
             del out
