@@ -97,5 +97,7 @@ def finite(value: Any) -> bool:
     if isinstance(value, tuple | list):
         return all(finite(v) for v in value)
     if isinstance(value, torch.Tensor) and (value.dtype.is_floating_point or value.is_complex()):
+        if value.dtype.itemsize == 1:  # float8 formats: PyTorch has no isfinite for them
+            value = value.float()
         return bool(torch.isfinite(value).all())
     return True
