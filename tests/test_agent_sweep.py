@@ -43,6 +43,24 @@ class Counted:
         return self.seam(*args)
 
 
+def recorded_plans(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
+    """The sources of every sweep planned from now on (told ahead or timed), in order, with
+    `can_prepare` forced on so the speculation runs on the CPU too."""
+    import agents.offline.sweep as sweep_module
+
+    plans: list[list[str]] = []
+    real = sweep_module.planned
+
+    def recorded(*args: Any) -> Any:
+        found, sources, timed = real(*args)
+        plans.append(sources)
+        return found, sources, timed
+
+    monkeypatch.setattr(sweep_module, "planned", recorded)
+    monkeypatch.setattr(sweep_module, "can_prepare", lambda ctx: True)
+    return plans
+
+
 def offline_run(tmp_path: Path, run_id: str, seams: Seams, **settings: Any) -> Any:
     return api.run(
         "softmax_fp32",
@@ -222,18 +240,7 @@ def test_the_sweep_told_of_ahead_is_the_sweep_the_run_then_times(
     beside the judge; told is only worth anything when it is the very sweep timed afterwards:
     the same sources in the same order. Here on the CPU through the seams, the executor told
     nothing (`can_prepare` forced on, so the speculation itself runs)."""
-    import agents.offline.sweep as sweep_module
-
-    plans: list[list[str]] = []
-    real = sweep_module.planned
-
-    def recorded(*args: Any) -> Any:
-        found, sources, timed = real(*args)
-        plans.append(sources)
-        return found, sources, timed
-
-    monkeypatch.setattr(sweep_module, "planned", recorded)
-    monkeypatch.setattr(sweep_module, "can_prepare", lambda ctx: True)
+    plans = recorded_plans(monkeypatch)
     offline_run(
         tmp_path, "ahead", Seams(scripted_measure=scripted_measure, scripted_sweep=ranked_by_block)
     )
@@ -248,18 +255,7 @@ def test_the_model_policy_tells_ahead_the_sweep_it_then_times(
     sweep told to the executor is the very sweep `optimize` times once that kernel is the
     incumbent (same sources, same order). A replayed model writes a kernel that declares
     tunables (the knowledge base's softmax, KB_META and keyword defaults)."""
-    import agents.offline.sweep as sweep_module
-
-    plans: list[list[str]] = []
-    real = sweep_module.planned
-
-    def recorded(*args: Any) -> Any:
-        found, sources, timed = real(*args)
-        plans.append(sources)
-        return found, sources, timed
-
-    monkeypatch.setattr(sweep_module, "planned", recorded)
-    monkeypatch.setattr(sweep_module, "can_prepare", lambda ctx: True)
+    plans = recorded_plans(monkeypatch)
     code = (Path(__file__).resolve().parents[1] / "knowledge_base/kernels/softmax.py").read_text()
     text = f"One program per row.\n\n```python\n{code}\n```\n"
     replies = [{"node": node, "text": text} for node in ("generator", "generator", "optimizer")]

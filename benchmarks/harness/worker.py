@@ -950,10 +950,11 @@ def _sweep_config(
     spent = {"load": 0.0, "first_call": 0.0, "check": 0.0, "time": 0.0}
     mark = [time.perf_counter()]
 
-    def lap(phase: str) -> None:  # the seconds since the last lap go to `phase`
+    def lap(phase: str) -> float:  # the seconds since the last lap go to `phase` (returned)
         now = time.perf_counter()
-        spent[phase] += now - mark[0]
-        mark[0] = now
+        seconds, mark[0] = now - mark[0], now
+        spent[phase] += seconds
+        return seconds
 
     try:
         entry = getattr(load_module(path, f"kernforge_sweep_{index}"), task.entry_point)
@@ -970,13 +971,11 @@ def _sweep_config(
         pristine = inputs[shape.name]
         args = tuple(a.clone() if isinstance(a, torch.Tensor) else a for a in pristine)
         try:
-            began = time.perf_counter()
             out = fn(*args)  # compile and autotune outside the clock
             if job.device == "cuda":
                 torch.cuda.synchronize()
             # per shape too: which shape's first call costs what (a compile missed, a slow path)
-            spent[f"first_call:{shape.name}"] = time.perf_counter() - began
-            lap("first_call")
+            spent[f"first_call:{shape.name}"] = lap("first_call")
             wrong = _sweep_mismatch(out, *wants[shape.name], task.tolerance)
             del out
             skip = set(task.output_args(shape.dims))

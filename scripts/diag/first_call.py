@@ -32,7 +32,7 @@ def phase(name: str) -> None:
     mod = load_module(os.path.join(ROOT, "scripts/diag/attn_candidate.py"), "cand")
     entry = mod.attn_causal_prefill
     gen = torch.Generator()
-    shapes = [s for s in task.shapes_for("cuda")]
+    shapes = list(task.shapes_for("cuda"))
     cache = os.environ["TRITON_CACHE_DIR"]
     before = set(os.listdir(cache)) if os.path.isdir(cache) else set()
     for cfg in CONFIGS:

@@ -13,9 +13,5 @@ for reps in 20 200; do
   t1=$(date +%s%N); echo "ncu reps=$reps rc=$rc wall $(( (t1 - t0) / 1000000 )) ms"
   t0=$(date +%s%N); python3 scripts/diag/ncu_probe.py $reps; t1=$(date +%s%N); echo "plain reps=$reps wall $(( (t1 - t0) / 1000000 )) ms"
 done
-# a lighter mode: no metric collection at all (launch list only)?
-t0=$(date +%s%N); timeout 120 ncu --section LaunchStats --csv --print-kernel-base function --target-processes all python3 scripts/diag/ncu_probe.py 200 > "$OUT/ncu_launchstats.csv" 2> "$OUT/ncu_launchstats.err"; echo "ncu launchstats rc $? wall $(( ($(date +%s%N) - t0) / 1000000 )) ms"
-t0=$(date +%s%N); timeout 120 ncu --metrics launch__grid_size --csv --print-kernel-base function --target-processes all python3 scripts/diag/ncu_probe.py 200 > "$OUT/ncu_grid.csv" 2> "$OUT/ncu_grid.err"; echo "ncu grid rc $? wall $(( ($(date +%s%N) - t0) / 1000000 )) ms"
-ncu --help > "$OUT/ncu_help.txt" 2>&1
 head -c 3000 "$OUT/ncu_20.csv"; tail -c 1500 "$OUT/ncu_20.err"
 grep -v "^==PROF==" "$OUT/first_call.log" | tail -60
