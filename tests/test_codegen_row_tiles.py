@@ -33,3 +33,37 @@ def test_reductions_and_scans_keep_the_row_in_one_program(task_id):
     source = generate(task).source
     assert "BLOCK_C" not in tunable_values(source, task.entry_point)
     assert "tl.program_id(1)" not in source
+
+
+@pytest.mark.parametrize(
+    "task_id,config",
+    [
+        ("linalg_batched_outer_fp16", {"TILE": 4096}),  # independent columns, rows of 32-65
+        ("cumprod_fp16", {"TILE": 4096}),  # a scan along each of several rows
+        ("softmax_fp32", {"TILE": 4096}),  # reductions, then per-row values over the tile
+        ("row_argmax_fp16", {"TILE": 4096}),  # an arg-reduction's (value, index) pairs
+        ("cumprod_fp16", {"TILE": 256, "MAX_BLOCK_N": 16}),  # looped: a carry per row
+        ("row_argmax_fp16", {"TILE": 256, "MAX_BLOCK_N": 16}),  # looped: best pair per row
+    ],
+)
+def test_short_rows_share_a_program(task_id, config, tmp_path):
+    """Several rows per program (BLOCK_R = TILE // BLOCK_N): the CPU shapes' row counts are
+    drawn ragged, so the last program's rows past R are masked, per-row loads and stores too."""
+    task = get_task(task_id)
+    source = generate(task).source
+    assert "TILE" in tunable_values(source, task.entry_point)
+    assert "tl.arange(0, BLOCK_R)[:, None]" in source
+    _judge(task, set_tunables(source, task.entry_point, config), tmp_path)
+
+
+def test_a_column_reduction_reads_adjacent_columns_together(tmp_path):
+    """A reduction over the first dim (a bias gradient's column sum) reads its rows strided;
+    by default a program takes TILE // MAX_BLOCK_N adjacent columns and walks the reduced dim
+    MAX_BLOCK_N at a time, so each load is contiguous along the columns."""
+    task = get_task("bias_grad_colsum_fp16")
+    source = generate(task).source
+    values = tunable_values(source, task.entry_point)
+    assert values["TILE"] // values["MAX_BLOCK_N"] >= 16
+    assert "base = (row // inner) * (N * inner) + row % inner" in source
+    small = {"TILE": 256, "MAX_BLOCK_N": 16}  # 16 columns a program, the looped kernel
+    _judge(task, set_tunables(source, task.entry_point, small), tmp_path)

@@ -55,10 +55,23 @@ TL_DTYPES: dict[torch.dtype, str] = {
 }
 
 POINTWISE_TUNABLES = {"BLOCK": [256, 512, 1024, 2048, 4096], "num_warps": [2, 4, 8]}
-ROW_TUNABLES = {"num_warps": [1, 2, 4, 8], "MAX_BLOCK_N": [2048, 4096, 8192, 16384]}
+# row programs take BLOCK_R = TILE // BLOCK_N rows at once (at least 1): short rows share a
+# program instead of leaving most of its lanes idle; MAX_BLOCK_N also sets the looped kernel's
+# step, which for rows read strided (a column reduction) is kept small so that BLOCK_R adjacent
+# columns make each load contiguous
+ROW_TUNABLES = {
+    "num_warps": [1, 2, 4, 8],
+    "MAX_BLOCK_N": [64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384],
+    "TILE": [1024, 2048, 4096, 8192, 16384],
+}
 # a row program with no reduction and no scan: its columns are independent, so programs take
-# BLOCK_C columns of a row each (few long rows, as at decode, still fill the GPU)
-ROW_TILED_TUNABLES = {"num_warps": [1, 2, 4, 8], "BLOCK_C": [256, 512, 1024, 2048, 4096]}
+# BLOCK_C columns of BLOCK_R rows each (few long rows, as at decode, still fill the GPU; many
+# short ones share a program)
+ROW_TILED_TUNABLES = {
+    "num_warps": [1, 2, 4, 8],
+    "BLOCK_C": [256, 512, 1024, 2048, 4096],
+    "TILE": [1024, 2048, 4096, 8192],
+}
 GEMM_TUNABLES = {
     "BLOCK_M": [16, 32, 64, 128, 256],
     "BLOCK_N": [16, 32, 64, 128, 256],
@@ -91,10 +104,12 @@ UNLOADED = ("wide", "window", "broadcast")
 
 # names the kernels and launchers use for themselves
 KERNEL_WORDS = set(
-    "pid offs mask row base cols start N n tl float range inner split split_stride".split()
+    "pid offs mask row _rmask _cmask base cols start N R n tl float range inner split "
+    "split_stride".split()
 )
 LAUNCHER_WORDS = set(
-    "N R n P BLOCK BLOCK_N BLOCK_C MAX_BLOCK_N num_warps grid torch triton tl inner float isinstance "
+    "N R n P BLOCK BLOCK_N BLOCK_R BLOCK_C MAX_BLOCK_N TILE num_warps grid torch triton tl inner "
+    "float isinstance kernel "
     "type tuple list NotImplementedError split split_stride".split()
 )
 BUILTIN_NAMES = set(dir(builtins))
@@ -329,12 +344,12 @@ def _load(p: Param, structure: str, step: str = "") -> str:
     other = "0.0" if p.dtype.is_floating_point else "0"
     if p.kind == "scalar":
         expr = f"tl.load({p.name}_ptr)"
-    elif p.kind == "row":
-        expr = f"tl.load({p.name}_ptr + row)"
+    elif p.kind == "row":  # [BLOCK_R, 1]: masked by the rows alone
+        expr = f"tl.load({p.name}_ptr + row, mask=_rmask, other={other})"
     elif p.kind == "batch_row":
-        expr = f"tl.load({p.name}_ptr + row // {p.group})"
-    elif p.kind == "col":
-        expr = f"tl.load({p.name}_ptr + cols, mask=mask, other={other})"
+        expr = f"tl.load({p.name}_ptr + row // {p.group}, mask=_rmask, other={other})"
+    elif p.kind == "col":  # [1, BLOCK_N]: masked by the columns alone
+        expr = f"tl.load({p.name}_ptr + cols, mask=_cmask, other={other})"
     elif p.kind == "batch_col":
         expr = f"tl.load({p.name}_ptr + (row // {p.group}) * N + cols, mask=mask, other={other})"
     elif structure == "pointwise":
@@ -368,9 +383,9 @@ SCAN_IDENTITY = {"sum": "0.0", "prod": "1.0"}
 
 
 def _scanned(s: Stmt) -> str:
-    """The inclusive scan of a tile, the masked lanes holding the identity (so the last lane
-    is the whole tile's sum or product)."""
-    return f"tl.cum{s.scan}(tl.where(mask, {s.expr}, {SCAN_IDENTITY[s.scan]}), axis=0)"
+    """The inclusive scan of a [BLOCK_R, BLOCK_N] tile along its rows, the masked lanes holding
+    the identity (so each row's last lane is its whole tile's sum or product)."""
+    return f"tl.cum{s.scan}(tl.where(mask, {s.expr}, {SCAN_IDENTITY[s.scan]}), axis=1)"
 
 
 ARG_REDUCES = ("argmax", "argmin")
@@ -384,15 +399,24 @@ def _arg_fill(s: Stmt) -> str:
     return IDENTITY["max" if s.reduce == "argmax" else "min"]
 
 
-def _arg_reduced(s: Stmt, values: str, indices: str) -> str:
-    """The line reducing (value, index) pairs over the tile to the target index (int64)."""
+# a row program's tiles are [BLOCK_R, BLOCK_N]: reductions run along axis 1 and keep it, so a
+# row's result is a [BLOCK_R, 1] column that broadcasts over the tile
+ROW_INDEX = "tl.broadcast_to(cols.to(tl.int64), [BLOCK_R, BLOCK_N])"
+
+
+def _arg_reduced(s: Stmt, values: str, indices: str, flat: bool = False) -> str:
+    """The line reducing (value, index) pairs over the tile to the target index (int64): along
+    a row program's rows (kept as a [BLOCK_R, 1] column), or (`flat`) over a 1-d block."""
     pairs = f"({values}, {indices})"
-    return f"_{s.target}_best, {s.target} = tl.reduce({pairs}, 0, _{s.reduce}_combine)  # {s.note}"
+    how = "0" if flat else "1"
+    reduced = f"tl.reduce({pairs}, {how}, _{s.reduce}_combine"
+    reduced += ")" if flat else ", keep_dims=True)"
+    return f"_{s.target}_best, {s.target} = {reduced}  # {s.note}"
 
 
-def _arg_tile(s: Stmt, index: str = "cols.to(tl.int64)") -> tuple[str, str]:
+def _arg_tile(s: Stmt, index: str = ROW_INDEX) -> tuple[str, str]:
     """An arg-reduction's tile of values (the masked lanes filled) and of indices (`index`: the
-    row's columns, or the flat offsets of a whole tensor; the masked lanes' lie past the end,
+    rows' columns, or the flat offsets of a whole tensor; the masked lanes' lie past the end,
     so they lose every tie)."""
     return f"tl.where(mask, {s.expr}, {_arg_fill(s)})", index
 
@@ -404,15 +428,17 @@ def _stmt_line(s: Stmt) -> str:
         return f"{s.target} = {s.expr}  # {s.note}"
     if s.reduce in ARG_REDUCES:
         return _arg_reduced(s, *_arg_tile(s))
-    return f"{s.target} = tl.{s.reduce}({_masked(s.reduce, s.expr)}, axis=0)  # {s.note}"
+    reduced = f"tl.{s.reduce}({_masked(s.reduce, s.expr)}, axis=1, keep_dims=True)"
+    return f"{s.target} = {reduced}  # {s.note}"
 
 
 def _store(o: Output, i: int, structure: str, step: str = "") -> str:
     if o.kind == "scalar":  # a row program's scalar: a buffer's new value, stored by row 0
-        return f"tl.store(out{i}_ptr, {o.var}.to(out{i}_ptr.dtype.element_ty), mask=row == 0)"
+        value = f"{o.var}.to(out{i}_ptr.dtype.element_ty)"
+        return f"tl.store(out{i}_ptr + row * 0, {value}, mask=row == 0)"
     if o.kind == "row":
         where = f"out{i}_ptr + row"
-        return f"tl.store({where}, {o.var}.to(out{i}_ptr.dtype.element_ty))"
+        return f"tl.store({where}, {o.var}.to(out{i}_ptr.dtype.element_ty), mask=_rmask)"
     where = f"out{i}_ptr + offs" if structure == "pointwise" else f"out{i}_ptr + base + cols{step}"
     return f"tl.store({where}, {o.var}.to(out{i}_ptr.dtype.element_ty), mask=mask)"
 
@@ -468,21 +494,42 @@ def columns_tiled(prog: Program) -> bool:
     )
 
 
+def _rows_head(prog: Program) -> list[str]:
+    """A row program's first lines: its BLOCK_R rows as a [BLOCK_R, 1] column (`row`; `_rmask`
+    the rows that exist, as in the gemm kernel's epilogue), and the first element of each
+    (`base`). Rows are not clamped: a clamp would hide from the compiler that adjacent rows
+    are adjacent in memory (rows read strided), so every per-row access is masked instead."""
+    return [
+        "row = tl.program_id(0).to(tl.int64) * BLOCK_R + tl.arange(0, BLOCK_R)[:, None]",
+        "_rmask = row < R",
+        _row_base(prog),
+    ]
+
+
+def _columns(start: str) -> list[str]:
+    """The tile's columns, a [1, BLOCK_N] row from `start`; `_cmask` those inside the row,
+    `mask` the tile's elements that exist (both row and column inside)."""
+    return [
+        f"cols = {start}tl.arange(0, BLOCK_N)[None, :]",
+        "_cmask = cols < N",
+        "mask = _rmask & _cmask",
+    ]
+
+
+ROW_SIZES = ["N", "R"]
+ROW_CONSTEXPRS = ["BLOCK_R", "BLOCK_N"]
+
+
 def row_kernel(prog: Program, name: str) -> str:
-    """One program per row, the whole row in one tile; for a program whose columns are
-    independent (`columns_tiled`), one program per BLOCK_N columns of a row (grid axis 1)."""
+    """BLOCK_R rows per program, each whole in one [BLOCK_R, BLOCK_N] tile; for a program whose
+    columns are independent (`columns_tiled`), BLOCK_N columns of them (grid axis 1)."""
     step = _step(prog)
     first = "tl.program_id(1) * BLOCK_N + " if columns_tiled(prog) else ""
-    body = [
-        "row = tl.program_id(0).to(tl.int64)",
-        _row_base(prog),
-        f"cols = {first}tl.arange(0, BLOCK_N)",
-        "mask = cols < N",
-    ]
+    body = _rows_head(prog) + _columns(first)
     body += [_load(p, "row", step) for p in prog.inputs if p.kind not in UNLOADED]
     body += [_stmt_line(s) for s in prog.stmts]
     body += [_store(o, i, "row", step) for i, o in enumerate(prog.outputs)]
-    head = f"@triton.jit\ndef {name}({_signature(prog, ['N'], ['BLOCK_N'])}):\n"
+    head = f"@triton.jit\ndef {name}({_signature(prog, ROW_SIZES, ROW_CONSTEXPRS)}):\n"
     return head + "".join(f"    {line}\n" for line in body)
 
 
@@ -508,7 +555,7 @@ def _loop(prog: Program, need: set[str], done: set[str]) -> list[str]:
     scan continues from the tiles before it: its carry (`carry_<target>`, a vector of equal
     lanes set up by `_carries`) is combined with the tile's own scan, then advanced by the
     tile's last lane, which holds the whole tile's sum or product."""
-    lines = ["cols = start + tl.arange(0, BLOCK_N)", "mask = cols < N"]
+    lines = _columns("start + ")
     lines += [_load(p, "row", _step(prog)) for p in prog.inputs if p.var in need]
     for s in prog.stmts:
         if s.target in need:
@@ -519,9 +566,8 @@ def _loop(prog: Program, need: set[str], done: set[str]) -> list[str]:
                 lines.append(_stmt_line(s))
                 continue
             op = "+" if s.scan == "sum" else "*"
-            last = (
-                f"tl.sum(tl.where(tl.arange(0, BLOCK_N) == BLOCK_N - 1, {s.target}, 0.0), axis=0)"
-            )
+            lane = "tl.arange(0, BLOCK_N)[None, :] == BLOCK_N - 1"
+            last = f"tl.sum(tl.where({lane}, {s.target}, 0.0), axis=1, keep_dims=True)"
             lines += [
                 f"{s.target} = {_scanned(s)}  # {s.note}",
                 f"{s.target}_tile = {last}",
@@ -532,17 +578,18 @@ def _loop(prog: Program, need: set[str], done: set[str]) -> list[str]:
 
 
 def _carries(prog: Program, need: set[str]) -> list[str]:
-    """Before a pass over the row: each scan's carry, the identity in every lane."""
+    """Before a pass over the rows: each scan's carry, one per row, the identity."""
     return [
-        f"carry_{s.target} = tl.full([BLOCK_N], {SCAN_IDENTITY[s.scan]}, tl.float32)"
+        f"carry_{s.target} = tl.full([BLOCK_R, 1], {SCAN_IDENTITY[s.scan]}, tl.float32)"
         for s in prog.stmts
         if s.scan is not None and s.target in need
     ]
 
 
 def looped_row_kernel(prog: Program, name: str) -> str:
-    """One program per row, the row in tiles of BLOCK_N: one loop per reduction, one to store."""
-    body = ["row = tl.program_id(0).to(tl.int64)", _row_base(prog)]
+    """BLOCK_R rows per program, walked in [BLOCK_R, BLOCK_N] tiles: one loop per reduction,
+    one to store."""
+    body = _rows_head(prog)
     per_row = [p for p in prog.inputs if p.kind in ROW_KINDS]
     done = {p.var for p in per_row}
     body += [_load(p, "row") for p in per_row]
@@ -560,11 +607,11 @@ def looped_row_kernel(prog: Program, name: str) -> str:
         need = _tile_closure(prog, list(red.deps))
         if red.reduce in ARG_REDUCES:  # per lane, the best (value, index) of the tiles so far
             body += [
-                f"acc{k} = tl.full([BLOCK_N], {_arg_fill(red)}, {red.reduce_dtype})",
-                f"idx{k} = tl.full([BLOCK_N], {INT64_MAX}, tl.int64)",
+                f"acc{k} = tl.full([BLOCK_R, BLOCK_N], {_arg_fill(red)}, {red.reduce_dtype})",
+                f"idx{k} = tl.full([BLOCK_R, BLOCK_N], {INT64_MAX}, tl.int64)",
             ]
         else:
-            body.append(_accumulator(red.reduce, k, "BLOCK_N"))
+            body.append(_accumulator(red.reduce, k, "BLOCK_R, BLOCK_N"))
         body += ["for start in range(0, N, BLOCK_N):"]
         body += ["    " + line for line in _loop(prog, need, done)]
         if red.reduce in ARG_REDUCES:
@@ -576,7 +623,7 @@ def looped_row_kernel(prog: Program, name: str) -> str:
         else:
             body += [
                 "    " + _combine(red.reduce, k, _masked(red.reduce, red.expr)),
-                f"{red.target} = tl.{red.reduce}(acc{k}, axis=0)  # {red.note}",
+                f"{red.target} = tl.{red.reduce}(acc{k}, axis=1, keep_dims=True)  # {red.note}",
             ]
         done.add(red.target)
         if red.reduce in ARG_REDUCES:
@@ -593,7 +640,7 @@ def looped_row_kernel(prog: Program, name: str) -> str:
         body += ["    " + line for line in _loop(prog, need, done)]
         body += ["    " + _store(o, i, "row", _step(prog)) for i, o in tile_outputs]
     body += [_store(o, i, "row") for i, o in enumerate(prog.outputs) if o.kind in ROW_KINDS]
-    head = f"@triton.jit\ndef {name}({_signature(prog, ['N'], ['BLOCK_N'])}):\n"
+    head = f"@triton.jit\ndef {name}({_signature(prog, ROW_SIZES, ROW_CONSTEXPRS)}):\n"
     return head + "".join(f"    {line}\n" for line in body)
 
 
@@ -609,7 +656,7 @@ def _partial(r: Stmt, k: int) -> list[str]:
     """A program's partial of reduction k over its BLOCK elements, stored at its pid."""
     if r.reduce in ARG_REDUCES:
         return [
-            _arg_reduced(r, *_arg_tile(r, "offs")),
+            _arg_reduced(r, *_arg_tile(r, "offs"), flat=True),
             f"tl.store(part{k}_ptr + pid, _{r.target}_best)",
             f"tl.store(pidx{k}_ptr + pid, {r.target})",
         ]
@@ -628,7 +675,7 @@ def _finish(red: Stmt, k: int) -> list[str]:
             "for start in range(0, P, BLOCK_P):",
             "    idx = start + tl.arange(0, BLOCK_P)",
             f"    acc{k}, idx{k} = _{red.reduce}_combine(acc{k}, idx{k}, {values}, {indices})",
-            _arg_reduced(red, f"acc{k}", f"idx{k}"),
+            _arg_reduced(red, f"acc{k}", f"idx{k}", flat=True),
         ]
     load = f"tl.load(part{k}_ptr + idx, mask=idx < P, other={IDENTITY[red.reduce]})"
     return [
@@ -769,30 +816,35 @@ def _row_launcher_head(prog: Program, tunables: dict[str, int]) -> tuple[str, li
     return params, body
 
 
+# the rows a program takes: TILE // BLOCK_N, at least 1 and no more than R needs, a power of 2
+ROWS_PER_PROGRAM = "BLOCK_R = triton.next_power_of_2(max(1, min(TILE // BLOCK_N, R)))"
+
+
 def tiled_row_launcher(prog: Program, kernel: str, tunables: dict[str, int]) -> str:
-    """The launcher of a row program with independent columns: a (rows, column tiles) grid,
-    tiles of min(next_power_of_2(N), BLOCK_C) columns."""
-    params, body = _row_launcher_head(
-        prog, {"num_warps": tunables["num_warps"], "BLOCK_C": tunables["BLOCK_C"]}
-    )
+    """The launcher of a row program with independent columns: a (row blocks, column tiles)
+    grid, tiles of min(next_power_of_2(N), BLOCK_C) columns and BLOCK_R rows."""
+    params, body = _row_launcher_head(prog, {k: tunables[k] for k in ROW_TILED_TUNABLES})
+    grid = "(triton.cdiv(R, BLOCK_R), triton.cdiv(N, BLOCK_N))"
     body += [
         "BLOCK_N = min(triton.next_power_of_2(N), BLOCK_C)",
-        f"{kernel}[(R, triton.cdiv(N, BLOCK_N))]({_launch_args(prog, 'N')}, BLOCK_N=BLOCK_N, num_warps=num_warps)",
+        ROWS_PER_PROGRAM,
+        f"{kernel}[{grid}]({_launch_args(prog, 'N, R')}, BLOCK_R=BLOCK_R, BLOCK_N=BLOCK_N, num_warps=num_warps)",
         f"return {_returns(prog)}",
     ]
     return f"def {prog.entry_point}({params}):\n" + "".join(f"    {line}\n" for line in body)
 
 
 def row_launcher(prog: Program, one_pass: str, looped: str, tunables: dict[str, int]) -> str:
-    params, body = _row_launcher_head(
-        prog, {"num_warps": tunables["num_warps"], "MAX_BLOCK_N": tunables["MAX_BLOCK_N"]}
-    )
+    params, body = _row_launcher_head(prog, {k: tunables[k] for k in ROW_TUNABLES})
+    args = _launch_args(prog, "N, R")
     body += [
         "BLOCK_N = triton.next_power_of_2(N)",
         "if BLOCK_N <= MAX_BLOCK_N:",
-        f"    {one_pass}[(R,)]({_launch_args(prog, 'N')}, BLOCK_N=BLOCK_N, num_warps=num_warps)",
+        f"    kernel = {one_pass}",
         "else:",
-        f"    {looped}[(R,)]({_launch_args(prog, 'N')}, BLOCK_N=MAX_BLOCK_N, num_warps=num_warps)",
+        f"    kernel, BLOCK_N = {looped}, MAX_BLOCK_N",
+        ROWS_PER_PROGRAM,
+        f"kernel[(triton.cdiv(R, BLOCK_R),)]({args}, BLOCK_R=BLOCK_R, BLOCK_N=BLOCK_N, num_warps=num_warps)",
         f"return {_returns(prog)}",
     ]
     return f"def {prog.entry_point}({params}):\n" + "".join(f"    {line}\n" for line in body)

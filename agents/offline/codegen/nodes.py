@@ -299,7 +299,7 @@ class NodesMixin:
         if k_out.name == "full":
             expr = f"tl.load({param.name}_ptr + {start} + {index.expr}, mask=mask, other={other})"
         else:
-            expr = f"tl.load({param.name}_ptr + {start} + {index.expr})"
+            expr = f"tl.load({param.name}_ptr + {start} + {index.expr}, mask=_rmask, other={other})"
         if param.dtype.is_floating_point:
             expr += ".to(tl.float32)"
         self.values[node] = Value(self.add(expr, k_out.tile, op_name(node)), self.dtype_of(node))

@@ -17,8 +17,23 @@ from agents.offline.codegen.entry import Entry
 from benchmarks import Task
 
 POINTWISE_DEFAULTS = {"BLOCK": 1024, "num_warps": 4}
-ROW_DEFAULTS = {"num_warps": 4, "MAX_BLOCK_N": 8192}
-ROW_TILED_DEFAULTS = {"num_warps": 4, "BLOCK_C": 1024}
+# row programs: rows of at least TILE columns one per program (as before rows shared programs),
+# shorter ones TILE // BLOCK_N to a program
+ROW_DEFAULTS = {"num_warps": 4, "MAX_BLOCK_N": 8192, "TILE": 2048}
+ROW_TILED_DEFAULTS = {"num_warps": 4, "BLOCK_C": 1024, "TILE": 2048}
+# rows read strided (a reduction over a dim before the last, e.g. a column sum): 32 adjacent
+# columns per program walked 256 rows at a time, so each load reads 32 contiguous elements of
+# 256 rows (one program per column, as before, read one element per 32-byte sector)
+ROW_STRIDED_DEFAULTS = {"num_warps": 8, "MAX_BLOCK_N": 256, "TILE": 8192}
+
+
+def row_defaults(prog: emit.Program) -> dict[str, int]:
+    """A row program's default tunables: by its layout (rows contiguous or strided)."""
+    if emit.columns_tiled(prog):
+        return ROW_TILED_DEFAULTS
+    return ROW_STRIDED_DEFAULTS if prog.inner else ROW_DEFAULTS
+
+
 # GEMM defaults, from H200 studies of bf16 serving shapes (agents/bench/gemm_study.py;
 # docs/results/gemm_variants_h200.md and gemm_tma_h200.md for hand-written variants,
 # gemm_generated_h200.md and gemm_generated_persistent_h200.md for this generator's own kernel
@@ -186,15 +201,18 @@ def _kernels(prog: emit.Program, stem: str) -> tuple[list[str], str, dict[str, l
             emit.ROW_TILED_TUNABLES,
             (
                 "Structure: row, columns independent (no reduction or scan). Each program takes\n"
-                "BLOCK_N = min(next_power_of_2(N), BLOCK_C) columns of one row of the last dim (N\n"
-                "columns): a grid of rows x column tiles, so a few long rows still fill the GPU."
+                "BLOCK_N = min(next_power_of_2(N), BLOCK_C) columns of BLOCK_R rows of the last dim\n"
+                "(N columns), BLOCK_R = TILE // BLOCK_N (at least 1): a grid of row blocks x column\n"
+                "tiles, so a few long rows still fill the GPU and many short ones share programs."
             ),
         )
     kernels = [emit.row_kernel(prog, one), emit.looped_row_kernel(prog, looped)]
-    launcher = emit.row_launcher(prog, one, looped, ROW_DEFAULTS)
+    launcher = emit.row_launcher(prog, one, looped, row_defaults(prog))
     strided = (
         "\nThe reduction runs over a dim before the last: a row's elements lie `inner` apart\n"
-        "(the numel of the dims after it), and row r starts at (r // inner) * N * inner + r % inner."
+        "(the numel of the dims after it), and row r starts at (r // inner) * N * inner + r % inner:\n"
+        "a program's BLOCK_R rows are adjacent in memory, so its tiles are read contiguously\n"
+        "down the rows (small MAX_BLOCK_N, large TILE)."
         if prog.inner
         else ""
     )
@@ -216,9 +234,11 @@ def _kernels(prog: emit.Program, stem: str) -> tuple[list[str], str, dict[str, l
         launcher,
         emit.ROW_TUNABLES,
         (
-            "Structure: row. One program per row of the last dim (N columns). A row that fits in\n"
-            "MAX_BLOCK_N columns is one tile of next_power_of_2(N); reductions put their identity in\n"
-            "the masked lanes. A longer row is walked in tiles: one pass per reduction, one to store."
+            "Structure: row. Each program takes BLOCK_R rows of the last dim (N columns) as a\n"
+            "[BLOCK_R, BLOCK_N] tile, BLOCK_R = TILE // BLOCK_N (at least 1). Rows that fit in\n"
+            "MAX_BLOCK_N columns are one tile of next_power_of_2(N) columns; reductions run along\n"
+            "the tile's rows with their identity in the masked lanes. Longer rows are walked in\n"
+            "tiles of MAX_BLOCK_N columns: one pass per reduction, one to store."
             + strided
             + scanned
             + arg
@@ -231,8 +251,8 @@ def _defaults(prog: emit.Program) -> dict[str, int]:
         return conv.CONV_DEFAULTS
     if prog.structure == "gemm":
         return gemm_defaults(prog)
-    if prog.structure == "row" and emit.columns_tiled(prog):
-        return ROW_TILED_DEFAULTS
+    if prog.structure == "row":
+        return row_defaults(prog)
     return {"pointwise": POINTWISE_DEFAULTS, "total": POINTWISE_DEFAULTS}.get(
         prog.structure, ROW_DEFAULTS
     )
