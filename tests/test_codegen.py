@@ -85,7 +85,10 @@ def test_tunables_are_what_the_offline_search_reads():
     assert space == {"BLOCK": [256, 512, 1024, 2048, 4096], "num_warps": [2, 4, 8]}
     row = get_task("softmax_fp32")
     row_defaults = tunable_values(generate(row).source, row.entry_point)
-    assert row_defaults == {"num_warps": 4, "MAX_BLOCK_N": 8192, "TILE": 2048}
+    assert row_defaults == {
+        "num_warps": 4, "MAX_BLOCK_N": 8192, "TILE": 2048, "DECODE_ROW_WARPS": 8,
+        "DECODE_ROW_BLOCK_N": 8192, "DECODE_ROWS": 128,
+    }  # fmt: skip
 
 
 def test_generated_record_lists_the_ops_and_says_where_it_came_from():

@@ -39,11 +39,12 @@ def test_reductions_and_scans_keep_the_row_in_one_program(task_id):
     "task_id,config",
     [
         ("linalg_batched_outer_fp16", {"TILE": 4096}),  # independent columns, rows of 32-65
-        ("cumprod_fp16", {"TILE": 4096}),  # a scan along each of several rows
-        ("softmax_fp32", {"TILE": 4096}),  # reductions, then per-row values over the tile
-        ("row_argmax_fp16", {"TILE": 4096}),  # an arg-reduction's (value, index) pairs
-        ("cumprod_fp16", {"TILE": 256, "MAX_BLOCK_N": 16}),  # looped: a carry per row
-        ("row_argmax_fp16", {"TILE": 256, "MAX_BLOCK_N": 16}),  # looped: best pair per row
+        # DECODE_ROWS 0: the CPU shapes' few rows take the path of many rows
+        ("cumprod_fp16", {"TILE": 4096, "DECODE_ROWS": 0}),  # a scan along each of several rows
+        ("softmax_fp32", {"TILE": 4096, "DECODE_ROWS": 0}),  # reductions, then per-row values
+        ("row_argmax_fp16", {"TILE": 4096, "DECODE_ROWS": 0}),  # arg-reductions' (value, index)
+        ("cumprod_fp16", {"TILE": 256, "MAX_BLOCK_N": 16, "DECODE_ROWS": 0}),  # looped: carries
+        ("row_argmax_fp16", {"TILE": 256, "MAX_BLOCK_N": 16, "DECODE_ROWS": 0}),  # looped: pairs
     ],
 )
 def test_short_rows_share_a_program(task_id, config, tmp_path):
@@ -65,5 +66,24 @@ def test_a_column_reduction_reads_adjacent_columns_together(tmp_path):
     values = tunable_values(source, task.entry_point)
     assert values["TILE"] // values["MAX_BLOCK_N"] >= 16
     assert "base = (row // inner) * (N * inner) + row % inner" in source
-    small = {"TILE": 256, "MAX_BLOCK_N": 16}  # 16 columns a program, the looped kernel
+    small = {"TILE": 256, "MAX_BLOCK_N": 16, "DECODE_ROWS": 0}  # 16 columns a program, looped
     _judge(task, set_tunables(source, task.entry_point, small), tmp_path)
+
+
+@pytest.mark.parametrize("task_id", ["softmax_fp32", "cumprod_fp16"])
+def test_few_rows_take_the_decode_configuration(task_id, tmp_path):
+    """A call with at most DECODE_ROWS rows runs one row per program with DECODE_ROW_WARPS and
+    DECODE_ROW_BLOCK_N in place of num_warps and MAX_BLOCK_N: here every call is one (DECODE_ROWS
+    huge), its tile narrower than the rows (the looped kernel), and MAX_BLOCK_N set to 0, which
+    no kernel could run with, so a pass shows the decode values were the ones used."""
+    task = get_task(task_id)
+    source = generate(task).source
+    assert tunable_values(source, task.entry_point)["DECODE_ROWS"] >= 64
+    assert "if R <= DECODE_ROWS:" in source
+    config = {
+        "DECODE_ROWS": 1 << 30,
+        "DECODE_ROW_BLOCK_N": 16,
+        "DECODE_ROW_WARPS": 2,
+        "MAX_BLOCK_N": 0,
+    }
+    _judge(task, set_tunables(source, task.entry_point, config), tmp_path)

@@ -59,11 +59,18 @@ POINTWISE_TUNABLES = {"BLOCK": [256, 512, 1024, 2048, 4096], "num_warps": [2, 4,
 # program instead of leaving most of its lanes idle; MAX_BLOCK_N also sets the looped kernel's
 # step, which for rows read strided (a column reduction) is kept small so that BLOCK_R adjacent
 # columns make each load contiguous
+# Calls with at most ROW_FIXED's DECODE_ROWS rows (fewer than a GPU has SMs, as at decode) take
+# one row per program with their own warps and tile width (DECODE_*): few long rows, such as a
+# decode step's logits, need every load of a program wide to keep the memory busy
 ROW_TUNABLES = {
     "num_warps": [1, 2, 4, 8],
     "MAX_BLOCK_N": [64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384],
     "TILE": [1024, 2048, 4096, 8192, 16384],
+    "DECODE_ROW_WARPS": [2, 4, 8, 16],
+    "DECODE_ROW_BLOCK_N": [2048, 4096, 8192, 16384, 32768],
 }
+# the launcher's fixed choice (a keyword argument with a default, not searched)
+ROW_FIXED = {"DECODE_ROWS": 128}
 # a row program with no reduction and no scan: its columns are independent, so programs take
 # BLOCK_C columns of BLOCK_R rows each (few long rows, as at decode, still fill the GPU; many
 # short ones share a program)
@@ -108,7 +115,8 @@ KERNEL_WORDS = set(
     "split_stride".split()
 )
 LAUNCHER_WORDS = set(
-    "N R n P BLOCK BLOCK_N BLOCK_R BLOCK_C MAX_BLOCK_N TILE num_warps grid torch triton tl inner "
+    "N R n P BLOCK BLOCK_N BLOCK_R BLOCK_C MAX_BLOCK_N TILE DECODE_ROWS DECODE_ROW_WARPS DECODE_ROW_BLOCK_N "
+    "num_warps grid torch triton tl inner "
     "float isinstance kernel "
     "type tuple list NotImplementedError split split_stride".split()
 )
@@ -835,9 +843,11 @@ def tiled_row_launcher(prog: Program, kernel: str, tunables: dict[str, int]) -> 
 
 
 def row_launcher(prog: Program, one_pass: str, looped: str, tunables: dict[str, int]) -> str:
-    params, body = _row_launcher_head(prog, {k: tunables[k] for k in ROW_TUNABLES})
+    params, body = _row_launcher_head(prog, {k: tunables[k] for k in ROW_TUNABLES} | ROW_FIXED)
     args = _launch_args(prog, "N, R")
     body += [
+        "if R <= DECODE_ROWS:  # few rows: one a program, the decode configuration",
+        "    num_warps, MAX_BLOCK_N, TILE = DECODE_ROW_WARPS, DECODE_ROW_BLOCK_N, 1",
         "BLOCK_N = triton.next_power_of_2(N)",
         "if BLOCK_N <= MAX_BLOCK_N:",
         f"    kernel = {one_pass}",

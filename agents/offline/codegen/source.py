@@ -19,12 +19,16 @@ from benchmarks import Task
 POINTWISE_DEFAULTS = {"BLOCK": 1024, "num_warps": 4}
 # row programs: rows of at least TILE columns one per program (as before rows shared programs),
 # shorter ones TILE // BLOCK_N to a program
-ROW_DEFAULTS = {"num_warps": 4, "MAX_BLOCK_N": 8192, "TILE": 2048}
+ROW_DEFAULTS = {
+    "num_warps": 4, "MAX_BLOCK_N": 8192, "TILE": 2048, "DECODE_ROW_WARPS": 8, "DECODE_ROW_BLOCK_N": 8192,
+}  # fmt: skip
 ROW_TILED_DEFAULTS = {"num_warps": 4, "BLOCK_C": 1024, "TILE": 2048}
 # rows read strided (a reduction over a dim before the last, e.g. a column sum): 32 adjacent
 # columns per program walked 256 rows at a time, so each load reads 32 contiguous elements of
 # 256 rows (one program per column, as before, read one element per 32-byte sector)
-ROW_STRIDED_DEFAULTS = {"num_warps": 8, "MAX_BLOCK_N": 256, "TILE": 8192}
+ROW_STRIDED_DEFAULTS = {
+    "num_warps": 8, "MAX_BLOCK_N": 256, "TILE": 8192, "DECODE_ROW_WARPS": 8, "DECODE_ROW_BLOCK_N": 8192,
+}  # fmt: skip
 
 
 def row_defaults(prog: emit.Program) -> dict[str, int]:
@@ -238,7 +242,9 @@ def _kernels(prog: emit.Program, stem: str) -> tuple[list[str], str, dict[str, l
             "[BLOCK_R, BLOCK_N] tile, BLOCK_R = TILE // BLOCK_N (at least 1). Rows that fit in\n"
             "MAX_BLOCK_N columns are one tile of next_power_of_2(N) columns; reductions run along\n"
             "the tile's rows with their identity in the masked lanes. Longer rows are walked in\n"
-            "tiles of MAX_BLOCK_N columns: one pass per reduction, one to store."
+            "tiles of MAX_BLOCK_N columns: one pass per reduction, one to store. A call with at\n"
+            "most DECODE_ROWS rows (fewer than the GPU's SMs) takes one row per program, with\n"
+            "DECODE_ROW_WARPS warps and DECODE_ROW_BLOCK_N in place of num_warps and MAX_BLOCK_N."
             + strided
             + scanned
             + arg
