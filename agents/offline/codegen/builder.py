@@ -290,6 +290,7 @@ class Builder(SizesMixin, GemmMixin, WindowMixin, RampsMixin, BroadcastMixin, No
         self.sizes()
         if self.stores:
             self.check_stores()
+        self.prog.ramps = bool(self.ramp_exprs)
         return self.prog
 
     def check_stores(self) -> None:

@@ -111,11 +111,11 @@ UNLOADED = ("wide", "window", "broadcast")
 
 # names the kernels and launchers use for themselves
 KERNEL_WORDS = set(
-    "pid offs mask row _rmask _cmask base cols start N R n tl float range inner split "
+    "pid offs mask WIDE row _rmask _cmask base cols start N R n tl float range inner split "
     "split_stride".split()
 )
 LAUNCHER_WORDS = set(
-    "N R n P BLOCK BLOCK_N BLOCK_R BLOCK_C MAX_BLOCK_N TILE DECODE_ROWS DECODE_ROW_WARPS DECODE_ROW_BLOCK_N "
+    "N R n P WIDE BLOCK BLOCK_N BLOCK_R BLOCK_C MAX_BLOCK_N TILE DECODE_ROWS DECODE_ROW_WARPS DECODE_ROW_BLOCK_N "
     "num_warps grid torch triton tl inner "
     "float isinstance kernel "
     "type tuple list NotImplementedError split split_stride".split()
@@ -211,6 +211,7 @@ class Program:
     split: str = ""
     defaults: dict[str, str] = field(default_factory=dict)  # parameter -> its default's text
     returned: tuple[str, ...] | None = None  # a call that writes: `Stores.returned`
+    ramps: bool = False  # element indices are values (index ramps), not only addresses
 
 
 def safe_name(name: str, taken: set[str]) -> str:
@@ -459,18 +460,39 @@ def _signature(prog: Program, sizes: list[str], constexprs: list[str]) -> str:
     return ", ".join(args)
 
 
+# the launcher's rule for 64-bit element offsets: a tensor of at least 2**30 elements (a block's
+# offsets and the window and broadcast indices computed from them then stay below 2**31 in int32)
+WIDE_AT = 2**30
+
+
 def pointwise_kernel(prog: Program, name: str) -> str:
+    """Flat over the output: BLOCK elements a program. Offsets are int32 unless the launcher
+    says WIDE: the index math of windows and broadcasts (divisions, remainders) is several times
+    slower in 64 bits."""
     body = [
         "pid = tl.program_id(0)",
-        "offs = pid.to(tl.int64) * BLOCK + tl.arange(0, BLOCK)",
+        "if WIDE:",
+        "    offs = pid.to(tl.int64) * BLOCK + tl.arange(0, BLOCK)",
+        "else:",
+        "    offs = pid * BLOCK + tl.arange(0, BLOCK)",
         "mask = offs < n",
     ]
     # window sources are read by index-map statements at computed offsets, not loaded flat
     body += [_load(p, "pointwise") for p in prog.inputs if p.kind not in UNLOADED]
     body += [_stmt_line(s) for s in prog.stmts]
     body += [_store(o, i, "pointwise") for i, o in enumerate(prog.outputs)]
-    head = f"@triton.jit\ndef {name}({_signature(prog, ['n'], ['BLOCK'])}):\n"
+    head = f"@triton.jit\ndef {name}({_signature(prog, ['n'], ['BLOCK', 'WIDE'])}):\n"
     return head + "".join(f"    {line}\n" for line in body)
+
+
+def _wide(prog: Program) -> str:
+    """The launcher's line deciding the pointwise kernel's WIDE: always where index ramps make
+    element indices values (int64 in the reference: products of them overflow int32), else
+    from the tensors' sizes."""
+    if prog.ramps:
+        return "WIDE = True"
+    sizes = ", ".join(f"{p.name}.numel()" for p in prog.inputs)
+    return f"WIDE = max(n, {sizes}) >= {WIDE_AT}" if sizes else f"WIDE = n >= {WIDE_AT}"
 
 
 def _step(prog: Program) -> str:
@@ -803,8 +825,9 @@ def pointwise_launcher(prog: Program, kernel: str, tunables: dict[str, int]) -> 
     body += ["n = out0.numel()", "if n == 0:", f"    return {_returns(prog)}"]
     body += [f"{name} = {expr}" for name, expr in prog.symbols.items()]
     body += [
+        _wide(prog),
         "grid = (triton.cdiv(n, BLOCK),)",
-        f"{kernel}[grid]({_launch_args(prog, 'n')}, BLOCK=BLOCK, num_warps=num_warps)",
+        f"{kernel}[grid]({_launch_args(prog, 'n')}, BLOCK=BLOCK, WIDE=WIDE, num_warps=num_warps)",
         f"return {_returns(prog)}",
     ]
     return f"def {prog.entry_point}({params}):\n" + "".join(f"    {line}\n" for line in body)
