@@ -87,7 +87,7 @@ def test_tunables_are_what_the_offline_search_reads():
     row_defaults = tunable_values(generate(row).source, row.entry_point)
     assert row_defaults == {
         "num_warps": 4, "MAX_BLOCK_N": 8192, "TILE": 2048, "DECODE_ROW_WARPS": 8,
-        "DECODE_ROW_BLOCK_N": 8192, "DECODE_ROWS": 128,
+        "DECODE_ROW_BLOCK_N": 8192, "DECODE_ROWS": 128, "MIN_PROGRAMS": 1024,
     }  # fmt: skip
 
 

@@ -35,16 +35,19 @@ def test_reductions_and_scans_keep_the_row_in_one_program(task_id):
     assert "tl.program_id(1)" not in source
 
 
+# DECODE_ROWS 0 and MIN_PROGRAMS 1: the CPU shapes' few rows take the path of many rows, packed
+MANY = {"DECODE_ROWS": 0, "MIN_PROGRAMS": 1}
+
+
 @pytest.mark.parametrize(
     "task_id,config",
     [
-        ("linalg_batched_outer_fp16", {"TILE": 4096}),  # independent columns, rows of 32-65
-        # DECODE_ROWS 0: the CPU shapes' few rows take the path of many rows
-        ("cumprod_fp16", {"TILE": 4096, "DECODE_ROWS": 0}),  # a scan along each of several rows
-        ("softmax_fp32", {"TILE": 4096, "DECODE_ROWS": 0}),  # reductions, then per-row values
-        ("row_argmax_fp16", {"TILE": 4096, "DECODE_ROWS": 0}),  # arg-reductions' (value, index)
-        ("cumprod_fp16", {"TILE": 256, "MAX_BLOCK_N": 16, "DECODE_ROWS": 0}),  # looped: carries
-        ("row_argmax_fp16", {"TILE": 256, "MAX_BLOCK_N": 16, "DECODE_ROWS": 0}),  # looped: pairs
+        ("linalg_batched_outer_fp16", {"TILE": 4096, "MIN_PROGRAMS": 1}),  # independent columns
+        ("cumprod_fp16", {"TILE": 4096, **MANY}),  # a scan along each of several rows
+        ("softmax_fp32", {"TILE": 4096, **MANY}),  # reductions, then per-row values
+        ("row_argmax_fp16", {"TILE": 4096, **MANY}),  # arg-reductions' (value, index) pairs
+        ("cumprod_fp16", {"TILE": 256, "MAX_BLOCK_N": 16, **MANY}),  # looped: a carry per row
+        ("row_argmax_fp16", {"TILE": 256, "MAX_BLOCK_N": 16, **MANY}),  # looped: best pairs
     ],
 )
 def test_short_rows_share_a_program(task_id, config, tmp_path):
@@ -66,7 +69,7 @@ def test_a_column_reduction_reads_adjacent_columns_together(tmp_path):
     values = tunable_values(source, task.entry_point)
     assert values["TILE"] // values["MAX_BLOCK_N"] >= 16
     assert "base = (row // inner) * (N * inner) + row % inner" in source
-    small = {"TILE": 256, "MAX_BLOCK_N": 16, "DECODE_ROWS": 0}  # 16 columns a program, looped
+    small = {"TILE": 256, "MAX_BLOCK_N": 16, **MANY}  # 16 columns a program, looped
     _judge(task, set_tunables(source, task.entry_point, small), tmp_path)
 
 
@@ -87,3 +90,13 @@ def test_few_rows_take_the_decode_configuration(task_id, tmp_path):
         "MAX_BLOCK_N": 0,
     }
     _judge(task, set_tunables(source, task.entry_point, config), tmp_path)
+
+
+def test_packed_rows_keep_enough_programs():
+    """Rows read contiguously are packed no further than keeps about MIN_PROGRAMS / 2 programs
+    (a one-element gather per row of 8192 rows: 4 programs of 2048 rows before); rows read
+    strided are packed by TILE alone, their adjacent columns being what makes loads contiguous."""
+    gather = get_task("gather_lastdim_fp16")
+    assert "min(TILE // BLOCK_N, R // MIN_PROGRAMS)" in generate(gather).source
+    colsum = get_task("bias_grad_colsum_fp16")
+    assert "min(TILE // BLOCK_N, R)" in generate(colsum).source

@@ -69,8 +69,12 @@ ROW_TUNABLES = {
     "DECODE_ROW_WARPS": [2, 4, 8, 16],
     "DECODE_ROW_BLOCK_N": [2048, 4096, 8192, 16384, 32768],
 }
-# the launcher's fixed choice (a keyword argument with a default, not searched)
-ROW_FIXED = {"DECODE_ROWS": 128}
+# the launcher's fixed choices (keyword arguments with defaults, not searched): the decode
+# boundary, and the launch's least number of programs where rows are packed (MIN_PROGRAMS: it
+# keeps at least about half as many, 4 per SM of a large GPU, where the rows allow: packing rows
+# pays where they are many, not where a few programs would each walk thousands of rows, as a
+# gather of one element per row did, in 4 programs of 2048)
+ROW_FIXED = {"DECODE_ROWS": 128, "MIN_PROGRAMS": 1024}
 # a row program with no reduction and no scan: its columns are independent, so programs take
 # BLOCK_C columns of BLOCK_R rows each (few long rows, as at decode, still fill the GPU; many
 # short ones share a program)
@@ -115,7 +119,7 @@ KERNEL_WORDS = set(
     "split_stride".split()
 )
 LAUNCHER_WORDS = set(
-    "N R n P WIDE BLOCK BLOCK_N BLOCK_R BLOCK_C MAX_BLOCK_N TILE DECODE_ROWS DECODE_ROW_WARPS DECODE_ROW_BLOCK_N "
+    "N R n P WIDE BLOCK BLOCK_N BLOCK_R BLOCK_C MAX_BLOCK_N TILE DECODE_ROWS MIN_PROGRAMS DECODE_ROW_WARPS DECODE_ROW_BLOCK_N "
     "num_warps grid torch triton tl inner "
     "float isinstance kernel "
     "type tuple list NotImplementedError split split_stride".split()
@@ -847,18 +851,23 @@ def _row_launcher_head(prog: Program, tunables: dict[str, int]) -> tuple[str, li
     return params, body
 
 
-# the rows a program takes: TILE // BLOCK_N, at least 1 and no more than R needs, a power of 2
-ROWS_PER_PROGRAM = "BLOCK_R = triton.next_power_of_2(max(1, min(TILE // BLOCK_N, R)))"
+def rows_per_program(prog: Program) -> str:
+    """The launcher's line for BLOCK_R: TILE // BLOCK_N, at least 1, a power of 2, no more than R
+    needs; for rows read contiguously also no more than keeps MIN_PROGRAMS programs. Rows read
+    strided are not capped: there BLOCK_R adjacent columns are what makes each load contiguous."""
+    cap = "R" if prog.inner or prog.split else "R // MIN_PROGRAMS"
+    return f"BLOCK_R = triton.next_power_of_2(max(1, min(TILE // BLOCK_N, {cap})))"
 
 
 def tiled_row_launcher(prog: Program, kernel: str, tunables: dict[str, int]) -> str:
     """The launcher of a row program with independent columns: a (row blocks, column tiles)
     grid, tiles of min(next_power_of_2(N), BLOCK_C) columns and BLOCK_R rows."""
-    params, body = _row_launcher_head(prog, {k: tunables[k] for k in ROW_TILED_TUNABLES})
+    fixed = {"MIN_PROGRAMS": ROW_FIXED["MIN_PROGRAMS"]}
+    params, body = _row_launcher_head(prog, {k: tunables[k] for k in ROW_TILED_TUNABLES} | fixed)
     grid = "(triton.cdiv(R, BLOCK_R), triton.cdiv(N, BLOCK_N))"
     body += [
         "BLOCK_N = min(triton.next_power_of_2(N), BLOCK_C)",
-        ROWS_PER_PROGRAM,
+        rows_per_program(prog),
         f"{kernel}[{grid}]({_launch_args(prog, 'N, R')}, BLOCK_R=BLOCK_R, BLOCK_N=BLOCK_N, num_warps=num_warps)",
         f"return {_returns(prog)}",
     ]
@@ -876,7 +885,7 @@ def row_launcher(prog: Program, one_pass: str, looped: str, tunables: dict[str, 
         f"    kernel = {one_pass}",
         "else:",
         f"    kernel, BLOCK_N = {looped}, MAX_BLOCK_N",
-        ROWS_PER_PROGRAM,
+        rows_per_program(prog),
         f"kernel[(triton.cdiv(R, BLOCK_R),)]({args}, BLOCK_R=BLOCK_R, BLOCK_N=BLOCK_N, num_warps=num_warps)",
         f"return {_returns(prog)}",
     ]
