@@ -28,16 +28,18 @@ from torch.fx import Node
 from agents.offline.codegen import emit
 from agents.offline.codegen import shapes as shp
 from agents.offline.codegen.ops import ELEMENTWISE, NotSupported
-from agents.offline.codegen.trace import CONVERSIONS, VIEWS, op_name
+from agents.offline.codegen.trace import CONVERSIONS, SELECTS, VIEWS, op_name
 from agents.offline.codegen.values import Value
 
 if TYPE_CHECKING:
     from agents.offline.codegen.builder import Builder
 
-_CHAIN_VIEWS = VIEWS - {"slice", "permute"}  # views that keep the elements' order
+# views that keep the elements' order, and selects (one index along a dim: `w[:, k]`, read at
+# the select's storage offset)
+_CHAIN_VIEWS = (VIEWS - {"slice", "permute"}) | SELECTS
 # views whose traced strides describe the input's memory whatever its layout; the others
 # (reshape, clone, casts...) must read a contiguous tensor, whose order they keep
-_PURE_VIEWS = {"expand", "unsqueeze", "squeeze", "alias", "detach"}
+_PURE_VIEWS = {"expand", "unsqueeze", "squeeze", "alias", "detach", "select"}
 
 
 class BroadcastMixin:
@@ -93,7 +95,12 @@ class BroadcastMixin:
                     return None
         for nodes in self.per_graph:
             vals = [nodes[self.index[n]].meta["val"] for n in chain]
-            if not vals[0].is_contiguous() or any(v.storage_offset() != 0 for v in vals):
+            # an offset only where a select makes one (its index times its dim's stride)
+            offset = [
+                v.storage_offset() != 0 and not self._selected(n)
+                for n, v in zip(chain, vals, strict=True)
+            ]
+            if not vals[0].is_contiguous() or any(offset):
                 return None
             for n in chain[1:]:
                 if shp.packet(n) in _PURE_VIEWS:
@@ -101,6 +108,15 @@ class BroadcastMixin:
                 if not nodes[self.index[n.args[0]]].meta["val"].is_contiguous():
                     return None
         return chain
+
+    @staticmethod
+    def _selected(node: Node) -> bool:
+        """Whether a select lies on the way from the chain's input to `node` (or is `node`)."""
+        while isinstance(node, Node) and node.op == "call_function":
+            if shp.packet(node) in SELECTS:
+                return True
+            node = node.args[0]
+        return False
 
     def _full_size(self: Builder, node: Node) -> bool:
         """Whether `node` has the problem's element count at every traced shape."""
@@ -143,6 +159,7 @@ class BroadcastMixin:
                 )
         targets = []  # S per trace
         layouts = []  # (shape, strides) of the chain's end per trace, aligned to S
+        offsets = []  # the chain's end's storage offset per trace (a select's)
         for nodes in self.per_graph:
             shapes = {tuple(nodes[self.index[u]].meta["val"].shape) for u in readers}
             if len(shapes) != 1:
@@ -156,12 +173,19 @@ class BroadcastMixin:
             if pad < 0:
                 raise NotSupported(f"aten.{note} has more dims than the results it feeds")
             layouts.append(((1,) * pad + tuple(val.shape), (0,) * pad + tuple(val.stride())))
+            offsets.append(int(val.storage_offset()))
             targets.append(target)
         if len({len(t) for t in targets}) != 1:
             raise NotSupported(
                 "a broadcast input's result changes its number of dims with the shape"
             )
         index = self._broadcast_index(end, targets, layouts)
+        if any(offsets):
+            sizes = self.make_sizes()
+            first = offsets[0]
+            at = str(first) if all(o == first for o in offsets) else None
+            at = at or self.size_arg("spread_offset", sizes.dim(offsets))
+            index = self.let_tile(f"{index} + {at}", note)
         param = self.input_params[self.broadcasts[end]]
         other = "0.0" if param.dtype.is_floating_point else "0"
         load = f"tl.load({param.name}_ptr + {index}, mask=mask, other={other})"

@@ -32,6 +32,8 @@ from agents.offline.codegen.trace import (
     GEMMS,
     LOOKUPS,
     SCANS,
+    SELECT_WHY,
+    SELECTS,
     VIEWS,
     op_name,
 )
@@ -404,6 +406,13 @@ class Builder(SizesMixin, GemmMixin, WindowMixin, RampsMixin, BroadcastMixin, No
             return self.getitem(node)
         if name == "slice" and node.args[0] in self.wide:
             return self.slice_wide(node)
+        if name == "slice" and shp.packet(node.args[0]) == "constant_pad_nd":
+            return self.pad_slice(node)
+        if name in SELECTS:  # outside a broadcast input's chain (those return above)
+            raise NotSupported(
+                f"aten.{op_name(node)} is {SELECT_WHY}: a select is translated only on the way "
+                "from an input to the elementwise ops that read it (a column of a weight, say)"
+            )
         if name in VIEWS:
             return self.view(node)
         if name in CONVERSIONS:

@@ -71,7 +71,7 @@ _REFUSED = [
     ("sort topk unique", "a sort"),
     ("max min", "a max/min with indices or over the whole tensor"),
     (
-        "cat stack flip roll pixel_shuffle copy_ select split split_with_sizes transpose t",
+        "cat stack flip roll pixel_shuffle copy_ split split_with_sizes transpose t",
         "data movement (a view or copy that reorders elements)",
     ),
     ("iota", "an index ramp other than arange"),
@@ -81,6 +81,10 @@ _REFUSED = [
     ("rand randn bernoulli rand_like randn_like normal", "random numbers"),
 ]
 WHY_NOT: dict[str, str] = {op: why for ops, why in _REFUSED for op in ops.split()}
+# a view of one index along a dim (`w[:, k]`): translated only inside a broadcast input's chain
+# (`agents.offline.codegen.broadcasts`: the load's index takes its offset), else data movement
+SELECTS = {"select"}
+SELECT_WHY = "data movement (a view or copy that reorders elements)"
 
 GEMMS = {"mm", "bmm", "addmm"}
 # whole rows of a 2-d table chosen by an index (an embedding): table[ids], index_select on dim 0
@@ -502,6 +506,7 @@ def check_ops_known(ops: list[str]) -> None:
             | INDEX_MAPS
             | COPIES
             | RAMPS
+            | SELECTS
         )
         if name not in known | SCANS.keys() | LOOKUPS | {"var_mean", "getitem", "gather"}:
             raise NotSupported(f"aten.{op} is not an op the generator translates")

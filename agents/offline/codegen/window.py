@@ -44,7 +44,7 @@ from torch.fx import Node
 from agents.offline.codegen import emit
 from agents.offline.codegen import shapes as shp
 from agents.offline.codegen.ops import NotSupported, literal
-from agents.offline.codegen.trace import CONVERSIONS, INDEX_MAPS, op_name
+from agents.offline.codegen.trace import ALONG_ROW, CONVERSIONS, INDEX_MAPS, op_name
 from agents.offline.codegen.values import Value, constant_value, is_var, rounded
 
 if TYPE_CHECKING:
@@ -109,6 +109,11 @@ def _plus(text: str, c: int) -> str:
 
 def _times(text: str, s: int) -> str:
     return text if s == 1 else f"{text} * {s}"
+
+
+def _slices_of(user: Node, pad: Node) -> bool:
+    """Whether `user` is a slice of `pad`'s result (read as its own index map)."""
+    return user.op == "call_function" and shp.packet(user) == "slice" and user.args[0] is pad
 
 
 def _spatial(value: Any, k: int, what: str, node: Node) -> tuple[int, ...]:
@@ -188,14 +193,21 @@ class WindowMixin:
     # -- the walk
     def window(self: Builder, node: Node) -> None:
         """An index-map op's result: one value per output element."""
-        if self.structure != "pointwise":
+        if self.structure not in ("pointwise", "row") or self.reduced_or_scanned():
             raise NotSupported(
-                f"aten.{op_name(node)} in a {self.structure} kernel; index-map ops are "
-                "translated in the pointwise structure only (no reductions or matrix multiply)"
+                f"aten.{op_name(node)} in a {self.structure} kernel with reductions, scans or a "
+                "matrix multiply; index-map ops are translated over independent elements only "
+                "(the pointwise structure, or rows whose columns are independent)"
             )
+        name = shp.packet(node)
+        if (
+            name == "constant_pad_nd"
+            and node.users
+            and all(_slices_of(u, node) for u in node.users)
+        ):
+            return  # read only through slices of it: each slice is the index map (`pad_slice`)
         if self.kind(node).name != "full":
             raise NotSupported(f"the result of aten.{op_name(node)} is not the output's shape")
-        name = shp.packet(node)
         if name == "constant_pad_nd":
             expr = self._pad(node)
         else:
@@ -203,6 +215,11 @@ class WindowMixin:
         dtype = self.dtype_of(node)
         value = Value(self.add(rounded(expr, dtype), True, op_name(node)), dtype)
         self.values[node] = [value, None] if name in _MAX_POOLS else value
+
+    def reduced_or_scanned(self: Builder) -> bool:
+        """Whether the graph reduces, scans or works along rows (an index map's element then
+        is not independent of the others in a row program)."""
+        return any(shp.is_reduction(n) or shp.packet(n) in ALONG_ROW for n in self.nodes)
 
     def _view(self: Builder, node: Node) -> tuple[emit.Param, list[tuple[int, ...]], list[str]]:
         """The window source's parameter, the shape the index-map op reads in every trace (the
@@ -251,7 +268,7 @@ class WindowMixin:
     def _decode(self: Builder, sizes: list[str], note: str) -> tuple[list[str], str]:
         """The output element's coordinates over its last len(sizes) dims (`sizes`: their
         kernel arguments, last dim first) and the index of the leading dims folded into one."""
-        coords, rest = [], "offs"
+        coords, rest = [], self._flat_offset(note)
         for size in sizes:
             coords.append(self.let_tile(f"{rest} % {size}", note))
             rest = self.let_tile(f"{rest} // {size}", note)
@@ -268,9 +285,34 @@ class WindowMixin:
             )
         self.window_shapes.append((want, expr))
 
+    def pad_slice(self: Builder, node: Node) -> None:
+        """A slice (step 1, a start the same in every trace) of a pad's result along one dim, of
+        the output's shape: the pad's index map shifted by the start (`xp[..., k:k + L]` of
+        `xp = pad(x, (3, 0))` reads x at c + k - 3), the padded tensor never made."""
+        if self.kind(node).name != "full":
+            raise NotSupported(f"the slice aten.{op_name(node)} of a pad is not the output's shape")
+        pad = node.args[0]
+        ndim = len(self.per_graph[0][self.index[pad]].meta["val"].shape)
+        dim = self.lit(node, 1, 0) % ndim
+        start = self.lit(node, 2, 0) or 0
+        if self.lit(node, 4, 1) != 1 or not isinstance(start, int) or start < 0:
+            raise NotSupported(f"aten.{op_name(node)} of a pad with a step or a negative start")
+        lengths = [int(nodes[self.index[node]].meta["val"].shape[dim]) for nodes in self.per_graph]
+        cut = (ndim - 1 - dim, start, self.make_sizes().dim(lengths))
+        dtype = self.dtype_of(node)
+        expr = self._pad(pad, cut=cut, result=node)
+        self.values[node] = Value(self.add(rounded(expr, dtype), True, op_name(node)), dtype)
+
     # -- constant_pad_nd
-    def _pad(self: Builder, node: Node) -> str:
-        """out[..., c] = x[..., c - before] inside, the fill value outside (a masked load)."""
+    def _pad(
+        self: Builder,
+        node: Node,
+        cut: tuple[int, int, str] | None = None,
+        result: Node | None = None,
+    ) -> str:
+        """out[..., c] = x[..., c - before] inside, the fill value outside (a masked load).
+        `cut` (a slice of the result, `pad_slice`): (its dim counted from the last, its start,
+        the launcher's text for its length); `result` the node whose shape is the output."""
         pads = self._arg(node, "pad", _PAD_ARGS, [])
         param, shapes, _ = self._view(node)
         ndim = len(shapes[0])
@@ -281,13 +323,25 @@ class WindowMixin:
         note = op_name(node)
         dims = [f"{param.name}.shape[{ndim - 1 - j}]" for j in range(k)]  # last dim first
         outs = [_plus(d, sum(pairs[j])) for j, d in enumerate(dims)]
+        want = [
+            s[: ndim - k] + tuple(s[ndim - 1 - j] + sum(pairs[j]) for j in reversed(range(k)))
+            for s in shapes
+        ]
+        if cut is not None:  # a slice of the padded dim: it starts `start` into the padding
+            j, start, length = cut
+            if j >= k:
+                raise NotSupported(f"a slice of aten.{note} along a dim it does not pad")
+            pairs[j] = (pairs[j][0] - start, pairs[j][1])
+            outs[j] = length
+            got = [tuple(nodes[self.index[result]].meta["val"].shape) for nodes in self.per_graph]
+            want = [
+                w[: ndim - 1 - j] + (g[ndim - 1 - j],) + w[ndim - j :]
+                for w, g in zip(want, got, strict=True)
+            ]
         kept = f"*{param.name}.shape[:{ndim - k}], " if ndim > k else ""  # the dims not padded
         self._result_shape(
-            node,
-            [
-                s[: ndim - k] + tuple(s[ndim - 1 - j] + sum(pairs[j]) for j in reversed(range(k)))
-                for s in shapes
-            ],
+            result if result is not None else node,
+            want,
             f"({kept}{', '.join(reversed(outs))}{',' if ndim == 1 else ''})",
         )
         in_sizes = [self.size_arg(f"{param.var}_d{ndim - 1 - j}", d) for j, d in enumerate(dims)]
