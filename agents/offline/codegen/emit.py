@@ -55,13 +55,12 @@ TL_DTYPES: dict[torch.dtype, str] = {
 }
 
 POINTWISE_TUNABLES = {"BLOCK": [256, 512, 1024, 2048, 4096], "num_warps": [2, 4, 8]}
-# row programs take BLOCK_R = TILE // BLOCK_N rows at once (at least 1): short rows share a
-# program instead of leaving most of its lanes idle; MAX_BLOCK_N also sets the looped kernel's
+# Row programs take BLOCK_R = TILE // BLOCK_N rows at once (at least 1): short rows share a
+# program instead of leaving most of its lanes idle. MAX_BLOCK_N also sets the looped kernel's
 # step, which for rows read strided (a column reduction) is kept small so that BLOCK_R adjacent
-# columns make each load contiguous
-# Calls with at most ROW_FIXED's DECODE_ROWS rows (fewer than a GPU has SMs, as at decode) take
-# one row per program with their own warps and tile width (DECODE_*): few long rows, such as a
-# decode step's logits, need every load of a program wide to keep the memory busy
+# columns make each load contiguous. Calls with at most ROW_FIXED's DECODE_ROWS rows (fewer than
+# a GPU has SMs, as at decode) take one row per program with their own warps and tile width
+# (DECODE_ROW_*): few long rows, such as a decode step's logits, need every load wide.
 ROW_TUNABLES = {
     "num_warps": [1, 2, 4, 8],
     "MAX_BLOCK_N": [64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384],
@@ -119,9 +118,9 @@ KERNEL_WORDS = set(
     "split_stride".split()
 )
 LAUNCHER_WORDS = set(
-    "N R n P WIDE BLOCK BLOCK_N BLOCK_R BLOCK_C MAX_BLOCK_N TILE DECODE_ROWS MIN_PROGRAMS DECODE_ROW_WARPS DECODE_ROW_BLOCK_N "
-    "num_warps grid torch triton tl inner "
-    "float isinstance kernel "
+    "N R n P WIDE BLOCK BLOCK_N BLOCK_R BLOCK_C MAX_BLOCK_N TILE DECODE_ROWS MIN_PROGRAMS "
+    "DECODE_ROW_WARPS DECODE_ROW_BLOCK_N num_warps grid torch triton tl inner float isinstance "
+    "kernel "
     "type tuple list NotImplementedError split split_stride".split()
 )
 BUILTIN_NAMES = set(dir(builtins))
@@ -421,9 +420,11 @@ def _arg_reduced(s: Stmt, values: str, indices: str, flat: bool = False) -> str:
     """The line reducing (value, index) pairs over the tile to the target index (int64): along
     a row program's rows (kept as a [BLOCK_R, 1] column), or (`flat`) over a 1-d block."""
     pairs = f"({values}, {indices})"
-    how = "0" if flat else "1"
-    reduced = f"tl.reduce({pairs}, {how}, _{s.reduce}_combine"
-    reduced += ")" if flat else ", keep_dims=True)"
+    combine = f"_{s.reduce}_combine"
+    if flat:
+        reduced = f"tl.reduce({pairs}, 0, {combine})"
+    else:
+        reduced = f"tl.reduce({pairs}, 1, {combine}, keep_dims=True)"
     return f"_{s.target}_best, {s.target} = {reduced}  # {s.note}"
 
 
