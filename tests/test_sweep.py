@@ -175,3 +175,23 @@ def test_the_worker_records_a_failing_configuration_and_goes_on(task, tmp_path: 
     assert "wrote its input(s) [0]" in by_name["writes"].error
     assert by_name["syntax"].error.startswith("import failed: SyntaxError")
     assert len(calls) == 2 * len(shapes)  # only the correct configurations were timed
+
+
+def test_the_working_copies_are_refilled_not_reallocated() -> None:
+    """Each configuration is called on working copies made once per shape and refilled from
+    the pristine inputs (a new clone per configuration was a driver allocation each time once
+    the cache was emptied); a copy a configuration resized is cloned anew. After a configuration
+    that writes its input, the next one still gets the pristine values (the test above: `writes`,
+    then `good_again`)."""
+    import torch
+
+    from benchmarks.harness.worker import _refill
+
+    pristine = (torch.arange(6.0), 3, torch.ones(2, 2))
+    work = _refill(None, pristine)
+    assert work[1] == 3 and work[0] is not pristine[0] and torch.equal(work[0], pristine[0])
+    work[0].mul_(5)
+    work[2].resize_(3)
+    again = _refill(work, pristine)
+    assert again[0] is work[0] and torch.equal(again[0], pristine[0])  # refilled in place
+    assert again[2] is not work[2] and torch.equal(again[2], pristine[2])  # resized: a new clone
