@@ -137,6 +137,30 @@ def test_a_bench_folder_refuses_rows_of_another_model_or_budget(tmp_path: Path) 
     assert missing.exit_code == 2 and "holds no bench.json" in missing.output
 
 
+def test_a_bench_folder_renamed_or_moved_still_resumes_with_its_own_replay(tmp_path: Path) -> None:
+    """The worked example keeps its replay script beside bench/: renaming the folder (or moving
+    it to another checkout) changes the script's path but not the model; a script elsewhere, or
+    another script, is another model."""
+    first = tmp_path / "example_a"
+    (first / "bench").mkdir(parents=True)
+    llm = any_call_script(first / "replies.jsonl", TORCH)
+    plan = make_plan(first / "bench", tasks="softmax_fp32", methods="single-shot", llm=llm)
+    (first / "bench" / "bench.json").write_text(json.dumps(plan.to_json()))
+    moved = tmp_path / "elsewhere" / "example_b"
+    moved.parent.mkdir()
+    first.rename(moved)
+    again = make_plan(
+        moved / "bench", tasks="softmax_fp32", methods="single-shot",
+        llm=f"replay:{moved / 'replies.jsonl'}",
+    )  # fmt: skip
+    assert merge_with_stored(again).methods == ["single-shot"]
+    other = any_call_script(moved / "other.jsonl", TORCH)
+    with pytest.raises(BenchError, match="llm"):
+        merge_with_stored(
+            make_plan(moved / "bench", tasks="softmax_fp32", methods="single-shot", llm=other)
+        )
+
+
 def test_a_killed_bench_continues_where_it_stopped(tmp_path: Path) -> None:
     from llm_servers import FakeLLMServer, openai_reply
 

@@ -306,6 +306,24 @@ def plan_bench(
     )
 
 
+def _fair_value(plan: BenchPlan, key: str) -> Any:
+    """What `key` must agree on between a stored plan and a new one. A replay script inside the
+    bench folder or beside it (the worked example keeps it next to `bench/`) counts by its place
+    relative to the folder, so a folder renamed, or moved to another checkout, still resumes;
+    anywhere else it counts by its own path."""
+    value = getattr(plan, key)
+    kind, sep, rest = str(value).partition(":") if key == "llm" else ("", "", "")
+    if kind != "replay" or not sep:
+        return value
+    folder = Path(plan.out)
+    for base, mark in ((folder, "<bench>/"), (folder.parent, "<bench>/../")):
+        edge = "/" + str(base).strip("/") + "/"
+        at = rest.rfind(edge)
+        if str(base) not in ("", ".") and at >= 0:
+            return f"replay:{mark}{rest[at + len(edge) :]}"
+    return value
+
+
 def merge_with_stored(plan: BenchPlan) -> BenchPlan:
     """Check `plan` against the bench already in its folder and return what bench.json should
     hold: the union of tasks, methods and seeds. A different model, budget, settings or device
@@ -313,7 +331,7 @@ def merge_with_stored(plan: BenchPlan) -> BenchPlan:
     stored = stored_plan(plan.out)
     if stored is None:
         return plan
-    differ = [k for k in FAIRNESS if getattr(stored, k) != getattr(plan, k)]
+    differ = [k for k in FAIRNESS if _fair_value(stored, k) != _fair_value(plan, k)]
     if differ:
         lines = "; ".join(
             f"{k}: {getattr(stored, k)!r} there, {getattr(plan, k)!r} now" for k in differ
