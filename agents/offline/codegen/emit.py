@@ -120,7 +120,7 @@ KERNEL_WORDS = set(
 LAUNCHER_WORDS = set(
     "N R n P WIDE BLOCK BLOCK_N BLOCK_R BLOCK_C MAX_BLOCK_N TILE DECODE_ROWS MIN_PROGRAMS "
     "DECODE_ROW_WARPS DECODE_ROW_BLOCK_N num_warps grid torch triton tl inner float isinstance "
-    "kernel "
+    "kernel min max "
     "type tuple list NotImplementedError split split_stride".split()
 )
 BUILTIN_NAMES = set(dir(builtins))
