@@ -182,9 +182,10 @@ class BroadcastMixin:
         index = self._broadcast_index(end, targets, layouts)
         if any(offsets):
             sizes = self.make_sizes()
-            first = offsets[0]
-            at = str(first) if all(o == first for o in offsets) else None
-            at = at or self.size_arg("spread_offset", sizes.dim(offsets))
+            if len(set(offsets)) == 1:  # the same in every trace: a literal
+                at = str(offsets[0])
+            else:
+                at = self.size_arg("spread_offset", sizes.dim(offsets))
             index = self.let_tile(f"{index} + {at}", note)
         param = self.input_params[self.broadcasts[end]]
         other = "0.0" if param.dtype.is_floating_point else "0"
