@@ -58,6 +58,7 @@ _EXPORTS: dict[str, str] = {
     # benchmarks.harness.sandbox
     "candidate_launch": "benchmarks.harness.sandbox",
     "describe_isolation": "benchmarks.harness.sandbox:describe",
+    "describe_observation": "benchmarks.harness.observer:describe",
     "isolation_refusal": "benchmarks.harness.sandbox:refusal",
     "isolation_level": "benchmarks.harness.sandbox:level",
     "sandbox_visible": "benchmarks.harness.sandbox:visible",

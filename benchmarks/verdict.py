@@ -228,6 +228,9 @@ class Verdict(BaseModel):
     # the OS isolation the candidate's process ran under (benchmarks/harness/sandbox.py): "bwrap"
     # or "none"; "" in verdicts written before isolation was recorded
     isolation: str = ""
+    # whether the candidate's GPU launches were counted from outside its Python (the CUPTI
+    # launch observer, benchmarks/harness/observer), and what it saw: "" where not recorded
+    launch_observation: str = ""
     # the seed the CPU shapes were drawn with (benchmarks/harness/shapes.py; JudgeConfig.shape_seed
     # reproduces them); None on the GPU and in verdicts written before shapes were drawn
     shape_seed: int | None = None

@@ -25,6 +25,8 @@
 #            task from the k-th (sorted ids; 0/2 then 1/2 each fit a call), SOL_TASKS=a,b or
 #            SOL_TASKS_FILE=path (comma-separated ids) names them
 # profiling: the Nsight Compute tests alone, the profile node's sandboxed ncu run included
+# observer:  the launch observer: its windows for an honest candidate, tests/test_observer_gpu.py,
+#            and its cost (OBSERVER_COST="task:solution ...", each judged 4 times with and without)
 # hostile:   the GPU hostile candidates (test_gpu_hostile in 3 workers; the capture-aware ones alone)
 # gemm:      agents.bench.gemm_study (the generated GEMM's structure against cuBLAS); GEMM_ARGS
 #            passes options (--variants, --phases, --generated), GEMM_NAME names the output,
@@ -57,6 +59,9 @@ step() {  # step NAME SECONDS COMMAND...
 }
 
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader || echo "no nvidia-smi"
+# the launch observer (benchmarks/harness/observer): built here against this machine's CUPTI,
+# so every isolated candidate below is observed; KERNFORGE_OBSERVER_OFF=1 runs without it
+[ -f build/observer/libkf_observer.so ] || bash scripts/build_observer.sh || echo "observer not built"
 python3 -c "import torch, triton; print('torch', torch.__version__, 'triton', triton.__version__)"
 uname -r
 if [ "$PART" = tests ]; then
@@ -109,6 +114,24 @@ elif [ "$PART" = shapes ]; then
   step shapetests 540 python3 -m pytest -m gpu -q -p no:cacheprovider -n 8 tests/test_shapes_gpu.py \
     --timeout 300 -o addopts= > "$OUT/shapetests.log" 2>&1
   tail -25 "$OUT/shapetests.log"
+elif [ "$PART" = observer ]; then
+  export PATH=$BWRAP_DIR:$PATH
+  step doctor 60 python3 -m agents.cli doctor
+  step observer-dump 150 python3 scripts/diag/observer_probe.py --task softmax_fp32 \
+    --candidate tests/hostile/good_softmax.py --dump > "$OUT/observer_dump.log" 2>&1
+  cat "$OUT/observer_dump.log" | cut -c1-260 | head -120
+  step observer-tests 240 python3 -m pytest -m gpu -v -p no:cacheprovider tests/test_observer_gpu.py \
+    --timeout 200 -o addopts= --tb=short > "$OUT/observer_tests.log" 2>&1
+  tail -15 "$OUT/observer_tests.log"
+  # the cost: the same candidates judged with and without the observer, each in a fresh process
+  for pair in ${OBSERVER_COST:-softmax_fp16:softmax silu_fp16:silu}; do
+    task=${pair%%:*} sol=${pair##*:}
+    step "cost-on-$task" 150 python3 scripts/diag/observer_probe.py --task "$task" --solution "$sol" \
+      --repeat 4 > "$OUT/observer_cost_on_$task.log" 2>&1
+    KERNFORGE_OBSERVER_OFF=1 step "cost-off-$task" 150 python3 scripts/diag/observer_probe.py \
+      --task "$task" --solution "$sol" --repeat 4 > "$OUT/observer_cost_off_$task.log" 2>&1
+    cut -c1-400 "$OUT/observer_cost_on_$task.log" "$OUT/observer_cost_off_$task.log"
+  done
 elif [ "$PART" = solutions ]; then
   export PATH=$BWRAP_DIR:$PATH
   step doctor 60 python3 -m agents.cli doctor

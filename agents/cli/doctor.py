@@ -64,9 +64,12 @@ def collect() -> dict[str, Any]:
         info["gpu"] = "none"
         info["judge device"] = "cpu: Triton interpreter on CPU shapes; performance not measured"
     info["ncu"] = _ncu()
-    from benchmarks import describe_isolation
+    from benchmarks import describe_isolation, describe_observation
 
     info["isolation"] = describe_isolation()
+    info["launch observation"] = describe_observation(
+        "cuda" if torch.cuda.is_available() else "cpu"
+    )
     info["OPENAI_API_KEY"] = "set" if os.environ.get("OPENAI_API_KEY") else "not set"
     info["ANTHROPIC_API_KEY"] = "set" if os.environ.get("ANTHROPIC_API_KEY") else "not set"
     keys = info["OPENAI_API_KEY"] == "set" or info["ANTHROPIC_API_KEY"] == "set"

@@ -22,7 +22,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
 
-from benchmarks.harness import leftovers, procfs, sandbox
+from benchmarks.harness import leftovers, observer, procfs, sandbox
 from benchmarks.harness.messages import (
     OPS_FD_ENV,
     CallEvent,
@@ -102,6 +102,7 @@ class Child:
     _init_pid: int | None = None
     _init_started: str | None = None
     isolation: str = "none"
+    observer: observer.ObserverStream | None = None  # set where launches are observed
 
     def __init__(self, folder: Path, device: str, *, isolate: bool) -> None:
         """`isolate`: the worker will run untrusted code (a candidate), so it starts in the
@@ -145,6 +146,12 @@ class Child:
         env = {**env, OPS_FD_ENV: str(ops_w)}
         pass_fds = (*pass_fds, ops_w)
         self.ops = OpStream(ops_r)
+        # the launches of an untrusted worker on a GPU, counted from outside its Python by a
+        # CUPTI library the driver loads into it (benchmarks/harness/observer)
+        lib = observer.library() if isolate and device == "cuda" else None
+        if lib is not None:
+            env, observer_fds, self.observer = observer.arm(env, lib)
+            pass_fds = (*pass_fds, *observer_fds)
         self._init_pid: int | None = None
         self._init_started: str | None = None
         self.proc = _SPAWNER.run(

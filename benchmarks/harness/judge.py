@@ -24,7 +24,7 @@ from pathlib import Path
 
 import torch
 
-from benchmarks.harness import after_timing, integrity, procfs, sandbox
+from benchmarks.harness import after_timing, integrity, observer, procfs, sandbox
 from benchmarks.harness import perf as perf_stage
 from benchmarks.harness import shapes as shape_plan
 from benchmarks.harness.calls import CallAudit
@@ -328,7 +328,30 @@ def _run_candidate(
     piped = _piped_compute(child, checker) if verdict.passed else None
     if piped is not None:  # the records said nothing of it
         return _fail(verdict, piped.error, piped.message, piped.stage)
+    seen = _observed_launches(child, result, verdict) if verdict.passed else None
+    if seen is not None:  # what the candidate's process launched, counted from outside it
+        return _fail(verdict, seen.error, seen.message, seen.stage)
     return verdict
+
+
+def _observed_launches(child: Child, result: CandidateResult, verdict: Verdict) -> _Failure | None:
+    """The launch observer's counts (benchmarks/harness/observer), judged: a kernel PyTorch or
+    a library launched in the trials or while timed is a fallback, whatever the worker's own
+    records say; a stream cut short, forged or with markers missing is an evasion."""
+    if child.observer is None:
+        verdict.launch_observation = observer.describe(child.device)
+        return None
+    child.wait(5)
+    try:
+        windows = child.observer.windows()
+    except observer.ObservationError as exc:
+        verdict.launch_observation = f"observer stream refused: {exc}"
+        return _Failure(ErrorClass.TRACE_EVADED, str(exc), Stage.NO_FALLBACK)
+    finding = observer.check(windows, timed=result.perf is not None)
+    verdict.launch_observation = observer.summary(windows)
+    if finding is None:
+        return None
+    return _Failure(ErrorClass(finding.error), finding.message, Stage.NO_FALLBACK)
 
 
 def _piped_compute(child: Child, checker: _TrialChecker) -> _Failure | None:

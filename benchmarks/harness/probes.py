@@ -268,15 +268,49 @@ _HOOK_EVENTS = frozenset(
     }
 )
 _hooks_refused: list[str] = []
+_observer_refused: list[str] = []
+_OBSERVER_EVENTS = frozenset({"ctypes.dlsym", "ctypes.dlsym/handle", "ctypes.dlopen", "open"})
 
 
 class HookRefused(NativeAccessRefused):
     """Raised by the audit hook where the candidate installs a profile or trace function."""
 
 
+class ObserverReachRefused(NativeAccessRefused):
+    """Raised by the audit hook where the candidate reaches for the launch observer: CUPTI's
+    functions through ctypes (which could unsubscribe or finalise it) or the process's memory
+    through /proc (where its key is)."""
+
+
+def _observer_reach(event: str, args: tuple[Any, ...]) -> str | None:
+    """What `event` reaches of the launch observer (benchmarks/harness/observer), or None."""
+    if event in ("ctypes.dlsym", "ctypes.dlsym/handle") and len(args) > 1:
+        name = str(args[1]).lower()
+        if name.startswith(("cupti", "initializeinjection")):
+            return f"the CUPTI function {args[1]} through ctypes"
+    elif event == "ctypes.dlopen" and args:
+        name = str(args[0]).lower()
+        if "cupti" in name or "kf_observer" in name:
+            return f"the library {args[0]} through ctypes"
+    elif event == "open" and args and isinstance(args[0], str | bytes):
+        path = os.fsdecode(args[0]).rstrip("/")
+        if path.startswith("/proc/") and path.endswith(("/mem", "/pagemap")):
+            return f"{path} (the process's memory)"
+    return None
+
+
 def _audit(event: str, args: tuple[Any, ...]) -> None:
     """The audit hook: refuse ctypes' raw-memory events during a call or the import, and
-    profile, trace and monitoring hooks at any time after `install`."""
+    profile, trace and monitoring hooks, and reaches for the launch observer, at any time
+    after `install`."""
+    if _installed and event in _OBSERVER_EVENTS:
+        reach = _observer_reach(event, args)
+        if reach is not None:
+            _observer_refused.append(reach)
+            raise ObserverReachRefused(
+                f"{event}: {reach}: the launch observer counts what the candidate launches; a "
+                "candidate may not reach it"
+            )
     if event in _HOOK_EVENTS:
         if _installed:
             _hooks_refused.append(event)
@@ -498,6 +532,11 @@ def watch(recorder: Any, read_cap: int | None = None) -> Iterator[CallProbe]:
             probe.evasions.append(
                 "it tried to install a profile, trace or monitoring function (refused: "
                 f"{', '.join(sorted(set(_hooks_refused)))}): code run inside the judge's own"
+            )
+        if _observer_refused:
+            probe.evasions.append(
+                "it reached for the launch observer (refused: "
+                f"{', '.join(sorted(set(_observer_refused))[:3])})"
             )
         refused = probe.native + _import_native
         if refused:

@@ -78,6 +78,7 @@ from benchmarks.harness.messages import (
     parse_job,
     result_type,
 )
+from benchmarks.harness.observer import FD_ENV as OBSERVER_FD_ENV
 
 # Bind the clock and the synchronisation before any candidate code exists in this process.
 _perf_counter = time.perf_counter
@@ -301,6 +302,9 @@ def run_candidate(job: CandidateJob, folder: Path, progress: _Progress) -> Candi
 
     task = _load_task(job)
     result = CandidateResult()
+    observed = _observed(job.device)
+    if observed:
+        _dry_pass(task, job)
 
     progress(ImportEvent())
     try:
@@ -319,6 +323,10 @@ def run_candidate(job: CandidateJob, folder: Path, progress: _Progress) -> Candi
     if job is None:
         return result
     bound = _Bound(task, entry, job.device)
+    if observed:  # the candidate's objects built before the trials' window opens
+        for shape in job.shapes:
+            bound.get(shape.name, shape.dims)
+        _mark()
     trials = _TrialRunner(task, job.device, counter, folder, progress, result)
     for item in trial_plan(job.shapes, job.modes, job.trials, job.seed):
         fn = bound.get(item.shape, item.dims)
@@ -328,6 +336,8 @@ def run_candidate(job: CandidateJob, folder: Path, progress: _Progress) -> Candi
         if not trials.run(item, fn):
             return result
         checked(result)  # the records of this trial went out: through replaced code?
+    if observed:
+        _mark()
     result.launches_total = dict(counter.launches)
     if counter.ptx_features:
         from benchmarks.harness.ptx import merge_features
@@ -343,6 +353,8 @@ def run_candidate(job: CandidateJob, folder: Path, progress: _Progress) -> Candi
         return checked(result)
     try:
         result.perf = _time_candidate(bound, task, job, trials.gen, progress, counter, folder)
+        if observed:
+            _mark()
     except BaseException as exc:  # noqa: BLE001
         result.fail(
             _classify(exc, trials.calls),
@@ -1127,6 +1139,60 @@ def _warm_up(device: str, folder: Path) -> None:
             _warm_up_timing(x)
         except Exception:  # noqa: BLE001 - only a head start: the perf stage pays these itself
             torch.cuda.synchronize()
+    if _observed(device):
+        _observer_digest_window(x)
+
+
+def _observed(device: str) -> bool:
+    """Whether the launch observer (benchmarks/harness/observer) watches this process."""
+    return device == "cuda" and bool(os.environ.get(OBSERVER_FD_ENV))
+
+
+def _mark() -> None:
+    """Close the launch observer's current window (benchmarks/harness/observer)."""
+    import torch
+
+    from benchmarks.harness.warmup_kernel import observer_marker
+
+    torch.cuda.synchronize()
+    observer_marker()
+
+
+def _observer_digest_window(x: Any) -> None:
+    """Close the warm-up's window, then show the observer the kernels the digests of shipped
+    tensors launch (on 64-bit words; an unaligned length pads first) in a window of their own:
+    their number in a trial depends on the candidate's outputs, so they are allowed by name."""
+    import torch
+
+    from benchmarks.harness.transport import _same_bytes, digest
+
+    _mark()
+    for t in (x, x[1:], torch.zeros(5, dtype=torch.uint8, device=x.device), x.double()):
+        digest(t)
+        _same_bytes(t, t.clone())
+    _mark()
+
+
+def _dry_pass(task: Any, job: CandidateJob) -> None:
+    """What the worker itself launches in the correctness trials, done once more before the
+    candidate is imported, in a window of the launch observer's own: each trial's inputs made,
+    kept and compared as `_TrialRunner.run` does (the same plan; the input seed does not change
+    which kernels make them). The judge subtracts these counts from the trials'."""
+    import torch
+
+    gen = torch.Generator(device=job.device)
+    for item in trial_plan(job.shapes, job.modes, job.trials, 0):
+        gen.manual_seed(item.seed)
+        args = task.make_inputs(item.dims, item.mode, gen)
+        private = [a.clone() if isinstance(a, torch.Tensor) else a for a in args]
+        if item.first:
+            again = [a.clone() if isinstance(a, torch.Tensor) else a for a in private]
+            del again
+        for a, p in zip(args, private, strict=True):
+            if isinstance(p, torch.Tensor) and type(a) is torch.Tensor:
+                same_bits(a, p)
+        del args, private
+    _mark()
 
 
 def _warm_up_timing(x: Any) -> None:

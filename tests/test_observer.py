@@ -1,0 +1,216 @@
+"""The launch observer's judge side (benchmarks/harness/observer): the stream's tags and order,
+and the decision from the counts. The library itself runs on a GPU only (tests marked gpu in
+tests/test_observer_gpu.py); its tag and line format are checked here against a program built
+from the same C source without CUPTI."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from benchmarks.harness import observer
+from benchmarks.harness.observer import (
+    DIGEST,
+    DRY,
+    IMPORT,
+    TIMING,
+    TRIALS,
+    WARM_UP,
+    ObservationError,
+    Windows,
+    check,
+    parse,
+    siphash24,
+)
+
+SOURCE = Path(observer.__file__).with_name("kf_observer.c")
+KEY = bytes(range(16))
+TRITON = "__triton_launcher.cpython-312-x86_64-linux-gnu.so"
+TORCH = "libtorch_cuda.so"
+MUL = (
+    "_ZN2at6native29vectorized_elementwise_kernelILi4ENS0_13BinaryFunctorIfffNS0_10MulFunctorIfEEEE"
+)
+RANDN = "_ZN2at6native43distribution_elementwise_grid_stride_kernelIfLi4EZNS0_9templates4cuda20normal_and_transform"
+FILL = "_ZN2at6native29vectorized_elementwise_kernelILi4ENS0_11FillFunctorIfEESt5arrayIPcLm1EEEEviT0_T1_"
+DIGEST_SUM = "_ZN2at6native13reduce_kernelILi512ELi1ENS0_8ReduceOpIlNS0_14func_wrapper_tIlNS0_6sum"
+
+
+def test_siphash_matches_the_reference_vector() -> None:
+    # SipHash-2-4 paper, appendix A: key 00..0f, message 00..0e
+    assert siphash24(KEY, bytes(range(15))) == 0xA129CA6149BE45E5
+
+
+def _stream(windows: list[dict[tuple[str, str], int]], key: bytes = KEY) -> bytes:
+    """The bytes the library writes for `windows` (kf_observer.c's `emit`)."""
+    lines: list[bytes] = []
+
+    def emit(kind: str, window: int, count: int, origin: str, name: str) -> None:
+        seq = len(lines)
+        body = f"{seq} {kind} {window} {count} {origin} {name}".encode()
+        tag = siphash24(key, body)
+        lines.append(f"{seq} {kind} {window} {count} {origin} {tag:016x} {name}\n".encode())
+
+    emit("B", 0, 4242, "-", "kf_observer")
+    for w, counts in enumerate(windows):
+        for (origin, name), n in counts.items():
+            emit("C", w, n, origin, name)
+        emit("E", w, len(counts), "-", "-")
+    return b"".join(lines)
+
+
+def _honest(timed: bool = True) -> list[dict[tuple[str, str], int]]:
+    windows = [
+        {(TORCH, RANDN): 3, (TRITON, "_copy_scaled_kernel"): 5},  # warm-up
+        {(TORCH, DIGEST_SUM): 8},  # digests
+        {(TORCH, RANDN): 12, (TORCH, FILL): 2},  # dry pass
+        {},  # import
+        {(TORCH, RANDN): 12, (TRITON, "softmax_kernel"): 15, (TORCH, DIGEST_SUM): 40,
+         (TORCH, FILL): 9},  # trials
+    ]  # fmt: skip
+    if timed:
+        windows.append({(TRITON, "softmax_kernel"): 900, (TORCH, RANDN): 3, (TORCH, FILL): 900})
+    return windows
+
+
+def test_the_c_library_and_the_parser_agree() -> None:
+    """The tag and line format of kf_observer.c's `emit`, built without CUPTI."""
+    cc = shutil.which("gcc") or shutil.which("cc")
+    if cc is None:
+        pytest.skip("no C compiler on this machine")
+    exe = Path(subprocess.check_output(["mktemp", "-d"], text=True).strip()) / "kf_selftest"
+    subprocess.run(
+        [cc, "-std=c11", "-DKF_OBSERVER_SELFTEST", str(SOURCE), "-o", str(exe)],
+        check=True,
+        capture_output=True,
+    )
+    out = subprocess.run([str(exe), KEY.hex()], check=True, capture_output=True).stdout
+    windows = parse(out, KEY)
+    assert windows.pid == 4242
+    origin = exe.name
+    assert windows.counts == [
+        Counter({(origin, "kernel_one"): 2, (origin, "kernel_two_with_spaces"): 1}),
+        Counter({(origin, "kernel_two_with_spaces"): 1}),
+    ]
+    with pytest.raises(ObservationError, match="tag"):
+        parse(out, bytes(16))  # another key
+
+
+def test_an_honest_stream_passes() -> None:
+    windows = parse(_stream(_honest()), KEY)
+    assert len(windows.counts) == TIMING + 1
+    assert check(windows, timed=True) is None
+    assert check(parse(_stream(_honest(timed=False)), KEY), timed=False) is None
+    assert "trials: 15 Triton launches" in observer.summary(windows)
+
+
+def test_pytorch_compute_in_the_trials_is_a_fallback() -> None:
+    windows = _honest()
+    windows[TRIALS][(TORCH, MUL)] = 3
+    finding = check(parse(_stream(windows), KEY), timed=True)
+    assert finding is not None and finding.error == "fallback"
+    assert "MulFunctor" in finding.message and "x3" in finding.message
+
+
+def test_pytorch_compute_hidden_among_the_workers_own_kernels_is_counted() -> None:
+    """A fallback using a kernel the worker's input making also launches (a normal draw here)
+    shows as more launches of it than the dry pass made."""
+    windows = _honest()
+    windows[TRIALS][(TORCH, RANDN)] += 1
+    finding = check(parse(_stream(windows), KEY), timed=True)
+    assert finding is not None and finding.error == "fallback"
+
+
+def test_a_graph_launched_in_the_trials_is_a_fallback() -> None:
+    windows = _honest()
+    windows[TRIALS][("libtorch_cuda.so", observer.GRAPH_LAUNCH)] = 1
+    finding = check(parse(_stream(windows), KEY), timed=True)
+    assert finding is not None and finding.error == "fallback"
+
+
+def test_pytorch_compute_while_timed_is_a_fallback() -> None:
+    windows = _honest()
+    windows[TIMING][(TORCH, MUL)] = 100
+    finding = check(parse(_stream(windows), KEY), timed=True)
+    assert finding is not None and finding.error == "fallback" and "timed" in finding.message
+
+
+def test_no_triton_launch_in_the_trials_is_a_fallback() -> None:
+    windows = _honest()
+    del windows[TRIALS][(TRITON, "softmax_kernel")]
+    finding = check(parse(_stream(windows), KEY), timed=True)
+    assert finding is not None and finding.error == "fallback"
+
+
+@pytest.mark.parametrize("how", ["extra marker", "missing marker"])
+def test_markers_launched_or_skipped_are_an_evasion(how: str) -> None:
+    windows = _honest()
+    if how == "extra marker":
+        windows.insert(TRIALS, {})  # the candidate launched the marker kernel itself
+    else:
+        windows.pop()  # the observation stopped before the worker's last marker
+    finding = check(parse(_stream(windows), KEY), timed=True)
+    assert finding is not None and finding.error == "trace_evaded"
+
+
+def test_a_moved_marker_shows_as_the_workers_launches_missing() -> None:
+    """The trials' window opened late (the marker after the trials' first inputs were made):
+    fewer of the worker's own launches in it than the dry pass made."""
+    windows = _honest()
+    windows[TRIALS][(TORCH, RANDN)] -= 2
+    windows[IMPORT][(TORCH, RANDN)] = 2
+    finding = check(parse(_stream(windows), KEY), timed=True)
+    assert finding is not None and finding.error == "trace_evaded"
+
+
+def test_forged_cut_or_reordered_lines_are_refused() -> None:
+    good = _stream(_honest())
+    forged = _stream(_honest(), key=bytes(16))
+    with pytest.raises(ObservationError, match="tag"):
+        parse(forged, KEY)
+    lines = good.splitlines(keepends=True)
+    with pytest.raises(ObservationError, match="skipped"):
+        parse(b"".join(lines[:3] + lines[4:]), KEY)
+    with pytest.raises(ObservationError, match="nothing"):
+        parse(b"", KEY)
+    with pytest.raises(ObservationError, match="malformed"):
+        parse(good + b"garbage\n", KEY)
+    # a line appended by the candidate with a tag it made up
+    with pytest.raises(ObservationError):
+        parse(good + b"99 C 6 1 x 0000000000000000 k\n", KEY)
+
+
+def test_the_windows_are_named_in_order() -> None:
+    assert (WARM_UP, DIGEST, DRY, IMPORT, TRIALS, TIMING) == (0, 1, 2, 3, 4, 5)
+    assert isinstance(Windows(), Windows)
+
+
+def test_no_library_means_unobserved_and_said(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv(observer.LIB_ENV, str(tmp_path / "missing.so"))
+    assert observer.library() is None
+    assert "not observed" in observer.describe("cuda")
+    lib = tmp_path / "lib.so"
+    lib.write_bytes(b"")
+    monkeypatch.setenv(observer.LIB_ENV, str(lib))
+    assert observer.library() == lib
+    monkeypatch.setenv(observer.OFF_ENV, "1")
+    assert observer.library() is None and "switched off" in observer.describe("cuda")
+
+
+def test_arm_hands_the_key_to_the_library_once() -> None:
+    import os
+
+    env, fds, stream = observer.arm({"PATH": "/bin"}, Path("/x/lib.so"))
+    key_fd, out_fd = fds
+    assert env[observer.INJECTION_ENV] == "/x/lib.so"
+    assert int(env[observer.KEY_FD_ENV]) == key_fd and int(env[observer.FD_ENV]) == out_fd
+    assert os.read(key_fd, 64) == stream.key and len(stream.key) == 16
+    os.write(out_fd, _stream(_honest(), key=stream.key))
+    for fd in fds:
+        os.close(fd)
+    assert check(stream.windows(), timed=True) is None
