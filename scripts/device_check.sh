@@ -117,20 +117,23 @@ elif [ "$PART" = shapes ]; then
 elif [ "$PART" = observer ]; then
   export PATH=$BWRAP_DIR:$PATH
   step doctor 60 python3 -m agents.cli doctor
-  step observer-dump 150 python3 scripts/diag/observer_probe.py --task softmax_fp32 \
-    --candidate tests/hostile/good_softmax.py --dump > "$OUT/observer_dump.log" 2>&1
-  cat "$OUT/observer_dump.log" | cut -c1-260 | head -120
   step observer-tests 240 python3 -m pytest -m gpu -v -p no:cacheprovider tests/test_observer_gpu.py \
     --timeout 200 -o addopts= --tb=short > "$OUT/observer_tests.log" 2>&1
-  tail -15 "$OUT/observer_tests.log"
-  # the cost: the same candidates judged with and without the observer, each in a fresh process
-  for pair in ${OBSERVER_COST:-softmax_fp16:softmax silu_fp16:silu}; do
+  grep -E "PASSED|FAILED|ERROR|passed|failed|^E " "$OUT/observer_tests.log" | cut -c1-400 | tail -20
+  # what the CUPTI library costs the timings, apart from the judge (fresh processes, alternated)
+  step observer-overhead 200 python3 scripts/diag/observer_overhead.py --rounds 2 \
+    > "$OUT/observer_overhead.log" 2>&1
+  cat "$OUT/observer_overhead.log"
+  # the cost inside the judge: the same solution judged with and without, alternated
+  for pair in ${OBSERVER_COST:-softmax_fp16:softmax}; do
     task=${pair%%:*} sol=${pair##*:}
-    step "cost-on-$task" 150 python3 scripts/diag/observer_probe.py --task "$task" --solution "$sol" \
-      --repeat 4 > "$OUT/observer_cost_on_$task.log" 2>&1
-    KERNFORGE_OBSERVER_OFF=1 step "cost-off-$task" 150 python3 scripts/diag/observer_probe.py \
-      --task "$task" --solution "$sol" --repeat 4 > "$OUT/observer_cost_off_$task.log" 2>&1
-    cut -c1-400 "$OUT/observer_cost_on_$task.log" "$OUT/observer_cost_off_$task.log"
+    for round in 1 2; do
+      step "cost-on-$task-$round" 100 python3 scripts/diag/observer_probe.py --task "$task" \
+        --solution "$sol" --repeat 3 > "$OUT/observer_cost_on_${task}_$round.log" 2>&1
+      KERNFORGE_OBSERVER_OFF=1 step "cost-off-$task-$round" 100 python3 scripts/diag/observer_probe.py \
+        --task "$task" --solution "$sol" --repeat 3 > "$OUT/observer_cost_off_${task}_$round.log" 2>&1
+    done
+    grep -h '"i"' "$OUT"/observer_cost_*_"$task"_*.log | cut -c1-330
   done
 elif [ "$PART" = solutions ]; then
   export PATH=$BWRAP_DIR:$PATH

@@ -81,10 +81,13 @@ def nudge(args: tuple | list, seed: int, skip: tuple[int, ...] = ()) -> list[str
                 src = rng.randrange(n)
                 dst = (src + 1 + rng.randrange(n - 1)) % n
                 at, frm = _coords(dst, tuple(a.shape)), _coords(src, tuple(a.shape))
-                if not bool(a[at] == a[frm]):
+                # compared on the host: a comparison kernel here would be the worker's own
+                # launch in the timed window, which the launch observer judges by name
+                if a[at].item() != a[frm].item():
                     break
             else:  # mostly one value (a mask, a sparse tensor): take a position that differs
-                others = (a.reshape(-1) != a[at]).nonzero().reshape(-1)
+                flat = a.reshape(-1).cpu()
+                others = (flat != flat[dst]).nonzero().reshape(-1)
                 if others.numel():
                     frm = _coords(int(others[rng.randrange(others.numel())]), tuple(a.shape))
             a[at] = a[frm].clone()
