@@ -1,0 +1,97 @@
+"""layernorm_fp16: generated from the task's PyTorch reference by agents/offline/codegen/translate.py.
+
+Reference ops (aten, in order): _to_copy.default, mean.dim, sub.Tensor, mul.Tensor, mean.dim,
+add.Tensor, rsqrt.default, mul.Tensor, _to_copy.default, mul.Tensor, _to_copy.default,
+add.Tensor, _to_copy.default.
+Structure: row. One program per row of the last dim (N columns). A row that fits in
+MAX_BLOCK_N columns is one tile of next_power_of_2(N); reductions put their identity in
+the masked lanes. A longer row is walked in tiles: one pass per reduction, one to store.
+Numerics: fp32 inside the kernel; values the reference holds in fp16/bf16/fp8 are rounded
+where it rounds them; one cast to the output dtype on store.
+Tunables: num_warps, MAX_BLOCK_N.
+"""
+
+import torch
+import triton
+import triton.language as tl
+
+KB_META = {'tunables': {'num_warps': [1, 2, 4, 8], 'MAX_BLOCK_N': [2048, 4096, 8192, 16384]}, 'generated_by': 'agents/offline/codegen/translate.py', 'structure': 'row'}
+
+
+@triton.jit
+def _layernorm_row_kernel(x_ptr, weight_ptr, bias_ptr, out0_ptr, N, BLOCK_N: tl.constexpr):
+    row = tl.program_id(0).to(tl.int64)
+    base = row * N
+    cols = tl.arange(0, BLOCK_N)
+    mask = cols < N
+    x = tl.load(x_ptr + base + cols, mask=mask, other=0.0).to(tl.float32)
+    weight = tl.load(weight_ptr + cols, mask=mask, other=0.0).to(tl.float32)
+    bias = tl.load(bias_ptr + cols, mask=mask, other=0.0).to(tl.float32)
+    v0 = tl.sum(tl.where(mask, x, 0.0), axis=0)  # mean.dim
+    v1 = v0 / N  # mean.dim
+    v2 = x - v1  # sub.Tensor
+    v3 = v2 * v2  # mul.Tensor
+    v4 = tl.sum(tl.where(mask, v3, 0.0), axis=0)  # mean.dim
+    v5 = v4 / N  # mean.dim
+    v6 = v5 + 1e-05  # add.Tensor
+    v7 = tl.rsqrt(v6)  # rsqrt.default
+    v8 = v2 * v7  # mul.Tensor
+    v9 = v8 * weight  # mul.Tensor
+    v10 = v9 + bias  # add.Tensor
+    v11 = (v10).to(tl.float16).to(tl.float32)  # _to_copy.default
+    tl.store(out0_ptr + base + cols, v11.to(out0_ptr.dtype.element_ty), mask=mask)
+
+
+@triton.jit
+def _layernorm_looped_kernel(x_ptr, weight_ptr, bias_ptr, out0_ptr, N, BLOCK_N: tl.constexpr):
+    row = tl.program_id(0).to(tl.int64)
+    base = row * N
+    acc0 = tl.full([BLOCK_N], 0.0, tl.float32)
+    for start in range(0, N, BLOCK_N):
+        cols = start + tl.arange(0, BLOCK_N)
+        mask = cols < N
+        x = tl.load(x_ptr + base + cols, mask=mask, other=0.0).to(tl.float32)
+        acc0 = acc0 + tl.where(mask, x, 0.0)
+    v0 = tl.sum(acc0, axis=0)  # mean.dim
+    v1 = v0 / N  # mean.dim
+    acc1 = tl.full([BLOCK_N], 0.0, tl.float32)
+    for start in range(0, N, BLOCK_N):
+        cols = start + tl.arange(0, BLOCK_N)
+        mask = cols < N
+        x = tl.load(x_ptr + base + cols, mask=mask, other=0.0).to(tl.float32)
+        v2 = x - v1  # sub.Tensor
+        v3 = v2 * v2  # mul.Tensor
+        acc1 = acc1 + tl.where(mask, v3, 0.0)
+    v4 = tl.sum(acc1, axis=0)  # mean.dim
+    v5 = v4 / N  # mean.dim
+    v6 = v5 + 1e-05  # add.Tensor
+    v7 = tl.rsqrt(v6)  # rsqrt.default
+    for start in range(0, N, BLOCK_N):
+        cols = start + tl.arange(0, BLOCK_N)
+        mask = cols < N
+        x = tl.load(x_ptr + base + cols, mask=mask, other=0.0).to(tl.float32)
+        weight = tl.load(weight_ptr + cols, mask=mask, other=0.0).to(tl.float32)
+        bias = tl.load(bias_ptr + cols, mask=mask, other=0.0).to(tl.float32)
+        v2 = x - v1  # sub.Tensor
+        v8 = v2 * v7  # mul.Tensor
+        v9 = v8 * weight  # mul.Tensor
+        v10 = v9 + bias  # add.Tensor
+        v11 = (v10).to(tl.float16).to(tl.float32)  # _to_copy.default
+        tl.store(out0_ptr + base + cols, v11.to(out0_ptr.dtype.element_ty), mask=mask)
+
+
+def layernorm(x, weight, bias, num_warps: int = 4, MAX_BLOCK_N: int = 8192):
+    x = x.contiguous()
+    weight = weight.contiguous()
+    bias = bias.contiguous()
+    N = x.shape[-1]
+    out0 = torch.empty(x.shape, dtype=x.dtype, device=x.device)
+    if N == 0 or out0.numel() == 0:
+        return out0
+    R = out0.numel() // N
+    BLOCK_N = triton.next_power_of_2(N)
+    if BLOCK_N <= MAX_BLOCK_N:
+        _layernorm_row_kernel[(R,)](x, weight, bias, out0, N, BLOCK_N=BLOCK_N, num_warps=num_warps)
+    else:
+        _layernorm_looped_kernel[(R,)](x, weight, bias, out0, N, BLOCK_N=MAX_BLOCK_N, num_warps=num_warps)
+    return out0

@@ -1,0 +1,79 @@
+"""softmax_bf16: generated from the task's PyTorch reference by agents/offline/codegen/translate.py.
+
+Reference ops (aten, in order): _to_copy.default, amax.default, sub.Tensor, exp.default,
+sum.dim_IntList, div.Tensor, _to_copy.default.
+Structure: row. One program per row of the last dim (N columns). A row that fits in
+MAX_BLOCK_N columns is one tile of next_power_of_2(N); reductions put their identity in
+the masked lanes. A longer row is walked in tiles: one pass per reduction, one to store.
+Numerics: fp32 inside the kernel; values the reference holds in fp16/bf16/fp8 are rounded
+where it rounds them; one cast to the output dtype on store.
+Tunables: num_warps, MAX_BLOCK_N.
+"""
+
+import torch
+import triton
+import triton.language as tl
+
+KB_META = {'tunables': {'num_warps': [1, 2, 4, 8], 'MAX_BLOCK_N': [2048, 4096, 8192, 16384]}, 'generated_by': 'agents/offline/codegen/translate.py', 'structure': 'row'}
+
+
+@triton.jit
+def _softmax_row_kernel(x_ptr, out0_ptr, N, BLOCK_N: tl.constexpr):
+    row = tl.program_id(0).to(tl.int64)
+    base = row * N
+    cols = tl.arange(0, BLOCK_N)
+    mask = cols < N
+    x = tl.load(x_ptr + base + cols, mask=mask, other=0.0).to(tl.float32)
+    v0 = tl.max(tl.where(mask, x, float("-inf")), axis=0)  # amax.default
+    v1 = x - v0  # sub.Tensor
+    v2 = tl.exp(v1)  # exp.default
+    v3 = tl.sum(tl.where(mask, v2, 0.0), axis=0)  # sum.dim_IntList
+    v4 = v2 / v3  # div.Tensor
+    v5 = (v4).to(tl.bfloat16).to(tl.float32)  # _to_copy.default
+    tl.store(out0_ptr + base + cols, v5.to(out0_ptr.dtype.element_ty), mask=mask)
+
+
+@triton.jit
+def _softmax_looped_kernel(x_ptr, out0_ptr, N, BLOCK_N: tl.constexpr):
+    row = tl.program_id(0).to(tl.int64)
+    base = row * N
+    acc0 = tl.full([BLOCK_N], float("-inf"), tl.float32)
+    for start in range(0, N, BLOCK_N):
+        cols = start + tl.arange(0, BLOCK_N)
+        mask = cols < N
+        x = tl.load(x_ptr + base + cols, mask=mask, other=0.0).to(tl.float32)
+        acc0 = tl.maximum(acc0, tl.where(mask, x, float("-inf")))
+    v0 = tl.max(acc0, axis=0)  # amax.default
+    acc1 = tl.full([BLOCK_N], 0.0, tl.float32)
+    for start in range(0, N, BLOCK_N):
+        cols = start + tl.arange(0, BLOCK_N)
+        mask = cols < N
+        x = tl.load(x_ptr + base + cols, mask=mask, other=0.0).to(tl.float32)
+        v1 = x - v0  # sub.Tensor
+        v2 = tl.exp(v1)  # exp.default
+        acc1 = acc1 + tl.where(mask, v2, 0.0)
+    v3 = tl.sum(acc1, axis=0)  # sum.dim_IntList
+    for start in range(0, N, BLOCK_N):
+        cols = start + tl.arange(0, BLOCK_N)
+        mask = cols < N
+        x = tl.load(x_ptr + base + cols, mask=mask, other=0.0).to(tl.float32)
+        v1 = x - v0  # sub.Tensor
+        v2 = tl.exp(v1)  # exp.default
+        v4 = v2 / v3  # div.Tensor
+        v5 = (v4).to(tl.bfloat16).to(tl.float32)  # _to_copy.default
+        tl.store(out0_ptr + base + cols, v5.to(out0_ptr.dtype.element_ty), mask=mask)
+
+
+def softmax(x, num_warps: int = 4, MAX_BLOCK_N: int = 8192):
+    x = x.contiguous()
+    N = x.shape[-1]
+    out0 = torch.empty(x.shape, dtype=x.dtype, device=x.device)
+    if N == 0 or out0.numel() == 0:
+        return out0
+    R = out0.numel() // N
+    BLOCK_N = triton.next_power_of_2(N)
+    if BLOCK_N <= MAX_BLOCK_N:
+        _softmax_row_kernel[(R,)](x, out0, N, BLOCK_N=BLOCK_N, num_warps=num_warps)
+    else:
+        _softmax_looped_kernel[(R,)](x, out0, N, BLOCK_N=MAX_BLOCK_N, num_warps=num_warps)
+    return out0
