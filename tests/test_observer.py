@@ -16,6 +16,7 @@ from benchmarks.harness import observer
 from benchmarks.harness.observer import (
     DIGEST,
     DRY,
+    GRAPHS,
     IMPORT,
     TIMING,
     TRIALS,
@@ -23,6 +24,7 @@ from benchmarks.harness.observer import (
     ObservationError,
     Windows,
     check,
+    op_key,
     parse,
     siphash24,
 )
@@ -37,6 +39,15 @@ MUL = (
 RANDN = "_ZN2at6native43distribution_elementwise_grid_stride_kernelIfLi4EZNS0_9templates4cuda20normal_and_transform"
 FILL = "_ZN2at6native29vectorized_elementwise_kernelILi4ENS0_11FillFunctorIfEESt5arrayIPcLm1EEEEviT0_T1_"
 DIGEST_SUM = "_ZN2at6native13reduce_kernelILi512ELi1ENS0_8ReduceOpIlNS0_14func_wrapper_tIlNS0_6sum"
+# the same in-place int64 add, on an aligned element and on one at an odd offset (the MoE task's
+# input making: `counts[argmax] += rest`, where argmax depends on the seed)
+ADD_VEC = "_ZN2at6native29vectorized_elementwise_kernelILi2ENS0_21CUDAFunctorOnSelf_addIlEESt5arrayIPcLm2EEEEviT0_T1_"
+ADD_UNROLLED = (
+    "_ZN2at6native27unrolled_elementwise_kernelINS0_21CUDAFunctorOnSelf_addIlEESt5arrayIPcLm2EE"
+    "23TrivialOffsetCalculatorILi1EjESA_NS0_6memory15LoadWithoutCastENSB_16StoreWithoutCastEEEviT_T0_T1_T2_T3_T4_"
+)
+ADD_FLOAT = "_ZN2at6native29vectorized_elementwise_kernelILi4ENS0_21CUDAFunctorOnSelf_addIfEESt5arrayIPcLm2EEEEviT0_T1_"
+LEGACY = "1"  # the library's id of the legacy default stream
 
 
 def test_siphash_matches_the_reference_vector() -> None:
@@ -44,8 +55,14 @@ def test_siphash_matches_the_reference_vector() -> None:
     assert siphash24(KEY, bytes(range(15))) == 0xA129CA6149BE45E5
 
 
-def _stream(windows: list[dict[tuple[str, str], int]], key: bytes = KEY) -> bytes:
-    """The bytes the library writes for `windows` (kf_observer.c's `emit`)."""
+def _stream(
+    windows: list[dict[tuple[str, str], int]],
+    key: bytes = KEY,
+    streams: dict[int, dict[str, int]] | None = None,
+) -> bytes:
+    """The bytes the library writes for `windows` (kf_observer.c's `emit`): every launch on
+    the legacy default stream, the markers' stream, unless `streams` says otherwise for a
+    window (stream id -> launches)."""
     lines: list[bytes] = []
 
     def emit(kind: str, window: int, count: int, origin: str, name: str) -> None:
@@ -58,7 +75,10 @@ def _stream(windows: list[dict[tuple[str, str], int]], key: bytes = KEY) -> byte
     for w, counts in enumerate(windows):
         for (origin, name), n in counts.items():
             emit("C", w, n, origin, name)
-        emit("E", w, len(counts), "-", "-")
+        per_stream = (streams or {}).get(w, {LEGACY: sum(counts.values())})
+        for stream, n in per_stream.items():
+            emit("S", w, n, "ref" if stream == LEGACY else "other", stream)
+        emit("E", w, len(counts) + len(per_stream), "-", "-")
     return b"".join(lines)
 
 
@@ -73,6 +93,7 @@ def _honest(timed: bool = True) -> list[dict[tuple[str, str], int]]:
     ]  # fmt: skip
     if timed:
         windows.append({(TRITON, "softmax_kernel"): 900, (TORCH, RANDN): 3, (TORCH, FILL): 900})
+        windows.append({(TRITON, "softmax_kernel"): 40, (TORCH, observer.GRAPH_LAUNCH): 1})
     return windows
 
 
@@ -95,13 +116,17 @@ def test_the_c_library_and_the_parser_agree() -> None:
         Counter({(origin, "kernel_one"): 2, (origin, "kernel_two_with_spaces"): 1}),
         Counter({(origin, "kernel_two_with_spaces"): 1}),
     ]
+    # per stream: the legacy default stream (the markers'), a stream of its own, the per-thread
+    # default stream; the marker's stream named even where nothing else ran on it
+    assert windows.streams == [Counter({"1": 2, "5a5a00": 1}), Counter({"2": 1, "1": 0})]
+    assert windows.refs == ["1", "1"]
     with pytest.raises(ObservationError, match="tag"):
         parse(out, bytes(16))  # another key
 
 
 def test_an_honest_stream_passes() -> None:
     windows = parse(_stream(_honest()), KEY)
-    assert len(windows.counts) == TIMING + 1
+    assert len(windows.counts) == GRAPHS + 1
     assert check(windows, timed=True) is None
     assert check(parse(_stream(_honest(timed=False)), KEY), timed=False) is None
     assert "trials: 15 Triton launches" in observer.summary(windows)
@@ -181,10 +206,59 @@ def test_forged_cut_or_reordered_lines_are_refused() -> None:
     # a line appended by the candidate with a tag it made up
     with pytest.raises(ObservationError):
         parse(good + b"99 C 6 1 x 0000000000000000 k\n", KEY)
+    # a window that names no stream (the marker's at least) is not the library's
+    with pytest.raises(ObservationError, match="names no stream"):
+        parse(_stream([{}], KEY, streams={0: {}}), KEY)
+
+
+def test_loop_variants_of_one_elementwise_op_count_as_one() -> None:
+    """Seen on the H100 (2026-12-06): the MoE task's inputs add in place to one int64 element
+    chosen by the seed; at an odd offset PyTorch runs its unrolled loop, at an even one its
+    vectorized one. The dry pass (seed 0) and the trials (the judge's seed) differ only in
+    that: an honest candidate, not a fallback."""
+    assert op_key(ADD_VEC) == op_key(ADD_UNROLLED)
+    assert op_key(ADD_VEC) != op_key(ADD_FLOAT)  # another dtype is another op
+    assert op_key(MUL) == MUL  # cut short, unlike any real name: left as it is
+    assert op_key(RANDN) == RANDN
+    windows = _honest()
+    windows[DRY][(TORCH, ADD_VEC)] = 3
+    windows[TRIALS][(TORCH, ADD_VEC)] = 1
+    windows[TRIALS][(TORCH, ADD_UNROLLED)] = 2
+    assert check(parse(_stream(windows), KEY), timed=True) is None
+    windows[TRIALS][(TORCH, ADD_UNROLLED)] = 3  # one more than the dry pass made: computing
+    finding = check(parse(_stream(windows), KEY), timed=True)
+    assert finding is not None and finding.error == "fallback"
+
+
+def test_pytorch_compute_in_the_graphs_is_a_fallback() -> None:
+    windows = _honest()
+    windows[GRAPHS][(TORCH, MUL)] = 2  # captured with the candidate's kernels
+    finding = check(parse(_stream(windows), KEY), timed=True)
+    assert finding is not None and finding.error == "fallback" and "graphs" in finding.message
+
+
+def test_work_on_a_side_stream_while_timed_on_one_stream_is_an_evasion() -> None:
+    """The timer records its events on the marker's stream; a kernel queued elsewhere is not in
+    the figure unless the worker timed device-wide."""
+    windows = _honest()
+    timing = sum(windows[TIMING].values())
+    aside = {TIMING: {LEGACY: timing - 300, "7f00aa": 300}}
+    finding = check(parse(_stream(windows, streams=aside), KEY), timed=True)
+    assert finding is not None and finding.error == "trace_evaded"
+    assert "300 launches" in finding.message
+    # the worker saw the side stream and timed device-wide: measured, so allowed
+    assert check(parse(_stream(windows, streams=aside), KEY), timed=True, device_wide=True) is None
+    # a stream the worker's own input making used (a handle the runtime gives the default
+    # stream) is the timer's stream too
+    own = {DRY: {LEGACY: 10, "beef": 4}, TIMING: {LEGACY: timing - 300, "beef": 300}}
+    assert check(parse(_stream(windows, streams=own), KEY), timed=True) is None
+    # side streams in the graphs' window are the capture's own: not judged by stream
+    graphs = {GRAPHS: {LEGACY: 1, "c0ffee": 40}}
+    assert check(parse(_stream(windows, streams=graphs), KEY), timed=True) is None
 
 
 def test_the_windows_are_named_in_order() -> None:
-    assert (WARM_UP, DIGEST, DRY, IMPORT, TRIALS, TIMING) == (0, 1, 2, 3, 4, 5)
+    assert (WARM_UP, DIGEST, DRY, IMPORT, TRIALS, TIMING, GRAPHS) == (0, 1, 2, 3, 4, 5, 6)
     assert isinstance(Windows(), Windows)
 
 

@@ -29,7 +29,12 @@ def test_the_observer_is_built_where_the_gpu_tests_run() -> None:
 
 @pytest.mark.parametrize(
     ("task", "solution"),
-    [("softmax_fp32", "softmax"), ("layernorm_fp16", "layernorm"), ("matmul_bf16", "matmul")],
+    [
+        ("softmax_fp32", "softmax"),
+        ("layernorm_fp16", "layernorm"),
+        ("matmul_bf16", "matmul"),
+        ("moe_grouped_gemm_bf16", "moe_grouped_gemm"),
+    ],
 )
 def test_honest_kernels_pass_observed(task: str, solution: str) -> None:
     verdict = evaluate(get_task(task), solution_path(solution), GPU)
@@ -56,3 +61,29 @@ def test_pytorch_in_a_replayed_cuda_graph_is_a_fallback(monkeypatch: pytest.Monk
     verdict = evaluate(get_task(case.task), case.path, GPU)
     assert verdict.error_class == case.unchecked, verdict.message
     assert "graph" in verdict.message
+
+
+def test_a_side_stream_hidden_from_the_worker_is_an_evasion(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Past the static check (it forbids the monkeypatch): the worker's own look at the streams
+    is fooled, so it times on the current stream alone; the observer's per-stream counts show
+    the candidate's launches elsewhere while timed."""
+    monkeypatch.setattr(
+        "benchmarks.harness.judge.check_source",
+        lambda *a, **k: StaticResult(ok=True, error_class=ErrorClass.NONE, message=""),
+    )
+    case = parse_header(HOSTILE_DIR / "calls_side_stream_hidden_gpu.py")
+    verdict = evaluate(get_task(case.task), case.path, GPU)
+    assert verdict.error_class == case.unchecked, verdict.message
+    assert "streams other than" in verdict.message
+
+
+def test_an_honest_side_stream_is_timed_device_wide_observed() -> None:
+    """The worker sees the side stream in the candidate's Triton launches (torch.profiler cannot
+    run beside the observer) and times device-wide; the observer agrees."""
+    case = parse_header(HOSTILE_DIR / "side_stream.py")
+    verdict = evaluate(get_task(case.task), case.path, GPU)
+    assert verdict.passed, verdict.message
+    assert "side_stream" in verdict.flags
+    assert verdict.launch_observation.startswith("launches observed"), verdict.launch_observation

@@ -281,6 +281,9 @@ class TritonLaunchCounter:
         # per kernel name, the hardware features of its compiled PTX (GPU only: the interpreter
         # compiles nothing), read from what Triton's launch returns while tracing
         self.ptx_features: dict[str, dict[str, bool]] = {}
+        # when a set: the CUDA stream each launch went to (the handle Triton launches on), so the
+        # worker can tell side streams where torch.profiler cannot run (the launch observer)
+        self.streams: set[int] | None = None
 
     def install(self) -> None:
         classes: list[type] = []
@@ -342,6 +345,8 @@ class TritonLaunchCounter:
                 inner = getattr(fn_self, "fn", None)
                 name = getattr(inner, "__name__", repr(fn_self))
                 (counter.tuning if _state.tuning else counter.launches)[name] += 1
+                if counter.streams is not None:
+                    counter.streams.add(torch.cuda.current_stream().cuda_stream)
                 if counter.tracking:
                     for a in (*args, *kwargs.values()):
                         if isinstance(a, torch.Tensor):

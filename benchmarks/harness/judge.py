@@ -347,7 +347,13 @@ def _observed_launches(child: Child, result: CandidateResult, verdict: Verdict) 
     except observer.ObservationError as exc:
         verdict.launch_observation = f"observer stream refused: {exc}"
         return _Failure(ErrorClass.TRACE_EVADED, str(exc), Stage.NO_FALLBACK)
-    finding = observer.check(windows, timed=result.perf is not None)
+    perf = result.perf
+    timed = [s for s in perf.shapes.values()] if perf is not None else []
+    finding = observer.check(
+        windows,
+        timed=perf is not None,
+        device_wide=bool(timed) and all(s.side_stream for s in timed),
+    )
     verdict.launch_observation = observer.summary(windows)
     if finding is None:
         return None

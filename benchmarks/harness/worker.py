@@ -270,7 +270,8 @@ def run_candidate(job: CandidateJob, folder: Path, progress: _Progress) -> Candi
     probes.install()
     protect_tracers(counter)
     probes.protect(
-        sys.modules[__name__], ["same_bits", "_time_candidate", "_profile_streams", "_time_graph"]
+        sys.modules[__name__],
+        ["same_bits", "_time_candidate", "_profile_streams", "_launch_streams", "_time_graph"],
     )
     probes.protect(_TrialRunner, ["run", "_call"])
     # what ships a call's answer to the judge: a writer swapped at import could write the right
@@ -544,6 +545,31 @@ def _profile_streams(fn: Any, args: tuple, launched: set[str]) -> StreamProfile:
     )
 
 
+def _launch_streams(fn: Any, args: tuple, counter: Any) -> StreamProfile:
+    """Where the launch observer watches (CUPTI takes one subscriber per process, so
+    torch.profiler cannot run): one call with the stream of each Triton launch noted; a side
+    stream is any but the current one. No device times. The observer's own per-stream counts
+    check this from outside (observer.check)."""
+    import torch
+
+    current = torch.cuda.current_stream().cuda_stream
+    torch.cuda.synchronize()
+    counter.streams = set()
+    try:
+        fn(*args)
+        torch.cuda.synchronize()
+        seen = counter.streams
+    finally:
+        counter.streams = None
+    return StreamProfile(
+        kernel_us={},
+        total_us=0.0,
+        triton_us=0.0,
+        triton_ratio=None,
+        side_stream=bool(seen - {current}),
+    )
+
+
 def _time_candidate(
     bound: _Bound,
     task: Any,
@@ -561,6 +587,7 @@ def _time_candidate(
     from profiling import launch_floor_us, time_cuda
 
     floor = launch_floor_us()
+    observed = _observed(job.device)
     shapes: dict[str, ShapeTiming] = {}
     launched = set(counter.launches)
     for shape in job.shapes:
@@ -573,7 +600,9 @@ def _time_candidate(
         # compile / autotune outside the clock, traced like every call
         _, first_call = record_call(counter, fn, args, torch.cuda.synchronize)
         before = sum(counter.launches.values())
-        prof = _profile_streams(fn, args, launched)
+        prof = (
+            _launch_streams(fn, args, counter) if observed else _profile_streams(fn, args, launched)
+        )
         per_call = sum(counter.launches.values()) - before  # launches of one steady-state call
         # no profile (CUPTI unavailable) means we cannot rule out side streams: time device-wide
         side_stream = prof.side_stream or bool(prof.note)
@@ -624,6 +653,8 @@ def _time_candidate(
             after_file=after_file,
         )
         del args
+    if observed:  # the per-call timings' window closes; the graphs' opens
+        _mark()
     # decode shapes also as served, inside a CUDA graph: after every per-call timing, so a
     # capture that goes wrong cannot cost the shapes their per-call figures
     for index, shape in enumerate(s for s in job.shapes if s.graph and s.name in shapes):
@@ -1209,7 +1240,8 @@ def _warm_up_timing(x: Any) -> None:
     from profiling import launch_floor_us, time_cuda
 
     launch_floor_us()
-    _profile_streams(copy_scaled, (x,), set())
+    if not _observed("cuda"):  # under the launch observer the profiler cannot start (one CUPTI
+        _profile_streams(copy_scaled, (x,), set())  # subscriber per process)
     time_cuda(lambda: copy_scaled(x), warmup_ms=1.0, rep_ms=1.0, min_reps=2, max_reps=2)
     graph = torch.cuda.CUDAGraph()
     stream = torch.cuda.Stream()

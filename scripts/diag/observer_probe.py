@@ -21,9 +21,11 @@ _seen: list[observer.Windows] = []
 _check = observer.check
 
 
-def _recording_check(windows: observer.Windows, timed: bool) -> observer.Finding | None:
+def _recording_check(
+    windows: observer.Windows, timed: bool, device_wide: bool = False
+) -> observer.Finding | None:
     _seen.append(windows)
-    return _check(windows, timed)
+    return _check(windows, timed, device_wide)
 
 
 def main() -> int:
@@ -67,7 +69,11 @@ def main() -> int:
         )
     if args.dump and _seen:
         for index, counts in enumerate(_seen[0].counts):
-            print(f"-- window {index}: {sum(counts.values())} launches")
+            streams = dict(_seen[0].streams[index]) if index < len(_seen[0].streams) else {}
+            ref = _seen[0].refs[index] if index < len(_seen[0].refs) else "?"
+            print(
+                f"-- window {index}: {sum(counts.values())} launches; streams {streams}, ref {ref}"
+            )
             for (origin, name), n in sorted(counts.items(), key=lambda kv: -kv[1]):
                 print(f"   {n:6d}  {origin[:40]:40s}  {name[:150]}")
     return 0

@@ -17,14 +17,18 @@ The worker launches the marker at fixed points, so the counts come in windows:
        will, before the candidate is imported (its launches counted exactly)
     3  the candidate imported and bound to each shape (not judged: no input exists yet)
     4  the correctness trials
-    5  the timing (when it ran)
+    5  the per-call timing of every timed shape (when it ran)
+    6  the timing as served, in CUDA graphs (when it ran; empty when no shape is)
 
 The judge (`check`) then decides from the counts alone: in the trials, every launch not made by
 Triton's launcher must be a fill or a copy, or be matched one for one by the dry pass (the
 worker's own input making), or carry a name of the digest window (the digests of shipped
 tensors, whose number depends on the outputs); anything else is PyTorch or a library computing
-(`fallback`). In the timing window the same by name, the warm-up's names (the timer's own
-kernels) allowed too. Fewer windows than the worker's markers, more, a line out of sequence or with a bad tag
+(`fallback`). In the timing windows the same by name, the warm-up's names (the timer's own
+kernels) allowed too. The library also counts each window's launches per stream: while timed per
+call, work queued on a stream other than the one the timer records its events on (the marker's
+stream, or one the worker's own input making used) goes unmeasured unless the worker timed
+device-wide, so such launches with a per-stream timing are an evasion. Fewer windows than the worker's markers, more, a line out of sequence or with a bad tag
 means the observation was tampered with (`trace_evaded`).
 
 Limits (docs/judge.md): native code in the candidate's process can still reach the library's
@@ -53,7 +57,7 @@ DEFAULT_LIB = REPO_ROOT / "build" / "observer" / "libkf_observer.so"
 MARKER = "_kernforge_observer_marker"
 
 # the windows the worker's markers close (module docstring)
-WARM_UP, DIGEST, DRY, IMPORT, TRIALS, TIMING = range(6)
+WARM_UP, DIGEST, DRY, IMPORT, TRIALS, TIMING, GRAPHS = range(7)
 
 # where Triton's generated launcher lives: `__triton_launcher.<abi>.so` in the Triton cache
 TRITON_ORIGINS = ("__triton_launcher",)
@@ -64,6 +68,35 @@ GRAPH_LAUNCH = "<graph-launch>"
 HOST_FUNCTION = "<host-function>"
 
 Launch = tuple[str, str]  # (origin: the launching shared object's file name, kernel name)
+
+# PyTorch's elementwise loops come in variants that differ only in how memory is walked, chosen
+# per call from the operands' alignment (`vectorized_elementwise_kernel<4, F>` for aligned
+# pointers, `unrolled_elementwise_kernel<F>` for a one-element view at an odd offset): the same
+# op on data drawn with another seed can take the other variant. Counts are compared per op.
+_LOOPS = (
+    ("_ZN2at6native29vectorized_elementwise_kernelI", True),
+    ("_ZN2at6native27unrolled_elementwise_kernelI", False),
+)
+_ARRAY = "St5arrayIPcLm"
+
+
+def op_key(name: str) -> str:
+    """`name` with the loop variant of PyTorch's elementwise kernels left out: the functor and
+    its operand count; any other name unchanged."""
+    for prefix, has_width in _LOOPS:
+        if not name.startswith(prefix):
+            continue
+        rest = name[len(prefix) :]
+        if has_width:  # the vector width: "Li4E"
+            if not rest.startswith("Li") or "E" not in rest:
+                return name
+            rest = rest[rest.index("E") + 1 :]
+        cut = rest.find(_ARRAY)
+        if cut <= 0:
+            return name
+        operands = rest[cut + len(_ARRAY) :].split("E", 1)[0]
+        return f"at::native elementwise {rest[:cut]} x{operands}"
+    return name
 
 
 def library() -> Path | None:
@@ -148,6 +181,9 @@ class Windows:
     """The counts of each window the markers closed, in order."""
 
     counts: list[Counter[Launch]] = field(default_factory=list)
+    # per window, the launches per stream (the library's stream ids) and the marker's stream
+    streams: list[Counter[str]] = field(default_factory=list)
+    refs: list[str] = field(default_factory=list)
     pid: int = 0
 
 
@@ -156,6 +192,8 @@ def parse(data: bytes, key: bytes) -> Windows:
     an ObservationError says what was wrong and where."""
     windows = Windows()
     current: Counter[Launch] = Counter()
+    streams: Counter[str] = Counter()
+    ref = ""
     lines_in_window = 0
     expected = 0
     for raw in data.split(b"\n")[:-1] if data.endswith(b"\n") or not data else data.split(b"\n"):
@@ -195,11 +233,20 @@ def parse(data: bytes, key: bytes) -> Windows:
         if kind == "C":
             current[(origin, name)] += count
             lines_in_window += 1
+        elif kind == "S":
+            streams[name] += count
+            if origin == "ref":
+                ref = name
+            lines_in_window += 1
         elif kind == "E":
             if count != lines_in_window:
                 raise ObservationError(f"window {window} of the observer's stream lost lines")
+            if not ref:
+                raise ObservationError(f"window {window} of the observer's stream names no stream")
             windows.counts.append(current)
-            current, lines_in_window = Counter(), 0
+            windows.streams.append(streams)
+            windows.refs.append(ref)
+            current, streams, ref, lines_in_window = Counter(), Counter(), "", 0
         else:
             raise ObservationError(f"line {seq} of the observer's stream is of no known kind")
     if expected == 0:
@@ -269,10 +316,18 @@ def _listed(counts: Counter[Launch]) -> str:
     return ", ".join(f"{_short(name)} x{n} (from {origin})" for (origin, name), n in items)
 
 
-def check(windows: Windows, timed: bool) -> Finding | None:
+def _by_op(counts: Counter[Launch]) -> Counter[Launch]:
+    out: Counter[Launch] = Counter()
+    for (origin, name), n in counts.items():
+        out[(origin, op_key(name))] += n
+    return out
+
+
+def check(windows: Windows, timed: bool, device_wide: bool = False) -> Finding | None:
     """The judge's decision from the observed counts (module docstring); None when they are
-    what an honest Triton candidate and the worker's own work launch."""
-    want = TIMING + 1 if timed else TRIALS + 1
+    what an honest Triton candidate and the worker's own work launch. `device_wide`: the worker
+    timed every shape with a device-wide synchronize (it saw the candidate use side streams)."""
+    want = GRAPHS + 1 if timed else TRIALS + 1
     got = len(windows.counts)
     if got != want:
         return Finding(
@@ -284,9 +339,9 @@ def check(windows: Windows, timed: bool) -> Finding | None:
                 else "the observation stopped (CUPTI detached, or the worker's markers skipped)"
             ),
         )
-    digests = {name for _, name in windows.counts[DIGEST]}
-    dry = windows.counts[DRY]
-    trials = windows.counts[TRIALS]
+    digests = {op_key(name) for _, name in windows.counts[DIGEST]}
+    dry = _by_op(windows.counts[DRY])
+    trials = _by_op(windows.counts[TRIALS])
     extra: Counter[Launch] = Counter()
     missing: Counter[Launch] = Counter()
     triton = 0
@@ -320,23 +375,40 @@ def check(windows: Windows, timed: bool) -> Finding | None:
             "the launch observer saw no Triton kernel launched in the correctness trials",
         )
     if timed:
-        allowed = digests | {name for counts in windows.counts[: DRY + 1] for _, name in counts}
+        return _check_timed(windows, digests, device_wide)
+    return None
+
+
+def _check_timed(windows: Windows, digests: set[str], device_wide: bool) -> Finding | None:
+    allowed = digests | {op_key(name) for counts in windows.counts[: DRY + 1] for _, name in counts}
+    for index, what in ((TIMING, "while the candidate was timed"), (GRAPHS, "in its CUDA graphs")):
         odd = Counter(
             {
                 launch: n
-                for launch, n in windows.counts[TIMING].items()
+                for launch, n in windows.counts[index].items()
                 if not is_triton(launch[0])
                 and not is_fill_or_copy(launch[1])
-                and launch[1] not in allowed
+                and op_key(launch[1]) not in allowed
                 and launch[1] != GRAPH_LAUNCH
             }
         )
         if odd:
             return Finding(
                 "fallback",
-                "kernels not launched by Triton computed while the candidate was timed, seen "
-                f"from outside its Python: {_listed(odd)}",
+                f"kernels not launched by Triton computed {what}, seen from outside its "
+                f"Python: {_listed(odd)}",
             )
+    # the timer's events are on the marker's stream; the worker's own launches (its input
+    # making, before the candidate existed) show which handles that stream goes by
+    own = set(windows.refs) | set(windows.streams[DRY])
+    aside = sum(n for stream, n in windows.streams[TIMING].items() if stream not in own)
+    if aside and not device_wide:
+        return Finding(
+            "trace_evaded",
+            f"{aside} launches while the candidate was timed went to streams other than the one "
+            "the timer records its events on, and the worker timed on that stream alone (it saw "
+            "no side stream in the candidate's Triton launches): their work was not measured",
+        )
     return None
 
 
@@ -352,7 +424,7 @@ def summary(windows: Windows) -> str:
 
     return (
         "launches observed from outside the candidate (CUPTI); "
-        f"{part(TRIALS, 'trials')}; {part(TIMING, 'timed')}"
+        f"{part(TRIALS, 'trials')}; {part(TIMING, 'timed')}; {part(GRAPHS, 'graphs')}"
     )
 
 
@@ -371,6 +443,7 @@ __all__ = [
     "arm",
     "check",
     "describe",
+    "op_key",
     "library",
     "parse",
     "siphash24",

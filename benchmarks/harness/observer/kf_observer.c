@@ -33,6 +33,7 @@
 #define TABLE_SIZE 16384 /* distinct launched functions; more is reported as an overflow */
 #define NAME_MAX_CHARS 400
 #define ORIGIN_MAX_CHARS 80
+#define STREAMS_MAX 64 /* distinct streams per window; more are counted together */
 
 typedef struct {
     const void *func; /* CUfunction, or a pseudo key for graph and host-function launches */
@@ -43,6 +44,13 @@ typedef struct {
 
 static entry_t table[TABLE_SIZE];
 static uint64_t overflow;
+/* the launches of the current window per stream (a CUstream handle, or 1 / 2 for the legacy and
+ * the per-thread default stream), so the judge can tell work queued outside the stream its
+ * timer records on; streams past STREAMS_MAX are counted under stream_other */
+static uintptr_t stream_ids[STREAMS_MAX];
+static uint64_t stream_counts[STREAMS_MAX];
+static size_t streams_used;
+static uint64_t stream_other;
 static uint64_t seq;
 static uint64_t window;
 static uint8_t key[16];
@@ -114,8 +122,10 @@ static void emit(char kind, uint64_t count, const char *origin, const char *name
     write_all(line, (size_t)m);
 }
 
-/* the counts of the window that the marker closes, then a line that ends it */
-static void close_window(void) {
+/* the counts of the window that the marker closes (launched on stream `marker_stream`), its
+ * launches per stream ("S" lines: origin "ref" for the marker's own stream, named even when
+ * nothing else ran on it, "other" for the rest), then a line that ends it */
+static void close_window(uintptr_t marker_stream) {
     uint64_t lines = 0;
     for (size_t i = 0; i < TABLE_SIZE; i++) {
         if (table[i].func && table[i].count) {
@@ -129,6 +139,25 @@ static void close_window(void) {
         overflow = 0;
         lines++;
     }
+    char id[32];
+    int ref_seen = 0;
+    for (size_t i = 0; i < streams_used; i++) {
+        snprintf(id, sizeof id, "%llx", (unsigned long long)stream_ids[i]);
+        ref_seen |= stream_ids[i] == marker_stream;
+        emit('S', stream_counts[i], stream_ids[i] == marker_stream ? "ref" : "other", id);
+        lines++;
+    }
+    if (!ref_seen) { /* the marker's stream is named in every window */
+        snprintf(id, sizeof id, "%llx", (unsigned long long)marker_stream);
+        emit('S', 0, "ref", id);
+        lines++;
+    }
+    if (stream_other) {
+        emit('S', stream_other, "other", "<more-streams>");
+        lines++;
+    }
+    streams_used = 0;
+    stream_other = 0;
     emit('E', lines, "-", "-");
     window++;
 }
@@ -168,6 +197,28 @@ static char *launching_object(void) {
     return copy_clean("?", ORIGIN_MAX_CHARS);
 }
 
+static void count_stream(uintptr_t stream) {
+    for (size_t i = 0; i < streams_used; i++) {
+        if (stream_ids[i] == stream) {
+            stream_counts[i]++;
+            return;
+        }
+    }
+    if (streams_used < STREAMS_MAX) {
+        stream_ids[streams_used] = stream;
+        stream_counts[streams_used++] = 1;
+    } else {
+        stream_other++;
+    }
+}
+
+/* a stream handle as the judge compares them: the null handle means the legacy default stream
+ * through the plain entry points and the per-thread one through the _ptsz ones */
+static uintptr_t stream_id(const void *handle, int per_thread) {
+    if (handle) return (uintptr_t)handle;
+    return per_thread ? 2 : 1;
+}
+
 static void count(const void *func, const char *name) {
     size_t h = ((uintptr_t)func >> 4) * 0x9E3779B97F4A7C15ULL % TABLE_SIZE;
     for (size_t probe = 0; probe < TABLE_SIZE; probe++) {
@@ -196,38 +247,56 @@ static void CUPTIAPI on_call(void *userdata, CUpti_CallbackDomain domain,
     (void)userdata;
     if (domain != CUPTI_CB_DOMAIN_DRIVER_API || info->callbackSite != CUPTI_API_ENTER) return;
     const void *func = NULL;
+    const void *stream = NULL;
     const char *name = info->symbolName;
+    const void *p = info->functionParams;
+    int per_thread = 0;
     switch (cbid) {
-    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel:
     case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz:
-        func = ((const cuLaunchKernel_params *)info->functionParams)->f;
+        per_thread = 1; /* fall through */
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel:
+        func = ((const cuLaunchKernel_params *)p)->f;
+        stream = ((const cuLaunchKernel_params *)p)->hStream;
         break;
-    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx:
     case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz:
-        func = ((const cuLaunchKernelEx_params *)info->functionParams)->f;
+        per_thread = 1; /* fall through */
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx: {
+        const CUlaunchConfig *config = ((const cuLaunchKernelEx_params *)p)->config;
+        func = ((const cuLaunchKernelEx_params *)p)->f;
+        stream = config ? config->hStream : NULL;
         break;
-    case CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel:
+    }
     case CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz:
-        func = ((const cuLaunchCooperativeKernel_params *)info->functionParams)->f;
+        per_thread = 1; /* fall through */
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel:
+        func = ((const cuLaunchCooperativeKernel_params *)p)->f;
+        stream = ((const cuLaunchCooperativeKernel_params *)p)->hStream;
         break;
-    case CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch:
     case CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz:
+        per_thread = 1; /* fall through */
+    case CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch:
         func = &graph_key;
         name = "<graph-launch>";
+        stream = ((const cuGraphLaunch_params *)p)->hStream;
         break;
-    case CUPTI_DRIVER_TRACE_CBID_cuLaunchHostFunc:
     case CUPTI_DRIVER_TRACE_CBID_cuLaunchHostFunc_ptsz:
+        per_thread = 1; /* fall through */
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchHostFunc:
         func = &host_key;
         name = "<host-function>";
+        stream = ((const cuLaunchHostFunc_params *)p)->hStream;
         break;
     default:
         return;
     }
+    uintptr_t sid = stream_id(stream, per_thread);
     pthread_mutex_lock(&lock);
-    if (name && strcmp(name, MARKER_NAME) == 0)
-        close_window();
-    else
+    if (name && strcmp(name, MARKER_NAME) == 0) {
+        close_window(sid);
+    } else {
         count(func, name);
+        count_stream(sid);
+    }
     pthread_mutex_unlock(&lock);
 }
 
@@ -280,8 +349,9 @@ int InitializeInjection(void) {
     return 1;
 }
 #else
-/* selftest: argv[1] = the key as 32 hex digits; writes the stream of three launches of two
- * functions, a marker, one more launch and a marker to stdout */
+/* selftest: argv[1] = the key as 32 hex digits; writes to stdout the stream of three launches of
+ * two functions (the last on stream 0x5a5a00), a marker on the legacy default stream, one more
+ * launch on the per-thread default stream and a marker */
 int main(int argc, char **argv) {
     if (argc < 2 || strlen(argv[1]) != 32) return 2;
     for (int i = 0; i < 16; i++) {
@@ -297,11 +367,15 @@ int main(int argc, char **argv) {
     static char f1, f2;
     emit('B', 4242, "-", "kf_observer");
     count(&f1, "kernel_one");
+    count_stream(stream_id(NULL, 0));
     count(&f1, "kernel_one");
+    count_stream(stream_id(NULL, 0));
     count(&f2, "kernel two with spaces");
-    close_window();
+    count_stream(stream_id((const void *)0x5a5a00, 0));
+    close_window(stream_id(NULL, 0));
     count(&f2, "kernel two with spaces");
-    close_window();
+    count_stream(stream_id(NULL, 1));
+    close_window(stream_id(NULL, 0));
     return 0;
 }
 #endif
