@@ -26,7 +26,8 @@
 #            SOL_TASKS_FILE=path (comma-separated ids) names them
 # profiling: the Nsight Compute tests alone, the profile node's sandboxed ncu run included
 # observer:  the launch observer: its windows for an honest candidate, tests/test_observer_gpu.py,
-#            and its cost (OBSERVER_COST="task:solution ...", each judged 4 times with and without)
+#            and its cost (OBSERVER_COST="task:solution ...", each judged 4 times with and without;
+#            OBSERVER_TESTS_ONLY=1 runs the tests alone)
 # hostile:   the GPU hostile candidates (test_gpu_hostile in 3 workers; the capture-aware ones alone)
 # gemm:      agents.bench.gemm_study (the generated GEMM's structure against cuBLAS); GEMM_ARGS
 #            passes options (--variants, --phases, --generated), GEMM_NAME names the output,
@@ -120,6 +121,7 @@ elif [ "$PART" = observer ]; then
   step observer-tests 240 python3 -m pytest -m gpu -v -p no:cacheprovider tests/test_observer_gpu.py \
     --timeout 200 -o addopts= --tb=short > "$OUT/observer_tests.log" 2>&1
   grep -E "PASSED|FAILED|ERROR|passed|failed|^E " "$OUT/observer_tests.log" | cut -c1-400 | tail -20
+  [ -n "${OBSERVER_TESTS_ONLY:-}" ] && exit 0  # the tests alone, not the cost measurements
   # what the CUPTI library costs the timings, apart from the judge (fresh processes, alternated)
   step observer-overhead 200 python3 scripts/diag/observer_overhead.py --rounds 2 \
     > "$OUT/observer_overhead.log" 2>&1

@@ -288,3 +288,41 @@ def test_arm_hands_the_key_to_the_library_once() -> None:
     for fd in fds:
         os.close(fd)
     assert check(stream.windows(), timed=True) is None
+
+
+def test_an_impossible_time_the_observer_explains_is_named_as_the_evasion() -> None:
+    """A hidden side stream makes the timer read almost nothing, so the roofline check fails the
+    kernel first (impossible_time); the judge still asks the observer, and the verdict names
+    the cause it saw rather than the symptom."""
+    from types import SimpleNamespace
+
+    from benchmarks.harness import judge
+    from benchmarks.verdict import ErrorClass
+
+    windows = _honest()
+    timing = sum(windows[TIMING].values())
+    aside = {TIMING: {LEGACY: timing - 300, "7f00aa": 300}}
+    stream = _stream(windows, streams=aside)
+
+    def judged(error: ErrorClass, passed: bool) -> judge.Verdict:
+        verdict = judge.Verdict(task_id="softmax_fp32", device="cuda")
+        verdict.passed, verdict.error_class = passed, error
+        verdict.message = "timed faster than the hardware allows" if not passed else ""
+        child = SimpleNamespace(
+            device="cuda",
+            observer=SimpleNamespace(windows=lambda: parse(stream, KEY)),
+            wait=lambda seconds: None,
+            ops=SimpleNamespace(seen=lambda: []),
+        )
+        perf = SimpleNamespace(shapes={"s": SimpleNamespace(side_stream=False)})
+        checker = SimpleNamespace(ops_closed_early=False)
+        return judge._outside_checks(verdict, child, checker, SimpleNamespace(perf=perf))
+
+    after = judged(ErrorClass.IMPOSSIBLE_TIME, passed=False)
+    assert after.error_class == ErrorClass.TRACE_EVADED and not after.passed
+    assert (
+        "streams other than" in after.message and "below the hardware's roofline" in after.message
+    )
+    # another failure is not the observer's to explain: it stands as it was
+    other = judged(ErrorClass.NUMERICAL_MISMATCH, passed=False)
+    assert other.error_class == ErrorClass.NUMERICAL_MISMATCH

@@ -68,7 +68,8 @@ def test_a_side_stream_hidden_from_the_worker_is_an_evasion(
 ) -> None:
     """Past the static check (it forbids the monkeypatch): the worker's own look at the streams
     is fooled, so it times on the current stream alone; the observer's per-stream counts show
-    the candidate's launches elsewhere while timed."""
+    the candidate's launches elsewhere while timed. Its timings are then also below the roofline
+    (impossible_time, a symptom): the judge asks the observer there too and names the cause."""
     monkeypatch.setattr(
         "benchmarks.harness.judge.check_source",
         lambda *a, **k: StaticResult(ok=True, error_class=ErrorClass.NONE, message=""),

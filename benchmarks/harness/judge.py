@@ -325,12 +325,24 @@ def _run_candidate(
     if result is None:
         return _verdict_without_result(verdict, child)
     verdict = _verdict_from_result(verdict, task, job, shapes, config, checker, result)
+    return _outside_checks(verdict, child, checker, result)
+
+
+def _outside_checks(
+    verdict: Verdict, child: Child, checker: _TrialChecker, result: CandidateResult
+) -> Verdict:
+    """The verdict from the worker's records, checked against what was seen from outside the
+    candidate's process: the op pipe and the launch observer."""
     piped = _piped_compute(child, checker) if verdict.passed else None
     if piped is not None:  # the records said nothing of it
         return _fail(verdict, piped.error, piped.message, piped.stage)
-    seen = _observed_launches(child, result, verdict) if verdict.passed else None
+    # the observer is asked also after an impossible time: launches the timer never saw are
+    # the likelier cause, and the verdict names the cause rather than its symptom
+    impossible = verdict.error_class == ErrorClass.IMPOSSIBLE_TIME
+    seen = _observed_launches(child, result, verdict) if verdict.passed or impossible else None
     if seen is not None:  # what the candidate's process launched, counted from outside it
-        return _fail(verdict, seen.error, seen.message, seen.stage)
+        also = " (its timings were also below the hardware's roofline)" if impossible else ""
+        return _fail(verdict, seen.error, seen.message + also, seen.stage)
     return verdict
 
 
