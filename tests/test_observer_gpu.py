@@ -80,10 +80,12 @@ def test_a_side_stream_hidden_from_the_worker_is_an_evasion(
     assert "streams other than" in verdict.message
 
 
-def test_an_honest_side_stream_is_timed_device_wide_observed() -> None:
+@pytest.mark.parametrize("name", ["side_stream.py", "side_stream_some_shapes.py"])
+def test_an_honest_side_stream_is_timed_device_wide_observed(name: str) -> None:
     """The worker sees the side stream in the candidate's Triton launches (torch.profiler cannot
-    run beside the observer) and times device-wide; the observer agrees."""
-    case = parse_header(HOSTILE_DIR / "side_stream.py")
+    run beside the observer) and times device-wide, every shape once any trial used one (the
+    second candidate uses a side stream on the prefill shape only); the observer agrees."""
+    case = parse_header(HOSTILE_DIR / name)
     verdict = evaluate(get_task(case.task), case.path, GPU)
     assert verdict.passed, verdict.message
     assert "side_stream" in verdict.flags

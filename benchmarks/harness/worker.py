@@ -271,7 +271,14 @@ def run_candidate(job: CandidateJob, folder: Path, progress: _Progress) -> Candi
     protect_tracers(counter)
     probes.protect(
         sys.modules[__name__],
-        ["same_bits", "_time_candidate", "_profile_streams", "_launch_streams", "_time_graph"],
+        [
+            "same_bits",
+            "_time_candidate",
+            "_profile_streams",
+            "_launch_streams",
+            "_aside",
+            "_time_graph",
+        ],
     )
     probes.protect(_TrialRunner, ["run", "_call"])
     # what ships a call's answer to the judge: a writer swapped at import could write the right
@@ -328,6 +335,7 @@ def run_candidate(job: CandidateJob, folder: Path, progress: _Progress) -> Candi
         for shape in job.shapes:
             bound.get(shape.name, shape.dims)
         _mark()
+        counter.streams = set()  # the stream of each Triton launch in the trials
     trials = _TrialRunner(task, job.device, counter, folder, progress, result)
     for item in trial_plan(job.shapes, job.modes, job.trials, job.seed):
         fn = bound.get(item.shape, item.dims)
@@ -337,8 +345,11 @@ def run_candidate(job: CandidateJob, folder: Path, progress: _Progress) -> Candi
         if not trials.run(item, fn):
             return result
         checked(result)  # the records of this trial went out: through replaced code?
+    aside = False  # a trial launched on a side stream: then every shape is timed device-wide
     if observed:
         _mark()
+        aside = _aside(counter.streams)
+        counter.streams = None
     result.launches_total = dict(counter.launches)
     if counter.ptx_features:
         from benchmarks.harness.ptx import merge_features
@@ -353,7 +364,9 @@ def run_candidate(job: CandidateJob, folder: Path, progress: _Progress) -> Candi
         result.perf_skipped = "judge did not ask for performance"
         return checked(result)
     try:
-        result.perf = _time_candidate(bound, task, job, trials.gen, progress, counter, folder)
+        result.perf = _time_candidate(
+            bound, task, job, trials.gen, progress, counter, folder, aside=aside
+        )
         if observed:
             _mark()
     except BaseException as exc:  # noqa: BLE001
@@ -570,6 +583,14 @@ def _launch_streams(fn: Any, args: tuple, counter: Any) -> StreamProfile:
     )
 
 
+def _aside(streams: set[int] | None) -> bool:
+    """Whether any of `streams` (the counter's record of its Triton launches) is not the
+    current stream."""
+    import torch
+
+    return bool(set(streams or ()) - {torch.cuda.current_stream().cuda_stream})
+
+
 def _time_candidate(
     bound: _Bound,
     task: Any,
@@ -578,7 +599,12 @@ def _time_candidate(
     progress: _Progress,
     counter: Any,
     folder: Path,
+    aside: bool = False,
 ) -> CandidatePerf:
+    """Time every timed shape of `job` (per call, then decode shapes inside CUDA graphs).
+    `aside`: the trials launched on a side stream, so every shape is timed device-wide (the
+    launch observer counts the timing of all shapes together: a shape timed on its stream
+    alone beside another's side-stream launches would read as a hidden stream)."""
     import torch
 
     from benchmarks.harness.after_timing import change_inputs
@@ -605,7 +631,7 @@ def _time_candidate(
         )
         per_call = sum(counter.launches.values()) - before  # launches of one steady-state call
         # no profile (CUPTI unavailable) means we cannot rule out side streams: time device-wide
-        side_stream = prof.side_stream or bool(prof.note)
+        side_stream = prof.side_stream or bool(prof.note) or aside
         calls = [0]
         per_timed: dict[str, int] = {}  # launches in one timed call -> how many calls
 
