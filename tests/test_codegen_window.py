@@ -44,6 +44,23 @@ def test_pad_sizes_come_from_the_launcher_and_pads_are_literals():
     assert "x = x.contiguous()" in gen.source
 
 
+def test_the_sizes_coordinates_are_decoded_by_are_constexprs():
+    """`offs % W` and `offs // W` by a runtime W are integer divisions of ~20 instructions an
+    element, which made the padding compute-bound on the H100 (643 us against torch.compile's
+    431); by a constexpr they are a multiply and a shift. The sizes only multiplied stay
+    runtime arguments."""
+    gen = generate(get_task("pad_constant2d_fp16"))
+    heads = [line for line in gen.source.splitlines() if line.startswith("def _pad_constant2d_c")]
+    kernels = [line for line in heads if "_kernel(" in line]
+    assert len(kernels) == 3
+    for head in kernels:
+        assert "pad_d2: tl.constexpr" in head  # the padded map's rows: divided by
+        assert "x_d2," in head  # the input's rows: only multiplied
+    pool = generate(get_task("avg_pool2d_3x3s1_fp16")).source
+    assert "v1 = offs // x_w" in pool and "v3 = v1 // x_h" in pool
+    assert "x_h: tl.constexpr, x_w: tl.constexpr" in pool
+
+
 # -- references written here, over NCHW maps (odd sizes at the tail shape) -----------------------
 
 TASK_FILE = """

@@ -225,11 +225,11 @@ class BroadcastMixin:
             inner = [math.prod(t[j + 1 :]) for t in targets]
             coord = flat
             if any(v != 1 for v in inner):
-                coord = f"({coord} // {self.size_arg('spread_inner', sizes.dim(inner))})"
-            if j > 0:
                 coord = (
-                    f"{coord} % {self.size_arg('spread_dim', sizes.dim([t[j] for t in targets]))}"
+                    f"({coord} // {self.size_arg('spread_inner', sizes.dim(inner), divisor=True)})"
                 )
+            if j > 0:
+                coord = f"{coord} % {self.size_arg('spread_dim', sizes.dim([t[j] for t in targets]), divisor=True)}"
             strides = [stride[j] for _, stride in layouts]
             if any(s != 1 for s in strides):
                 coord = f"({coord}) * {self.size_arg('spread_stride', sizes.dim(strides))}"

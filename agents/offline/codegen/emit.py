@@ -215,6 +215,11 @@ class Program:
     defaults: dict[str, str] = field(default_factory=dict)  # parameter -> its default's text
     returned: tuple[str, ...] | None = None  # a call that writes: `Stores.returned`
     ramps: bool = False  # element indices are values (index ramps), not only addresses
+    # symbols the kernel divides by (index maps' and broadcasts' coordinate decodes): passed as
+    # tl.constexpr, so a division or remainder by one is a multiply and a shift, not a ~20
+    # instruction integer division an element (one compile per distinct value, like
+    # torch.compile's static shapes)
+    static: set[str] = field(default_factory=set)
 
 
 def safe_name(name: str, taken: set[str]) -> str:
@@ -461,7 +466,8 @@ def _signature(prog: Program, sizes: list[str], constexprs: list[str]) -> str:
     ptrs = [f"{p.name}_ptr" for p in prog.inputs] + [
         f"out{i}_ptr" for i in range(len(prog.outputs))
     ]
-    args = ptrs + sizes + list(prog.symbols) + [f"{c}: tl.constexpr" for c in constexprs]
+    symbols = [f"{s}: tl.constexpr" if s in prog.static else s for s in prog.symbols]
+    args = ptrs + sizes + symbols + [f"{c}: tl.constexpr" for c in constexprs]
     return ", ".join(args)
 
 

@@ -144,7 +144,9 @@ def _kernels(prog: emit.Program, stem: str) -> tuple[list[str], str, dict[str, l
         windows = (
             "\nIndex maps (pads, pools): each output element's offset is decoded into its coordinates,\n"
             "and the source is read at coordinates computed from them by masked loads (a pool's\n"
-            "window unrolled); the sizes are kernel arguments computed by the launcher."
+            "window unrolled); the sizes are computed by the launcher, and those the coordinates are\n"
+            "decoded by are constexprs (a division by a constant is a multiply and a shift; by a\n"
+            "runtime value it is ~20 instructions an element): one compile per shape."
             if any(p.kind == "window" for p in prog.inputs)
             else ""
         )
@@ -154,7 +156,8 @@ def _kernels(prog: emit.Program, stem: str) -> tuple[list[str], str, dict[str, l
             emit.POINTWISE_TUNABLES,
             (
                 "Structure: pointwise. The tensors are flattened; each program handles BLOCK contiguous\n"
-                "elements, the last block masked, with int64 offsets." + windows
+                "elements, the last block masked; offsets are int32 unless a tensor has 2**30 elements\n"
+                "or more (WIDE)." + windows
             ),
         )
     if prog.structure == "total":

@@ -247,16 +247,21 @@ class WindowMixin:
             return self.lit(node, at)
         return self.lit(node, name, default)
 
-    def size_arg(self: Builder, stem: str, expr: str) -> str:
-        """A kernel argument the launcher computes as `expr` (one per expression)."""
+    def size_arg(self: Builder, stem: str, expr: str, divisor: bool = False) -> str:
+        """A kernel argument the launcher computes as `expr` (one per expression); a `divisor`
+        (a coordinate decode divides by it) is a constexpr (`emit.Program.static`)."""
         for sym, have in self.prog.symbols.items():
             if have == expr:
+                if divisor:
+                    self.prog.static.add(sym)
                 return sym
         sym = emit.safe_name(
             stem, self.taken | self.vars | set(self.prog.symbols) | set(self.params)
         )
         self.taken.add(sym)
         self.prog.symbols[sym] = expr
+        if divisor:
+            self.prog.static.add(sym)
         return sym
 
     def let_tile(self: Builder, expr: str, note: str) -> str:
@@ -269,6 +274,7 @@ class WindowMixin:
         """The output element's coordinates over its last len(sizes) dims (`sizes`: their
         kernel arguments, last dim first) and the index of the leading dims folded into one."""
         coords, rest = [], self._flat_offset(note)
+        self.prog.static.update(sizes)  # divided by: constexprs
         for size in sizes:
             coords.append(self.let_tile(f"{rest} % {size}", note))
             rest = self.let_tile(f"{rest} // {size}", note)
