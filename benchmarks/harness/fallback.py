@@ -284,6 +284,9 @@ class TritonLaunchCounter:
         # when a set: the CUDA stream each launch went to (the handle Triton launches on), so the
         # worker can tell side streams where torch.profiler cannot run (the launch observer)
         self.streams: set[int] | None = None
+        # launches in all when the last traced call returned (inside every probe): the worker
+        # checks that none follow until it has shipped that call's outputs
+        self.closed_at = 0
 
     def install(self) -> None:
         classes: list[type] = []
@@ -395,6 +398,7 @@ def record_call(counter: TritonLaunchCounter, fn: Any, args: tuple, sync: Any) -
         with probes.watch(recorder, read_cap=probes.PYTHON_READ_STOP) as probe:
             out = fn(*args)
             sync()
+            counter.closed_at = sum(counter.launches.values())
     outs = list(out) if isinstance(out, tuple | list) else [out]
     return out, FallbackInfo(
         compute_ops=recorder.compute_ops(),

@@ -265,6 +265,9 @@ _HOOK_EVENTS = frozenset(
         "sys._setprofileallthreads",
         "sys._settraceallthreads",
         "sys.monitoring.register_callback",
+        # another audit hook: it runs at the worker's own events after a call (opening the trial
+        # file), where it could rewrite the output (tests/hostile/calls_audit_hook_*.py)
+        "sys.addaudithook",
     }
 )
 _hooks_refused: list[str] = []

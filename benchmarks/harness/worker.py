@@ -280,7 +280,7 @@ def run_candidate(job: CandidateJob, folder: Path, progress: _Progress) -> Candi
             "_time_graph",
         ],
     )
-    probes.protect(_TrialRunner, ["run", "_call"])
+    probes.protect(_TrialRunner, ["run", "_call", "_launched"])
     # what ships a call's answer to the judge: a writer swapped at import could write the right
     # answer computed after the traced call (tests/hostile/calls_swap_the_trial_writer.py), and so
     # could any function below it (calls_forge_output_bytes.py, calls_forge_input_digest.py):
@@ -431,16 +431,20 @@ class _TrialRunner:
         args = self.task.make_inputs(item.dims, item.mode, self.gen)
         private = [a.clone() if isinstance(a, torch.Tensor) else a for a in args]
         step(FirstInputsEvent())
+        outside = 0  # Triton launches after a call returned, before its outputs were shipped
         try:
             t0 = _perf_counter()
             out, fallback = self._call(item, fn, args)
             call_s = _perf_counter() - t0
+            mark = self.counter.closed_at
             self.calls += 1
             step(FirstCalledEvent())
             repeat = again = repeat_fallback = None
             if item.first:
                 again = [a.clone() if isinstance(a, torch.Tensor) else a for a in private]
+                outside += self._launched() - mark
                 repeat, repeat_fallback = self._call(item, fn, tuple(again))
+                mark = self.counter.closed_at
             step(FirstRepeatedEvent())
         except BaseException as exc:  # noqa: BLE001
             self.result.fail(
@@ -457,6 +461,17 @@ class _TrialRunner:
         ]
         file = write_trial(self.folder, f"trial_{item.n}", out, repeat, changed, args, again)
         del out, repeat, args, private, again
+        outside += self._launched() - mark
+        if outside:
+            self.result.fail(
+                "trace_evaded",
+                f"{outside} Triton launch(es) ran after the candidate's call had returned and "
+                f"before the worker shipped its outputs, on {item.where()}: code the candidate "
+                "left behind (a gc callback, a finalizer, a hook) can rewrite an output there, "
+                "where no tracer watches; a kernel's launches belong inside its call",
+            )
+            self.result.where = item
+            return False
         self.progress(
             TrialEvent(
                 n=item.n,
@@ -467,6 +482,10 @@ class _TrialRunner:
             )
         )
         return True
+
+    def _launched(self) -> int:
+        """Triton launches in this process so far (the worker launches none of its own here)."""
+        return sum(self.counter.launches.values())
 
     def _call(self, item: Trial, fn: Any, args: tuple) -> tuple[Any, FallbackInfo]:
         """One call on poisoned fresh memory, traced (its ops, launches and probes recorded;

@@ -1,7 +1,7 @@
 # expect: forbidden_api
 # task: softmax_fp32
-# unchecked: fallback
-# why: its kernel only copies x (wrong) and keeps the call's input and output; at import it adds an audit hook (sys.addaudithook, which cannot be removed and which no profile or trace check looks for) that fires on the worker's own events after the call (the trial writer opening its file, any os or open event) and writes torch.softmax of the kept input into the kept output in place, after the traced call and before its bytes are read; run past the static check, PyTorch's compute outside the call must still be seen
+# unchecked: trace_evaded
+# why: its kernel only copies x (wrong) and keeps the call's input and output; at import it adds an audit hook (sys.addaudithook, which cannot be removed and which no profile or trace check looks for) that fires on the worker's own events after the call (the trial writer opening its file, any os or open event) and writes torch.softmax of the kept input into the kept output in place, after the traced call and before its bytes are read; run past the static check, it is refused at import (the judge's own audit hook refuses sys.addaudithook once installed; before that the op pipe saw the softmax: fallback)
 import sys
 
 import torch

@@ -1,0 +1,62 @@
+"""A Triton launch after the candidate's call returned and before the worker shipped its outputs
+fails the trial (`trace_evaded`): code a candidate leaves behind (a gc callback, a finalizer, a
+hook fired by the worker's own events) could rewrite an output there with a Python-computed
+answer and a Triton copy, and nothing else would see it. Checked in-process on the CPU
+interpreter, the late launch made by the trial writer's stand-in."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import torch
+import triton
+import triton.language as tl
+
+from benchmarks.harness import transport, worker
+from benchmarks.harness.fallback import TritonLaunchCounter
+from benchmarks.harness.messages import CandidateResult, Trial
+from benchmarks.loading import get_task
+
+
+@triton.jit
+def _scale(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.store(y_ptr + offs, tl.load(x_ptr + offs, mask=mask) * 2.0, mask=mask)
+
+
+def _candidate(x: torch.Tensor) -> torch.Tensor:
+    y = torch.empty_like(x)
+    _scale[(triton.cdiv(x.numel(), 256),)](x, y, x.numel(), BLOCK=256)
+    return y
+
+
+@pytest.mark.parametrize("late", [0, 1])
+def test_a_launch_between_the_call_and_the_shipped_outputs_fails_the_trial(
+    late: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    task = get_task("softmax_fp32")
+    counter = TritonLaunchCounter()
+    counter.install()
+    written = transport.write_trial
+
+    def write_after_a_late_launch(*args, **kwargs):  # what a gc callback could do first
+        for _ in range(late):
+            _candidate(torch.ones(8))
+        return written(*args, **kwargs)
+
+    monkeypatch.setattr(transport, "write_trial", write_after_a_late_launch)
+    try:
+        result = CandidateResult()
+        runner = worker._TrialRunner(task, "cpu", counter, tmp_path, worker._quiet, result)
+        item = Trial(n=0, shape="s", dims={"M": 3, "N": 20}, mode="standard", trial=0, seed=1, first=True)
+        ok = runner.run(item, _candidate)
+    finally:
+        counter.uninstall()
+    if late:
+        assert not ok and result.error_class == "trace_evaded"
+        assert "1 Triton launch(es) ran after the candidate's call had returned" in result.message
+    else:
+        assert ok, result.message
+        assert sum(counter.launches.values()) == 2  # the call and its repeat
