@@ -50,7 +50,9 @@ def test_a_launch_between_the_call_and_the_shipped_outputs_fails_the_trial(
     try:
         result = CandidateResult()
         runner = worker._TrialRunner(task, "cpu", counter, tmp_path, worker._quiet, result)
-        item = Trial(n=0, shape="s", dims={"M": 3, "N": 20}, mode="standard", trial=0, seed=1, first=True)
+        item = Trial(
+            n=0, shape="s", dims={"M": 3, "N": 20}, mode="standard", trial=0, seed=1, first=True
+        )
         ok = runner.run(item, _candidate)
     finally:
         counter.uninstall()
