@@ -62,3 +62,64 @@ def test_a_launch_between_the_call_and_the_shipped_outputs_fails_the_trial(
     else:
         assert ok, result.message
         assert sum(counter.launches.values()) == 2  # the call and its repeat
+
+
+CTYPES_SCRIPT = """
+import ctypes, sys, tempfile
+from pathlib import Path
+import torch
+from benchmarks.harness import probes, transport, worker
+from benchmarks.harness.fallback import TritonLaunchCounter
+from benchmarks.harness.messages import CandidateResult, Trial
+from benchmarks.loading import get_task
+from tests.test_late_launch import _candidate
+
+probes.install()  # the audit hook, as in the worker (this process only)
+counter = TritonLaunchCounter()
+counter.install()
+written = transport.write_trial
+late = sys.argv[1] == "1"
+
+def write_after_a_raw_write(folder, name, out, *rest):  # what a finalizer could do first
+    if late:
+        try:
+            (ctypes.c_float * out.numel()).from_address(out.data_ptr())[0] = 0.0
+        except probes.NativeAccessRefused:
+            pass  # refused, as a candidate's hook would see it
+    return written(folder, name, out, *rest)
+
+transport.write_trial = write_after_a_raw_write
+result = CandidateResult()
+runner = worker._TrialRunner(
+    get_task("softmax_fp32"), "cpu", counter, Path(tempfile.mkdtemp()), worker._quiet, result
+)
+item = Trial(n=0, shape="s", dims={"M": 3, "N": 20}, mode="standard", trial=0, seed=1, first=True)
+print(runner.run(item, _candidate), result.error_class, result.message)
+"""
+
+
+@pytest.mark.parametrize("late", [0, 1])
+def test_a_raw_memory_write_before_the_outputs_are_shipped_is_refused(late: int) -> None:
+    """ctypes' raw-memory events are refused from the first call until the outputs are shipped,
+    not only inside the call (in a subprocess: the probes' audit hook cannot be removed)."""
+    import os
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parents[1]
+    env = {**os.environ, "PYTHONPATH": str(root), "TRITON_INTERPRET": "1"}
+    done = subprocess.run(
+        [sys.executable, "-c", CTYPES_SCRIPT, str(late)],
+        cwd=root,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    line = done.stdout.strip().splitlines()[-1]
+    if late:
+        assert line.startswith("False trace_evaded memory was reached by address"), line
+        assert "ctypes.cdata" in line, line
+    else:
+        assert line.startswith("True"), line

@@ -211,6 +211,33 @@ def importing() -> Iterator[None]:
         _import.threads = tuple(t for t in threading.enumerate() if t not in before)
 
 
+class _Shipping:
+    """From a trial's first call until the worker has shipped its outputs (`shipping`)."""
+
+    active: bool = False
+    refused: list[str]  # ctypes raw-memory events refused there outside the calls
+
+    def __init__(self) -> None:
+        self.refused = []
+
+
+_shipping = _Shipping()
+
+
+@contextmanager
+def shipping() -> Iterator[list[str]]:
+    """Around a trial's calls and the shipping of their outputs. Between a call's return and
+    the shipped bytes, code the candidate left behind (a gc callback, a finalizer) could write
+    an output by address; ctypes' raw-memory events are refused there as inside a call, and
+    listed in what this yields (empty: none)."""
+    _shipping.refused.clear()
+    _shipping.active = True
+    try:
+        yield _shipping.refused
+    finally:
+        _shipping.active = False
+
+
 def import_threads() -> list[str]:
     """What the candidate's import left running, for a call's evasions (empty: nothing)."""
     alive = [t.name for t in _import.threads if t.is_alive()]
@@ -326,14 +353,17 @@ def _audit(event: str, args: tuple[Any, ...]) -> None:
     if not event.startswith("ctypes."):
         return
     probe = _active
-    if probe is None and not _import.active:
+    if probe is None and not _import.active and not _shipping.active:
         return
     if event == "ctypes.call_function":
         if not args or args[0] not in _native_addresses:
             return
     elif event not in _NATIVE_EVENTS:
         return
-    (probe.native if probe is not None else _import_native).append(event)
+    if probe is not None:
+        probe.native.append(event)
+    else:
+        (_import_native if _import.active else _shipping.refused).append(event)
     raise NativeAccessRefused(
         f"memory reached by address through ctypes ({event}): what is read that way is not seen "
         "by the judge's probes, so a candidate may not do it"

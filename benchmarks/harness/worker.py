@@ -280,7 +280,7 @@ def run_candidate(job: CandidateJob, folder: Path, progress: _Progress) -> Candi
             "_time_graph",
         ],
     )
-    probes.protect(_TrialRunner, ["run", "_call", "_launched"])
+    probes.protect(_TrialRunner, ["run", "_trial", "_call", "_launched"])
     # what ships a call's answer to the judge: a writer swapped at import could write the right
     # answer computed after the traced call (tests/hostile/calls_swap_the_trial_writer.py), and so
     # could any function below it (calls_forge_output_bytes.py, calls_forge_input_digest.py):
@@ -422,7 +422,7 @@ class _TrialRunner:
         """Run trial `item`; False when it failed (the failure is in the result)."""
         import torch
 
-        from benchmarks.harness.transport import write_trial
+        from benchmarks.harness import probes
 
         self.progress(CallEvent(n=item.n, shape=item.shape, mode=item.mode, trial=item.trial))
         # the first trial's steps carry timestamps of their own (the harness-speed timeline)
@@ -431,6 +431,17 @@ class _TrialRunner:
         args = self.task.make_inputs(item.dims, item.mode, self.gen)
         private = [a.clone() if isinstance(a, torch.Tensor) else a for a in args]
         step(FirstInputsEvent())
+        with probes.shipping() as refused:  # from the first call until the outputs are shipped
+            return self._trial(item, fn, step, args, private, refused)
+
+    def _trial(
+        self, item: Trial, fn: Any, step: Any, args: tuple, private: list, refused: list[str]
+    ) -> bool:
+        """The calls of trial `item` and the shipping of their outputs."""
+        import torch
+
+        from benchmarks.harness.transport import write_trial
+
         outside = 0  # Triton launches after a call returned, before its outputs were shipped
         try:
             t0 = _perf_counter()
@@ -462,6 +473,15 @@ class _TrialRunner:
         file = write_trial(self.folder, f"trial_{item.n}", out, repeat, changed, args, again)
         del out, repeat, args, private, again
         outside += self._launched() - mark
+        if refused:
+            self.result.fail(
+                "trace_evaded",
+                "memory was reached by address through ctypes after the candidate's call had "
+                f"returned and before the worker shipped its outputs, on {item.where()} (refused: "
+                f"{', '.join(sorted(set(refused)))}): an output could be written there unseen",
+            )
+            self.result.where = item
+            return False
         if outside:
             self.result.fail(
                 "trace_evaded",
