@@ -225,11 +225,11 @@ class BroadcastMixin:
             inner = [math.prod(t[j + 1 :]) for t in targets]
             coord = flat
             if any(v != 1 for v in inner):
-                coord = (
-                    f"({coord} // {self.size_arg('spread_inner', sizes.dim(inner), divisor=True)})"
-                )
+                inner_arg = self.divided_by(self.size_arg("spread_inner", sizes.dim(inner)))
+                coord = f"({coord} // {inner_arg})"
             if j > 0:
-                coord = f"{coord} % {self.size_arg('spread_dim', sizes.dim([t[j] for t in targets]), divisor=True)}"
+                dim_arg = self.size_arg("spread_dim", sizes.dim([t[j] for t in targets]))
+                coord = f"{coord} % {self.divided_by(dim_arg)}"
             strides = [stride[j] for _, stride in layouts]
             if any(s != 1 for s in strides):
                 coord = f"({coord}) * {self.size_arg('spread_stride', sizes.dim(strides))}"

@@ -247,21 +247,22 @@ class WindowMixin:
             return self.lit(node, at)
         return self.lit(node, name, default)
 
-    def size_arg(self: Builder, stem: str, expr: str, divisor: bool = False) -> str:
-        """A kernel argument the launcher computes as `expr` (one per expression); a `divisor`
-        (a coordinate decode divides by it) is a constexpr (`emit.Program.static`)."""
+    def size_arg(self: Builder, stem: str, expr: str) -> str:
+        """A kernel argument the launcher computes as `expr` (one per expression)."""
         for sym, have in self.prog.symbols.items():
             if have == expr:
-                if divisor:
-                    self.prog.static.add(sym)
                 return sym
         sym = emit.safe_name(
             stem, self.taken | self.vars | set(self.prog.symbols) | set(self.params)
         )
         self.taken.add(sym)
         self.prog.symbols[sym] = expr
-        if divisor:
-            self.prog.static.add(sym)
+        return sym
+
+    def divided_by(self: Builder, sym: str) -> str:
+        """`sym`, a size argument the kernel divides by (`//`, `%`): a constexpr from here on
+        (`emit.Program.static`)."""
+        self.prog.static.add(sym)
         return sym
 
     def let_tile(self: Builder, expr: str, note: str) -> str:
@@ -274,8 +275,7 @@ class WindowMixin:
         """The output element's coordinates over its last len(sizes) dims (`sizes`: their
         kernel arguments, last dim first) and the index of the leading dims folded into one."""
         coords, rest = [], self._flat_offset(note)
-        self.prog.static.update(sizes)  # divided by: constexprs
-        for size in sizes:
+        for size in map(self.divided_by, sizes):
             coords.append(self.let_tile(f"{rest} % {size}", note))
             rest = self.let_tile(f"{rest} // {size}", note)
         return coords, rest
