@@ -123,3 +123,62 @@ def test_a_raw_memory_write_before_the_outputs_are_shipped_is_refused(late: int)
         assert "ctypes.cdata" in line, line
     else:
         assert line.startswith("True"), line
+
+
+WINDOW_SCRIPT = """
+import gc, signal, tempfile
+from pathlib import Path
+from benchmarks.harness import probes, transport, worker
+from benchmarks.harness.fallback import TritonLaunchCounter
+from benchmarks.harness.messages import CandidateResult, Trial
+from benchmarks.loading import get_task
+from tests.test_late_launch import _candidate
+
+probes.install()
+counter = TritonLaunchCounter()
+counter.install()
+written = transport.write_trial
+seen = []
+
+def write_noting_the_collector(*args, **kwargs):  # where a gc callback would have fired
+    seen.append(gc.isenabled())
+    return written(*args, **kwargs)
+
+transport.write_trial = write_noting_the_collector
+runner = worker._TrialRunner(
+    get_task("softmax_fp32"), "cpu", counter, Path(tempfile.mkdtemp()), worker._quiet,
+    CandidateResult(),
+)
+item = Trial(n=0, shape="s", dims={"M": 3, "N": 20}, mode="standard", trial=0, seed=1, first=True)
+ok = runner.run(item, _candidate)
+try:
+    signal.signal(signal.SIGALRM, lambda *a: None)
+    handler = "installed"
+except probes.HookRefused:
+    handler = "refused"
+signal.signal(signal.SIGALRM, signal.SIG_IGN)  # no Python code runs for these
+signal.signal(signal.SIGALRM, signal.SIG_DFL)
+print(ok, gc.isenabled(), seen, handler)
+"""
+
+
+def test_no_gc_callback_or_signal_handler_runs_between_a_call_and_its_shipped_outputs() -> None:
+    """From the end of each call until the outputs are shipped the garbage collector is off (a
+    gc callback of the candidate's fires nowhere there) and on again after; a Python signal
+    handler (which runs wherever its signal lands) cannot be installed once the probes are."""
+    import os
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parents[1]
+    env = {**os.environ, "PYTHONPATH": str(root), "TRITON_INTERPRET": "1"}
+    done = subprocess.run(
+        [sys.executable, "-c", WINDOW_SCRIPT],
+        cwd=root,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip().splitlines()[-1] == "True True [False] refused"

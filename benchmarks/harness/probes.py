@@ -19,6 +19,11 @@ compute without dispatching anything it sees:
   over a tensor's `data_ptr()`, then compute in Python on what it read): an audit hook
   (`sys.addaudithook`, which cannot be removed once added) refuses ctypes' raw-memory events
   during a call or the candidate's import (`NativeAccessRefused`) and records them;
+- **run code of its own after the call returns** and before the worker ships the outputs
+  (`shipping`), where no probe is active, and rewrite an output there: a gc callback (the
+  collector is switched off from the end of each call until the outputs are shipped), a signal
+  handler (a Python handler the candidate installed is an evasion: it runs wherever the signal
+  lands), a Triton launch (counted by the worker) or ctypes' raw-memory events (refused there);
 - **patch the worker's checks** (through `sys.modules`): the identities of the recorder's,
   the launch counter's and the worker's own functions, and of every wrapper installed here, are
   taken before the candidate is imported and compared after every call.
@@ -33,8 +38,11 @@ Like the worker, this module imports only torch and the standard library.
 
 from __future__ import annotations
 
+import _signal
 import _thread
+import gc
 import os
+import signal
 import sys
 import threading
 from collections.abc import Callable, Iterator
@@ -229,13 +237,17 @@ def shipping() -> Iterator[list[str]]:
     """Around a trial's calls and the shipping of their outputs. Between a call's return and
     the shipped bytes, code the candidate left behind (a gc callback, a finalizer) could write
     an output by address; ctypes' raw-memory events are refused there as inside a call, and
-    listed in what this yields (empty: none)."""
+    listed in what this yields (empty: none). The garbage collector, switched off at the end of
+    each call (`watch`), runs again once the outputs are shipped."""
     _shipping.refused.clear()
     _shipping.active = True
+    collecting = gc.isenabled()
     try:
         yield _shipping.refused
     finally:
         _shipping.active = False
+        if collecting:
+            gc.enable()
 
 
 def import_threads() -> list[str]:
@@ -303,7 +315,28 @@ _OBSERVER_EVENTS = frozenset({"ctypes.dlsym", "ctypes.dlsym/handle", "ctypes.dlo
 
 
 class HookRefused(NativeAccessRefused):
-    """Raised by the audit hook where the candidate installs a profile or trace function."""
+    """Raised by the audit hook where the candidate installs a profile or trace function, and
+    by `signal.signal` where it installs a Python signal handler."""
+
+
+def _signal_setter(original: Any) -> Any:
+    """`_signal.signal` (behind `signal.signal`) refusing a Python handler: a handler runs
+    wherever its signal lands, after a call as well as inside it (an interval timer lands one
+    between a call's return and its shipped outputs: tests/hostile/calls_signal_handler_numpy.py
+    passed past the static check before). SIG_IGN and SIG_DFL stay allowed."""
+
+    def set_handler(signalnum: Any, handler: Any) -> Any:
+        if callable(handler):
+            _hooks_refused.append("signal.signal")
+            raise HookRefused(
+                f"signal.signal({signalnum!r}, {getattr(handler, '__name__', 'handler')}): a "
+                "Python signal handler runs inside the judge's own code, where it could change "
+                "a call's output after the call; a candidate may not install one"
+            )
+        return original(signalnum, handler)
+
+    set_handler.__name__ = "signal"
+    return set_handler
 
 
 class ObserverReachRefused(NativeAccessRefused):
@@ -370,6 +403,38 @@ def _audit(event: str, args: tuple[Any, ...]) -> None:
     )
 
 
+# the Python-level signal handlers in force before the candidate existed (`install`); one the
+# candidate adds runs wherever its signal lands, after a call as well as inside one
+_handlers: dict[int, Any] = {}
+_getsignal = signal.getsignal
+
+
+def _signal_handlers() -> dict[int, Any]:
+    handlers = {}
+    for sig in signal.valid_signals():
+        try:
+            handlers[int(sig)] = _getsignal(sig)
+        except (OSError, ValueError):  # a signal Python cannot ask about
+            continue
+    return handlers
+
+
+def new_signal_handlers() -> list[str]:
+    """The signals whose Python handler the candidate installed (empty: none)."""
+    return [
+        _signal_name(sig)
+        for sig, handler in _signal_handlers().items()
+        if callable(handler) and handler is not _handlers.get(sig)
+    ]
+
+
+def _signal_name(sig: int) -> str:
+    try:
+        return signal.Signals(sig).name
+    except ValueError:  # a real-time signal
+        return str(sig)
+
+
 def _install_audit() -> None:
     global _native_addresses
     import ctypes
@@ -395,6 +460,10 @@ def install() -> None:
         return
     _installed = True
     from torch.utils import _python_dispatch
+
+    _handlers.update(_signal_handlers())
+    _patch(_signal, "signal", _signal_setter)
+    protect(_signal, ["signal"])
 
     _install_audit()
 
@@ -554,7 +623,16 @@ def watch(recorder: Any, read_cap: int | None = None) -> Iterator[CallProbe]:
     try:
         yield probe
     finally:
+        if _shipping.active:  # no gc callback of the candidate's runs until the outputs ship
+            gc.disable()
         _active = None
+        handlers = new_signal_handlers()
+        if handlers:
+            probe.evasions.append(
+                f"it installed a signal handler ({', '.join(handlers[:5])}): Python code of its "
+                "own that runs wherever the signal lands, after its call as well as inside it, "
+                "where it can rewrite an output no probe watches"
+            )
         probe.evasions.extend(_dispatch_state(recorder))
         if probe.switches:
             names = ", ".join(sorted(set(probe.switches)))
@@ -563,7 +641,8 @@ def watch(recorder: Any, read_cap: int | None = None) -> Iterator[CallProbe]:
             )
         if _hooks_refused:
             probe.evasions.append(
-                "it tried to install a profile, trace or monitoring function (refused: "
+                "it tried to install a profile, trace or monitoring function or a signal handler "
+                "(refused: "
                 f"{', '.join(sorted(set(_hooks_refused)))}): code run inside the judge's own"
             )
         if _observer_refused:
