@@ -462,6 +462,7 @@ def install() -> None:
     from torch.utils import _python_dispatch
 
     _handlers.update(_signal_handlers())
+    _modes_before[:] = [_len_dispatch_modes(), _len_function_modes()]
     _patch(_signal, "signal", _signal_setter)
     protect(_signal, ["signal"])
 
@@ -598,8 +599,19 @@ def _native_threads() -> set[str]:
         return set()
 
 
+# the lengths of PyTorch's dispatch-mode and function-mode stacks before the candidate existed
+# (`install`), read through functions taken then: a mode the candidate leaves on runs its own
+# Python on every op or torch function the worker's code runs after the call, where it can
+# rewrite an output (tests/hostile/calls_dispatch_mode_below_numpy.py and
+# calls_function_mode_numpy.py passed past the static check before)
+_len_dispatch_modes = torch._C._len_torch_dispatch_stack
+_len_function_modes = torch._C._len_torch_function_stack
+_modes_before: list[int] = []
+
+
 def _dispatch_state(recorder: Any) -> list[str]:
-    """Why the recorder is not in force now (it should be: this runs inside its block)."""
+    """Why the recorder is not in force now (it should be: this runs inside its block), and
+    the modes of the candidate's own left on PyTorch's stacks."""
     from torch.utils._python_dispatch import _get_current_dispatch_mode
 
     problems = []
@@ -607,6 +619,19 @@ def _dispatch_state(recorder: Any) -> list[str]:
         problems.append("the Python dispatch key was excluded at the end of the call")
     if _get_current_dispatch_mode() is not recorder:
         problems.append("the dispatch recorder was not the current mode at the end of the call")
+    if _modes_before:
+        extra = _len_dispatch_modes() - _modes_before[0] - 1  # the recorder is the one expected
+        if extra > 0:
+            problems.append(
+                f"{extra} dispatch mode(s) of its own were on PyTorch's stack at the end of the "
+                "call: they run on every op the judge's own code runs after it"
+            )
+        extra = _len_function_modes() - _modes_before[1]
+        if extra > 0:
+            problems.append(
+                f"{extra} torch function mode(s) of its own were on at the end of the call: they "
+                "run on every torch function the judge's own code calls after it"
+            )
     return problems
 
 
