@@ -38,6 +38,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 
 from benchmarks.harness.messages import OPS_FD_ENV
 from benchmarks.harness.probes import TAMPERED_EXIT
+from benchmarks.harness.transport import plain
 
 # aten ops a Triton wrapper may run: allocation, views and reshapes, copies and casts, metadata.
 # Everything else is compute done by PyTorch.
@@ -390,7 +391,8 @@ def trace_call(counter: TritonLaunchCounter) -> Iterator[tuple[AtenRecorder, Cou
 
 
 def record_call(counter: TritonLaunchCounter, fn: Any, args: tuple, sync: Any) -> tuple[Any, Any]:
-    """Call `fn(*args)` (then `sync()`) traced and probed: (its output, its `FallbackInfo`)."""
+    """Call `fn(*args)` (then `sync()`) traced and probed: (its output, rebuilt by `plain`, and
+    its `FallbackInfo`)."""
     from benchmarks.harness import probes
     from benchmarks.harness.messages import FallbackInfo
 
@@ -399,7 +401,10 @@ def record_call(counter: TritonLaunchCounter, fn: Any, args: tuple, sync: Any) -
             out = fn(*args)
             sync()
             counter.closed_at = sum(counter.launches.values())
-    outs = list(out) if isinstance(out, tuple | list) else [out]
+            out = plain(out)
+            for arg in args:  # the inputs, which the worker also reads after the call
+                plain(arg)  # for its tensors' attributes, dropped in place
+    outs = list(out) if type(out) in (tuple, list) else [out]
     return out, FallbackInfo(
         compute_ops=recorder.compute_ops(),
         all_ops=dict(recorder.ops),

@@ -77,6 +77,51 @@ class TransportError(ValueError):
     """A trial file that is missing, truncated or not in the format above."""
 
 
+class Foreign:
+    """What a call returned that is not a tensor, a tuple or list of them, None or a number:
+    only its type's name is kept (the worker ships it as an opaque record)."""
+
+    __slots__ = ("type_name",)
+
+    def __init__(self, type_name: str) -> None:
+        self.type_name = type_name
+
+
+_TYPE_NAME = type.__dict__["__name__"].__get__  # a type's own name, no metaclass consulted
+_MAX_NESTING = 8
+
+
+def plain(value: Any, depth: int = 0) -> Any:
+    """`value` rebuilt without running any code of its own: a tuple or list (a subclass read
+    through the base type's own iterator, so a namedtuple stays a tuple) of plain values, a
+    tensor (exactly `torch.Tensor`), None, a bool, int or float; anything else (a tensor
+    subclass, a candidate's object) becomes `Foreign`. The worker calls it inside the call's
+    probe, so a list subclass's `__iter__`, or an object's `__class__` property, which would
+    otherwise run in the worker's own code after the call and rewrite an output where nothing
+    watches (tests/hostile/calls_list_subclass_numpy.py passed past the static check before),
+    never runs. A tensor's instance attributes are dropped (`bare`)."""
+    kind = type(value)
+    for base in (tuple, list):
+        if issubclass(kind, base) and depth < _MAX_NESTING:
+            return base(plain(v, depth + 1) for v in base.__iter__(value))
+    if kind is torch.Tensor:
+        return bare(value)
+    if value is None or kind in (bool, int, float):
+        return value
+    return Foreign(_TYPE_NAME(kind))
+
+
+def bare(tensor: torch.Tensor) -> torch.Tensor:
+    """`tensor` (exactly a `torch.Tensor`) with its instance attributes dropped: an attribute
+    set on it shadows the method of that name, so a `detach` the candidate set on an output or
+    an input ran its code when the worker's writer called `detach()` after the call
+    (tests/hostile/calls_instance_method_numpy.py passed past the static check before)."""
+    attributes = object.__getattribute__(tensor, "__dict__")
+    if attributes:
+        dict.clear(attributes)
+    return tensor
+
+
 def write_trial(
     folder: Path,
     stem: str,
@@ -93,7 +138,7 @@ def write_trial(
 
     def encode(value: Any, depth: int = 0, hashed: bool = False) -> dict[str, Any]:
         nonlocal offset
-        if isinstance(value, tuple | list) and depth < _MAX_DEPTH and len(value) <= _MAX_ITEMS:
+        if type(value) in (tuple, list) and depth < _MAX_DEPTH and len(value) <= _MAX_ITEMS:
             return {"t": "list", "items": [encode(v, depth + 1, hashed) for v in value]}
         if type(value) is torch.Tensor and value.dtype in _NAMES and hashed:
             return {
@@ -117,8 +162,11 @@ def write_trial(
             return spec
         if value is None or isinstance(value, bool | int | float):
             return {"t": "value", "v": value}
-        kind = f"tensor of {value.dtype}" if type(value) is torch.Tensor else type(value).__name__
-        return {"t": "opaque", "type": kind}
+        if type(value) is torch.Tensor:
+            kind = f"tensor of {value.dtype}"
+        else:  # the call's `Opaque` record (fallback.plain), or any other object by its type
+            kind = value.type_name if type(value) is Foreign else _TYPE_NAME(type(value))
+        return {"t": "opaque", "type": str(kind)}
 
     header = {
         "out": encode(out),
