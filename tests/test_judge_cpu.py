@@ -70,19 +70,24 @@ def _past_the_static_check(monkeypatch):
 
 
 @pytest.mark.parametrize(
-    ("name", "says"),
+    ("name", "says", "expect"),
     [
-        ("forged_progress_line", "unknown event 'all_trials_passed'"),
-        ("forged_result", "malformed result.json"),
+        ("forged_progress_line", "unknown event 'all_trials_passed'", ErrorClass.HARNESS_ERROR),
+        # json.dumps replaced at import: since 2026-12-07 the worker holds json's namespace
+        # (what it calls between a call and its shipped outputs), so the frozen check ends it
+        ("forged_result", "replaced: json.dumps", ErrorClass.TRACE_EVADED),
     ],
 )
-def test_a_candidate_forging_worker_messages_gets_a_harness_verdict(monkeypatch, name, says):
+def test_a_candidate_forging_worker_messages_gets_a_harness_verdict(
+    monkeypatch, name, says, expect
+):
     _past_the_static_check(monkeypatch)
     path = TESTS / "hostile_protocol" / f"{name}.py"
     verdict = evaluate(get_task("softmax_fp32"), path, CPU)
-    assert verdict.error_class == ErrorClass.HARNESS_ERROR and not verdict.passed, verdict.message
+    assert verdict.error_class == expect and not verdict.passed, verdict.message
     assert says in verdict.message
-    assert "harness_error" in verdict.flags
+    if expect == ErrorClass.HARNESS_ERROR:
+        assert "harness_error" in verdict.flags
 
 
 STARTER = sorted({t.name: t for t in load_all().values()}.values(), key=lambda t: t.name)

@@ -99,6 +99,7 @@ _installed = False
 _protected: list[tuple[Any, str, Any]] = []
 _sealed: list[tuple[Any, dict[str, Any]]] = []  # modules whose every global is protected
 _sealed_mutable: dict[int, frozenset[str]] = {}  # their globals their own code reassigns
+_sealed_growing: set[int] = set()  # namespaces that gain names lawfully (lazy submodules)
 
 
 def _one(t: Any) -> int:
@@ -512,12 +513,16 @@ def protect(owner: Any, names: list[str]) -> None:
             _protected.append((owner, name, getattr(owner, name)))
 
 
-def protect_module(module: Any, mutable: tuple[str, ...] = ()) -> None:
-    """Protect every global of `module` as it is now, and its namespace as a whole: a global
-    replaced, removed or added (a name that would shadow a builtin, like `open`) is tampering;
-    `mutable` names the globals the module's own code reassigns."""
+def protect_module(module: Any, mutable: tuple[str, ...] = (), grows: bool = False) -> None:
+    """Protect every global of `module` (a module or a class) as it is now, and its namespace as
+    a whole: a global replaced, removed or added (a name that would shadow a builtin, like
+    `open`, or a class's inherited method) is tampering; `mutable` names the globals the
+    module's own code reassigns; `grows`: names added later are lawful (torch's lazy submodules),
+    only those there now are held."""
     _sealed.append((module, {k: v for k, v in vars(module).items() if k not in mutable}))
     _sealed_mutable[id(module)] = frozenset(mutable)
+    if grows:
+        _sealed_growing.add(id(module))
 
 
 TAMPERED_EXIT = 87  # the worker's exit status when `frozen_check` finds the judge's code replaced
@@ -537,7 +542,12 @@ def frozen_check(
     same way."""
     fd, identity = descriptor
     sealed = tuple(
-        (module, tuple(names.items()), _sealed_mutable.get(id(module), frozenset()))
+        (
+            module,
+            tuple(names.items()),
+            _sealed_mutable.get(id(module), frozenset()),
+            id(module) in _sealed_growing,
+        )
         for module, names in _sealed
     )
     protected = tuple(_protected)
@@ -560,13 +570,14 @@ def frozen_check(
         for owner, name, value in protected:
             if _getattr(owner, name, None) is not value:
                 found.append(_str(_getattr(owner, "__name__", "?")) + "." + name)
-        for module, names, skip in sealed:
+        for module, names, skip, grows in sealed:
             now = _vars(module)
             for name, value in names:
                 if now.get(name, check) is not value:
                     found.append(module.__name__ + "." + name)
-            known = _set(n for n, _ in names)
-            found.extend(module.__name__ + "." + n for n in _set(now) - skip - known)
+            if not grows:
+                known = _set(n for n, _ in names)
+                found.extend(module.__name__ + "." + n for n in _set(now) - skip - known)
         return found
 
     return check
@@ -578,7 +589,8 @@ def tampered() -> list[str]:
     for module, names in _sealed:
         now = vars(module)
         skip = _sealed_mutable.get(id(module), frozenset())
-        for name in sorted((set(names) | set(now)) - skip):
+        held = set(names) if id(module) in _sealed_growing else set(names) | set(now)
+        for name in sorted(held - skip):
             if names.get(name, _sealed) is not now.get(name, _sealed):
                 changed.append(f"{module.__name__}.{name}")
     for owner, name, value in _protected:

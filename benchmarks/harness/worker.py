@@ -296,6 +296,23 @@ def run_candidate(job: CandidateJob, folder: Path, progress: _Progress) -> Candi
     probes.protect_module(probes, mutable=probes.REASSIGNED)
     probes.protect(transport.torch.Tensor, list(transport.TENSOR_METHODS))
     probes.protect(transport.torch, list(transport.TORCH_FUNCTIONS))
+    # and everything else the worker's own code calls between a call and its shipped outputs
+    # (the clones for the repeat call, `same_bits`'s comparisons, `open`, the JSON header): a
+    # tensor method, torch function or builtin replaced at import ran the candidate's code
+    # there (tests/hostile/calls_patch_tensor_clone.py fixed the first trial's output that way).
+    # torch's own namespace is held by name only: importing torch._dynamo rebinds
+    # torch.manual_seed, lawfully.
+    import builtins
+    import json
+    import math
+    import pathlib
+
+    probes.protect_module(transport.torch.Tensor)
+    probes.protect(transport.torch, ["isnan", "equal"])
+    for module in (builtins, json, json.encoder, math, os):
+        probes.protect_module(module, grows=True)
+    for cls in (pathlib.PurePath, pathlib.Path, type(pathlib.Path())):
+        probes.protect(cls, ["__truediv__", "write_text", "replace", "open", "exists"])
     # held in this frame: what the candidate replaces after its import cannot reach these
     tampered, stop, say = probes.frozen_check(fallback.ops_fd()), os._exit, os.write
 

@@ -1,5 +1,7 @@
 # why: a correct softmax that patches json.dumps in the worker it shares, so the result it writes
-# claims a status the protocol does not know; the judge must answer with a harness verdict
+# claims a status the protocol does not know; the judge answered with a harness verdict (the
+# malformed result.json) until the worker held json's namespace (2026-12-07): now the frozen
+# check ends the worker at the first call (trace_evaded, `replaced: json.dumps`)
 import json
 
 import torch
