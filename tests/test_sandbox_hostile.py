@@ -231,18 +231,52 @@ def test_loopback_server_on_the_host_is_unreachable(tmp_path: Path) -> None:
         server.close()
 
 
-def test_forked_processes_die_when_the_worker_exits_by_itself(tmp_path: Path) -> None:
-    folder = tmp_path / "w"
-    _, result = _run_unchecked("os_fork_many", folder)
-    assert result is not None and result.status == "ok", result
-    assert _settled(folder.resolve(), 1) == []  # Child.kill waited for the namespace to end
+def test_a_forking_candidate_is_refused_and_leaves_no_process(tmp_path: Path) -> None:
+    """Since 2026-12-07 the probes refuse starting a process once installed: the forks and the
+    setsid daemon never start (the namespace teardown they used to test is tested directly
+    below)."""
+    for name in ("os_fork_many", "os_setsid_daemon"):
+        folder = tmp_path / name
+        _, result = _run_unchecked(name, folder)
+        assert result is not None and result.error_class == "trace_evaded", result
+        assert "a process was started" in result.message, result.message
+        assert _settled(folder.resolve(), 1) == []
+        time.sleep(0.5)
+        assert not (folder / "late.txt").exists()
 
 
-def test_setsid_daemon_does_not_outlive_the_evaluation(tmp_path: Path) -> None:
-    folder = tmp_path / "w"
-    _, result = _run_unchecked("os_setsid_daemon", folder)
-    assert result is not None and result.status == "ok", result
-    assert _settled(folder.resolve(), 1) == []  # Child.kill waited for the namespace to end
+FORKER = """
+import os, sys, time
+for _ in range(5):  # sleepers
+    if os.fork() == 0:
+        time.sleep(60)
+        os._exit(0)
+if os.fork() == 0:  # a daemon in a session of its own that writes late
+    os.setsid()
+    if os.fork() == 0:
+        time.sleep(3)
+        open("late.txt", "w").write("outlived")
+        os._exit(0)
+    os._exit(0)
+time.sleep(0.5)
+"""
+
+
+def test_processes_started_in_the_sandbox_die_with_its_first_process(tmp_path: Path) -> None:
+    """The pid namespace ends with the sandbox's first process: sleepers forked there and a
+    setsid daemon die with it (what protects the judge from the processes Triton's tools start,
+    and from any process start the probes miss)."""
+    import subprocess
+    import sys
+
+    folder = (tmp_path / "w").resolve()
+    folder.mkdir()
+    launch = sandbox.candidate_launch(folder, "cpu", [sys.executable, "-c", FORKER])
+    done = subprocess.run(
+        launch.argv, env=launch.env, cwd=folder, preexec_fn=launch.preexec_fn, timeout=120
+    )
+    assert done.returncode == 0
+    assert _settled(folder, 5) == []
     time.sleep(4)  # past the daemon's 3 s
     assert not (folder / "late.txt").exists()
 
@@ -254,7 +288,7 @@ def test_the_judge_cannot_be_killed_from_inside(tmp_path: Path) -> None:
 
 
 def test_the_judge_survives_its_sandbox_and_the_next_evaluation_passes(tmp_path: Path) -> None:
-    _run_unchecked("os_fork_many", tmp_path / "w1")
+    _run_unchecked("os_kill_judge", tmp_path / "w1")
     task = get_task("softmax_fp32")
     verdict = evaluate(
         task,

@@ -363,10 +363,125 @@ def _observer_reach(event: str, args: tuple[Any, ...]) -> str | None:
     return None
 
 
+# starting a process: a helper forked at import computed each call's answer in numpy, in a
+# process of its own where no probe runs, over memory shared with the worker, the worker seeing
+# only Triton copies (tests/hostile/calls_forked_helper_numpy.py passed past the static check).
+# Refused once the probes are installed, except the compiler tools Triton runs on a GPU
+# (ptxas, a C compiler for its launchers, ldconfig), found in a folder the candidate cannot write.
+_PROCESS_EVENTS = frozenset(
+    {
+        "os.fork",
+        "os.forkpty",
+        "os.exec",
+        "os.system",
+        "os.spawn",
+        "os.posix_spawn",
+        "subprocess.Popen",
+    }
+)
+_TOOLS = frozenset(
+    {
+        "ptxas", "cuobjdump", "nvdisasm", "nvlink", "fatbinary", "gcc", "cc", "clang", "g++",
+        "c++", "ld", "ldconfig", "ldconfig.real",
+    }
+)  # fmt: skip
+# libc's process starters reached through ctypes (and `syscall`, which reaches any of them)
+_PROCESS_SYMBOLS = frozenset(
+    {
+        "fork", "vfork", "_fork", "__fork", "clone", "clone3", "__clone", "posix_spawn",
+        "posix_spawnp", "execve", "execv", "execvp", "execvpe", "execl", "execle", "execlp",
+        "fexecve", "execveat", "system", "popen", "syscall", "daemon",
+    }
+)  # fmt: skip
+_processes_refused: list[str] = []
+
+
+class ProcessRefused(NativeAccessRefused):
+    """Raised where the candidate starts a process (other than Triton's compiler tools)."""
+
+
+def _scratch_roots() -> tuple[str, ...]:
+    """The folders a candidate can write into (where a program or library of its own would be)."""
+    import tempfile
+
+    roots = {"/tmp", "/dev/shm", "/var/tmp", tempfile.gettempdir(), os.getcwd()}
+    return tuple(sorted(os.path.realpath(r) for r in roots))
+
+
+def _in_scratch(path: str) -> bool:
+    real = os.path.realpath(path)
+    return any(real == r or real.startswith(r.rstrip("/") + "/") for r in _scratch_roots())
+
+
+def _tool(program: Any) -> bool:
+    """Whether `program` is one of Triton's compiler tools, outside every folder the candidate
+    can write into."""
+    import shutil
+
+    if isinstance(program, bytes):
+        program = os.fsdecode(program)
+    if not isinstance(program, str) or not program:
+        return False
+    path = program if "/" in program else shutil.which(program)
+    if path is None:
+        return False
+    names = {os.path.basename(path), os.path.basename(os.path.realpath(path))}
+    return bool(names & _TOOLS) and not _in_scratch(path)
+
+
+def _starts_a_process(event: str, args: tuple[Any, ...]) -> str | None:
+    """What process `event` starts, when it is not an allowed tool; None otherwise."""
+    if event in ("ctypes.dlsym", "ctypes.dlsym/handle"):
+        name = str(args[1]) if len(args) > 1 else ""
+        return f"libc's {name} through ctypes" if name in _PROCESS_SYMBOLS else None
+    if event == "ctypes.dlopen":  # native code of the candidate's own, written into its scratch
+        name = os.fsdecode(args[0]) if args and isinstance(args[0], str | bytes) else ""
+        return f"a library of its own ({name[:80]})" if "/" in name and _in_scratch(name) else None
+    if event not in _PROCESS_EVENTS:
+        return None
+    if event == "subprocess.Popen" and len(args) > 1:
+        program = args[0] or (
+            args[1][0] if isinstance(args[1], list | tuple) and args[1] else args[1]
+        )
+        return None if _tool(program) else f"{event} of {str(program)[:80]}"
+    if event == "os.posix_spawn" and args:
+        return None if _tool(args[0]) else f"{event} of {str(args[0])[:80]}"
+    return event
+
+
+def _fork_exec_guard(original: Any) -> Any:
+    """`_posixsubprocess.fork_exec` (below subprocess, unaudited) refusing any program but the
+    allowed tools: its second argument lists the paths the child will try."""
+
+    def fork_exec(*args: Any, **kwargs: Any) -> Any:
+        paths = args[1] if len(args) > 1 else ()
+        if not paths or not all(_tool(p) for p in paths):
+            shown = os.fsdecode(paths[0]) if paths else "?"
+            _processes_refused.append(f"fork_exec of {shown[:80]}")
+            raise ProcessRefused(
+                f"a process was started ({shown[:80]}): what it computes is not seen by the "
+                "judge's probes, so a candidate may not start one"
+            )
+        return original(*args, **kwargs)
+
+    fork_exec.__name__ = "fork_exec"
+    return fork_exec
+
+
 def _audit(event: str, args: tuple[Any, ...]) -> None:
     """The audit hook: refuse ctypes' raw-memory events during a call or the import, and
     profile, trace and monitoring hooks, and reaches for the launch observer, at any time
     after `install`."""
+    if _installed and (
+        event in _PROCESS_EVENTS or event.startswith("ctypes.dlsym") or event == "ctypes.dlopen"
+    ):
+        started = _starts_a_process(event, args)
+        if started is not None:
+            _processes_refused.append(started)
+            raise ProcessRefused(
+                f"a process was started ({started}): what it computes is not seen by the "
+                "judge's probes, so a candidate may not start one"
+            )
     if _installed and event in _OBSERVER_EVENTS:
         reach = _observer_reach(event, args)
         if reach is not None:
@@ -466,6 +581,10 @@ def install() -> None:
     _modes_before[:] = [_len_dispatch_modes(), _len_function_modes()]
     _patch(_signal, "signal", _signal_setter)
     protect(_signal, ["signal"])
+    import _posixsubprocess
+
+    _patch(_posixsubprocess, "fork_exec", _fork_exec_guard)
+    protect(_posixsubprocess, ["fork_exec"])
 
     _install_audit()
 
@@ -681,6 +800,12 @@ def watch(recorder: Any, read_cap: int | None = None) -> Iterator[CallProbe]:
                 "it tried to install a profile, trace or monitoring function or a signal handler "
                 "(refused: "
                 f"{', '.join(sorted(set(_hooks_refused)))}): code run inside the judge's own"
+            )
+        if _processes_refused:
+            probe.evasions.append(
+                "it started a process, refused: "
+                f"{', '.join(sorted(set(_processes_refused))[:3])} (what another process "
+                "computes is not seen)"
             )
         if _observer_refused:
             probe.evasions.append(

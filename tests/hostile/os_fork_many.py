@@ -1,7 +1,7 @@
 # expect: forbidden_api
 # task: softmax_fp32
-# unchecked: resource_limit
-# why: forks 200 processes that sleep and outlive the call; the static check rejects it, and run past it (tests/test_sandbox_hostile.py) every one of them must die with the worker's pid namespace when the worker exits by itself; through the judge its watchdog stops it first (more processes than it allows)
+# unchecked: trace_evaded
+# why: forks 200 processes that sleep and outlive the call; the static check rejects it, and run past it (tests/test_sandbox_hostile.py) every one of them must die with the worker's pid namespace when the worker exits by itself; through the judge its watchdog stops it first (more processes than it allows); since 2026-12-07 the probes refuse the first fork at import (trace_evaded); the pid namespace's teardown is tested directly (test_processes_started_in_the_sandbox_die_with_its_first_process)
 # os-attack: fork
 import os
 import time

@@ -1,7 +1,7 @@
 # expect: forbidden_api
 # task: softmax_fp32
-# unchecked: none
-# why: double-forks a setsid daemon that writes late.txt into its folder 3 s after the evaluation; the static check rejects it, and run past it (tests/test_sandbox_hostile.py) the daemon must die with the worker's pid namespace and never write
+# unchecked: trace_evaded
+# why: double-forks a setsid daemon that writes late.txt into its folder 3 s after the evaluation; the static check rejects it, and run past it (tests/test_sandbox_hostile.py) the daemon must die with the worker's pid namespace and never write; since 2026-12-07 the probes refuse the fork at import (trace_evaded); the namespace teardown is tested directly
 # os-attack: daemon
 import os
 import time

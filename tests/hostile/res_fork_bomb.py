@@ -1,7 +1,7 @@
 # expect: forbidden_api
 # task: softmax_fp32
-# unchecked: resource_limit
-# why: a fork bomb (every process forks again and again; root is not held to RLIMIT_NPROC); the static check rejects os.fork, and run past it the judge's watchdog must count the sandbox's processes and stop it with resource_limit, and no process may be left; it stops by itself at about 200 processes (a count that races) so that a broken judge cannot take the test machine down
+# unchecked: trace_evaded
+# why: a fork bomb (every process forks again and again; root is not held to RLIMIT_NPROC); the static check rejects os.fork, and run past it the judge's watchdog must count the sandbox's processes and stop it with resource_limit, and no process may be left; it stops by itself at about 200 processes (a count that races) so that a broken judge cannot take the test machine down; since 2026-12-07 the probes refuse the first fork at import (trace_evaded)
 import os
 import time
 
