@@ -381,8 +381,8 @@ _PROCESS_EVENTS = frozenset(
 )
 _TOOLS = frozenset(
     {
-        "ptxas", "cuobjdump", "nvdisasm", "nvlink", "fatbinary", "gcc", "cc", "clang", "g++",
-        "c++", "ld", "ldconfig", "ldconfig.real",
+        "ptxas", "ptxas-blackwell", "cuobjdump", "nvdisasm", "nvlink", "fatbinary", "gcc", "cc",
+        "clang", "clang++", "g++", "c++", "ld", "ldconfig", "ldconfig.real",
     }
 )  # fmt: skip
 # libc's process starters reached through ctypes (and `syscall`, which reaches any of them)
