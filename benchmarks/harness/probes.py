@@ -394,6 +394,7 @@ _PROCESS_SYMBOLS = frozenset(
     }
 )  # fmt: skip
 _processes_refused: list[str] = []
+_allowed_tools = set(_TOOLS)  # emptied by `install` where nothing is compiled
 
 
 class ProcessRefused(NativeAccessRefused):
@@ -426,7 +427,7 @@ def _tool(program: Any) -> bool:
     if path is None:
         return False
     names = {os.path.basename(path), os.path.basename(os.path.realpath(path))}
-    return bool(names & _TOOLS) and not _in_scratch(path)
+    return bool(names & _allowed_tools) and not _in_scratch(path)
 
 
 def _starts_a_process(event: str, args: tuple[Any, ...]) -> str | None:
@@ -568,13 +569,18 @@ def _patch(owner: Any, name: str, make: Callable[[Any], Any]) -> None:
     setattr(owner, name, make(original))
 
 
-def install() -> None:
+def install(compiles: bool = True) -> None:
     """Wrap the scalar reads, tensor builders, thread starts and dispatch switches (once per
-    process, before any candidate code exists in it). Outside a `watch` they only pass through."""
+    process, before any candidate code exists in it). Outside a `watch` they only pass through.
+    `compiles`: Triton compiles here (a GPU), so its compiler tools may run; under the CPU
+    interpreter nothing is compiled and no process at all may start (a C compiler would build
+    native code of the candidate's own)."""
     global _installed
     if _installed:
         return
     _installed = True
+    if not compiles:
+        _allowed_tools.clear()
     from torch.utils import _python_dispatch
 
     _handlers.update(_signal_handlers())

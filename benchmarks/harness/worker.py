@@ -267,7 +267,7 @@ def run_candidate(job: CandidateJob, folder: Path, progress: _Progress) -> Candi
     fallback.arm_reports()  # compute ops go to the judge's pipe from here on
     counter = TritonLaunchCounter()
     counter.install()
-    probes.install()
+    probes.install(compiles=job.device == "cuda")
     protect_tracers(counter)
     probes.protect(
         sys.modules[__name__],
