@@ -1,7 +1,7 @@
 """Workers die with the judge that started them, and the next judge sweeps up (issue 16, item 6).
 
-A judge killed while its worker runs a candidate must not leave the worker (or what the candidate
-forked) running: under bubblewrap the sandbox dies with it (`--die-with-parent`, pid namespace);
+A judge killed while its worker runs a candidate must not leave the worker (or what it started)
+running: under bubblewrap the sandbox dies with it (`--die-with-parent`, pid namespace);
 unisolated (trusted baselines, `allow_unisolated`) the worker's sentinel kills its process group
 (benchmarks/harness/sentinel.py), also while the candidate holds the GIL in C code. The worker
 folder a killed judge leaves is removed by the next judge that uses the root
@@ -29,16 +29,13 @@ BWRAP = pytest.mark.skipif(
     sandbox.level() != sandbox.BWRAP, reason=f"no OS isolation here: {sandbox.detect().reason}"
 )
 
-# forks three sleepers (they stay in the worker's process group), then spins in one C call that
-# holds the GIL for minutes: no thread of the worker can run, only another process can act
+# spins in one C call that holds the GIL for minutes: no thread of the worker can run, only
+# another process can act. (It forked three sleepers first until 2026-12-07; a candidate's
+# process starts are refused since, tests/test_process_refusal.py, and what the sandbox's
+# processes become when its first one ends is tested in tests/test_sandbox_hostile.py.)
 STUCK = textwrap.dedent(
     """
-    import os, time
     def softmax(x):
-        for _ in range(3):
-            if os.fork() == 0:
-                time.sleep(120)
-                os._exit(0)
         return sum(range(10**13))
     """
 )
@@ -109,8 +106,8 @@ def _kill_judge_mid_call(root: Path, mode: str) -> tuple[Path, float]:
         judge.stdin.close()
         folder = Path(judge.stdout.readline().strip())
         assert folder.is_dir(), "the judge never reached the candidate's call"
-        time.sleep(1.0)  # the forks are made, the worker is inside sum()
-        assert len(_working_in(root)) >= 4  # worker and its three forks at least
+        time.sleep(1.0)  # the worker is inside sum()
+        assert len(_working_in(root)) >= 1  # the worker (and its sandbox's processes)
     finally:
         judge.kill()
         judge.wait()
@@ -120,7 +117,7 @@ def _kill_judge_mid_call(root: Path, mode: str) -> tuple[Path, float]:
     return folder, time.monotonic() - t0
 
 
-def test_an_unisolated_worker_and_its_forks_die_with_the_judge(tmp_path: Path) -> None:
+def test_an_unisolated_worker_dies_with_the_judge(tmp_path: Path) -> None:
     folder, seconds = _kill_judge_mid_call(tmp_path, "unisolated")
     assert seconds < 2.0, seconds
     assert folder.is_dir()  # nobody to clean up: the next judge's sweep
@@ -129,7 +126,7 @@ def test_an_unisolated_worker_and_its_forks_die_with_the_judge(tmp_path: Path) -
 
 
 @BWRAP
-def test_an_isolated_worker_and_its_forks_die_with_the_judge(tmp_path: Path) -> None:
+def test_an_isolated_worker_dies_with_the_judge(tmp_path: Path) -> None:
     folder, seconds = _kill_judge_mid_call(tmp_path, "isolated")
     assert seconds < 2.0, seconds
     assert leftovers.sweep(tmp_path) == [folder.resolve()]
