@@ -189,6 +189,8 @@ class ShapeResult(BaseModel):
     iou: float | None = None
     mfu: float | None = None
     launch_bound: bool | None = None
+    # the profiler's share of one call's GPU time in Triton kernels; None under the launch
+    # observer (CUPTI takes one subscriber a process: its counts judge instead)
     triton_ratio: float | None = None
     timing_method: str | None = None
     notes: list[str] = Field(default_factory=list)

@@ -18,6 +18,7 @@ from benchmarks.harness.observer import (
     DRY,
     GRAPHS,
     IMPORT,
+    PREPARE,
     TIMING,
     TRIALS,
     WARM_UP,
@@ -86,6 +87,7 @@ def _honest(timed: bool = True) -> list[dict[tuple[str, str], int]]:
     windows = [
         {(TORCH, RANDN): 3, (TRITON, "_copy_scaled_kernel"): 5},  # warm-up
         {(TORCH, DIGEST_SUM): 8},  # digests
+        {(TORCH, RANDN): 4},  # the task loaded, each shape's inputs made once per mode
         {(TORCH, RANDN): 12, (TORCH, FILL): 2},  # dry pass
         {},  # import
         {(TORCH, RANDN): 12, (TRITON, "softmax_kernel"): 15, (TORCH, DIGEST_SUM): 40,
@@ -230,6 +232,25 @@ def test_loop_variants_of_one_elementwise_op_count_as_one() -> None:
     assert finding is not None and finding.error == "fallback"
 
 
+def test_a_tasks_one_time_work_is_neither_missing_nor_allowed() -> None:
+    """Seen on the H100 (2026-12-07): a TritonBench task runs its own tests (the reference and
+    its comparisons) when the worker loads it. In the dry pass's window those launches showed
+    as the worker's own, missing from the trials ("the markers moved"), and failed honest
+    candidates; they now sit in a window of their own, which allows nothing later: the
+    reference's kernel while timed is still a fallback."""
+    SUM = "_ZN2at6native13reduce_kernelILi512ELi1ENS0_8ReduceOpIfNS0_14func_wrapper_tIfNS0_11sum"
+    windows = _honest()
+    windows[PREPARE][(TORCH, SUM)] = 12
+    assert check(parse(_stream(windows), KEY), timed=True) is None
+    windows[TIMING][(TORCH, SUM)] = 100
+    finding = check(parse(_stream(windows), KEY), timed=True)
+    assert finding is not None and finding.error == "fallback" and "timed" in finding.message
+    windows = _honest()
+    windows[DRY][(TORCH, SUM)] = 12  # as before the fix: the dry pass counted them
+    finding = check(parse(_stream(windows), KEY), timed=True)
+    assert finding is not None and finding.error == "trace_evaded"
+
+
 def test_pytorch_compute_in_the_graphs_is_a_fallback() -> None:
     windows = _honest()
     windows[GRAPHS][(TORCH, MUL)] = 2  # captured with the candidate's kernels
@@ -258,7 +279,7 @@ def test_work_on_a_side_stream_while_timed_on_one_stream_is_an_evasion() -> None
 
 
 def test_the_windows_are_named_in_order() -> None:
-    assert (WARM_UP, DIGEST, DRY, IMPORT, TRIALS, TIMING, GRAPHS) == (0, 1, 2, 3, 4, 5, 6)
+    assert (WARM_UP, DIGEST, PREPARE, DRY, IMPORT, TRIALS, TIMING, GRAPHS) == tuple(range(8))
     assert isinstance(Windows(), Windows)
 
 

@@ -1290,10 +1290,21 @@ def _dry_pass(task: Any, job: CandidateJob) -> None:
     """What the worker itself launches in the correctness trials, done once more before the
     candidate is imported, in a window of the launch observer's own: each trial's inputs made,
     kept and compared as `_TrialRunner.run` does (the same plan; the input seed does not change
-    which kernels make them). The judge subtracts these counts from the trials'."""
+    which kernels make them). The judge subtracts these counts from the trials'.
+
+    Before it, in the window that loading the task opened (judged by nobody, allowed nowhere),
+    each shape's inputs are made once in every mode: a task's one-time work (a TritonBench file
+    runs its tests to record the calls, comparisons included, when first loaded; a cache filled
+    by the first `make_inputs`) would otherwise count in the dry pass once and in the trials
+    never, as launches the trials missed."""
     import torch
 
     gen = torch.Generator(device=job.device)
+    for shape in job.shapes:
+        for mode in job.modes:
+            gen.manual_seed(0)
+            task.make_inputs(shape.dims, mode, gen)
+    _mark()
     for item in trial_plan(job.shapes, job.modes, job.trials, 0):
         gen.manual_seed(item.seed)
         args = task.make_inputs(item.dims, item.mode, gen)

@@ -13,12 +13,14 @@ The worker launches the marker at fixed points, so the counts come in windows:
 
     0  the worker's warm-up (timing, profiler, trial files): the harness's own kernel names
     1  the digests the worker computes of what it ships (`transport.digest`, on 64-bit words)
-    2  the dry pass: every correctness trial's inputs made, copied and compared as the trial
+    2  the task loaded and each shape's inputs made once per mode: a task's one-time work (a
+       TritonBench file runs its own tests when loaded); judged by nothing, allowed nowhere
+    3  the dry pass: every correctness trial's inputs made, copied and compared as the trial
        will, before the candidate is imported (its launches counted exactly)
-    3  the candidate imported and bound to each shape (not judged: no input exists yet)
-    4  the correctness trials
-    5  the per-call timing of every timed shape (when it ran)
-    6  the timing as served, in CUDA graphs (when it ran; empty when no shape is)
+    4  the candidate imported and bound to each shape (not judged: no input exists yet)
+    5  the correctness trials
+    6  the per-call timing of every timed shape (when it ran)
+    7  the timing as served, in CUDA graphs (when it ran; empty when no shape is)
 
 The judge (`check`) then decides from the counts alone: in the trials, every launch not made by
 Triton's launcher must be a fill or a copy, or be matched one for one by the dry pass (the
@@ -57,7 +59,7 @@ DEFAULT_LIB = REPO_ROOT / "build" / "observer" / "libkf_observer.so"
 MARKER = "_kernforge_observer_marker"
 
 # the windows the worker's markers close (module docstring)
-WARM_UP, DIGEST, DRY, IMPORT, TRIALS, TIMING, GRAPHS = range(7)
+WARM_UP, DIGEST, PREPARE, DRY, IMPORT, TRIALS, TIMING, GRAPHS = range(8)
 
 # where Triton's generated launcher lives: `__triton_launcher.<abi>.so` in the Triton cache
 TRITON_ORIGINS = ("__triton_launcher",)
@@ -380,7 +382,11 @@ def check(windows: Windows, timed: bool, device_wide: bool = False) -> Finding |
 
 
 def _check_timed(windows: Windows, digests: set[str], device_wide: bool) -> Finding | None:
-    allowed = digests | {op_key(name) for counts in windows.counts[: DRY + 1] for _, name in counts}
+    # the worker's own kernels: its warm-up (the timer's), the digests, its input making (not
+    # the task's one-time work in PREPARE: a TritonBench file's tests run its reference there)
+    allowed = digests | {
+        op_key(name) for index in (WARM_UP, DIGEST, DRY) for _, name in windows.counts[index]
+    }
     for index, what in ((TIMING, "while the candidate was timed"), (GRAPHS, "in its CUDA graphs")):
         odd = Counter(
             {
