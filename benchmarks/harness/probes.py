@@ -393,6 +393,9 @@ _PROCESS_SYMBOLS = frozenset(
         "fexecve", "execveat", "system", "popen", "syscall", "daemon",
     }
 )  # fmt: skip
+# a C compiler's options alone run programs (`-wrapper`, `-fplugin`): one starts only inside a
+# Triton build of a source Triton generated (benchmarks/harness/native.py)
+_C_COMPILERS = frozenset({"gcc", "cc", "clang", "clang++", "g++", "c++"})
 _processes_refused: list[str] = []
 _allowed_tools = set(_TOOLS)  # emptied by `install` where nothing is compiled
 
@@ -427,7 +430,15 @@ def _tool(program: Any) -> bool:
     if path is None:
         return False
     names = {os.path.basename(path), os.path.basename(os.path.realpath(path))}
+    if names & _C_COMPILERS and not _native().building():
+        return False
     return bool(names & _allowed_tools) and not _in_scratch(path)
+
+
+def _native() -> Any:
+    from benchmarks.harness import native  # imports this module: loaded once this one is
+
+    return native
 
 
 def _starts_a_process(event: str, args: tuple[Any, ...]) -> str | None:
@@ -463,6 +474,8 @@ def _fork_exec_guard(original: Any) -> Any:
                 f"a process was started ({shown[:80]}): what it computes is not seen by the "
                 "judge's probes, so a candidate may not start one"
             )
+        if _native().building() and len(args) > 5:  # the compiler gets the install's
+            args = (*args[:5], _native().compiler_environment(), *args[6:])  # environment
         return original(*args, **kwargs)
 
     fork_exec.__name__ = "fork_exec"
@@ -593,6 +606,7 @@ def install(compiles: bool = True) -> None:
     protect(_posixsubprocess, ["fork_exec"])
 
     _install_audit()
+    _native().install(compiles, protect)
 
     for name, count in _READS.items():
         _patch(torch.Tensor, name, lambda f, c=count: _reader(f, c))
@@ -812,6 +826,12 @@ def watch(recorder: Any, read_cap: int | None = None) -> Iterator[CallProbe]:
                 "it started a process, refused: "
                 f"{', '.join(sorted(set(_processes_refused))[:3])} (what another process "
                 "computes is not seen)"
+            )
+        if _native().refused:
+            probe.evasions.append(
+                "it loaded native code of its own, refused: "
+                f"{', '.join(sorted(set(_native().refused))[:3])} (machine code in its process "
+                "computes where no probe sees it)"
             )
         if _observer_refused:
             probe.evasions.append(

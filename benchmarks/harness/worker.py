@@ -1422,14 +1422,31 @@ def _take_seeded_cache(folder: Path) -> None:
     """Copy the Triton cache the judge seeded into `folder/.triton/cache` (kernels compiled ahead
     for this candidate by the executor's CPU stage) into this worker's own cache folder, which
     sits on the sandbox's private tmpfs (`sandbox.worker_env`) and so cannot be seeded from
-    outside. Nothing to do when nothing was seeded or the folders are one."""
+    outside. Nothing to copy when nothing was seeded or the folders are one.
+
+    No shared object is taken (where the folders are one, none is left): the seed was compiled
+    in a process that ran the candidate's code, and a Triton launcher found in the cache is
+    loaded as native code (benchmarks/harness/native.py trusts the cache's shared objects at
+    install as the worker's own builds). The worker builds its launchers itself."""
     import shutil
+
+    from benchmarks.harness.native import SHARED_SUFFIXES
 
     seeded = folder / ".triton" / "cache"
     mine = os.environ.get("TRITON_CACHE_DIR")
-    if not seeded.is_dir() or not mine or Path(mine).resolve() == seeded.resolve():
+    if not seeded.is_dir() or not mine:
         return
-    shutil.copytree(seeded, mine, dirs_exist_ok=True)
+    if Path(mine).resolve() == seeded.resolve():
+        for path in seeded.rglob("*"):
+            if path.name.endswith(SHARED_SUFFIXES) and not path.is_dir():
+                path.unlink()
+        return
+    shutil.copytree(
+        seeded,
+        mine,
+        dirs_exist_ok=True,
+        ignore=lambda _, names: [n for n in names if n.endswith(SHARED_SUFFIXES)],
+    )
 
 
 def _run_job(req_path: Path, folder: Path, progress: _Progress) -> JobResult:
