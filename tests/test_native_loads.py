@@ -29,6 +29,11 @@ import glob, importlib.machinery, importlib.util, os, shutil, subprocess, sys, s
 from benchmarks.harness import native, probes
 
 mode, source = sys.argv[1], sys.argv[2]
+if mode == "gpu" and source:  # the folder lists _build takes (Triton 3.6: 3; later: 4)
+    import inspect
+    from triton.runtime import build
+    lists = [[] for p in list(inspect.signature(build._build).parameters.values())[3:]
+             if p.default is inspect.Parameter.empty]
 probes.install(compiles=mode == "gpu")
 
 
@@ -64,18 +69,17 @@ os.write(fd, open(installed[2], "rb").read())
 attempt("memfd", lambda: load(os.path.basename(installed[2]).split(".")[0], f"/proc/self/fd/{fd}"))
 
 if mode == "gpu" and source:
-    from triton.runtime import build
     src_path = os.path.join(scratch, "kf_probe_ext.c")
     with open(src_path, "w") as f:
         f.write(source)
     own = os.path.join(scratch, "own")
     os.makedirs(own)
-    attempt("own build", lambda: build._build("kf_probe_ext", src_path, own, [], [], [], []))
+    attempt("own build", lambda: build._build("kf_probe_ext", src_path, own, *lists))
     attempt("compiler", lambda: subprocess.run(["gcc", "--version"], capture_output=True))
     native._launcher_guard(lambda: source)()  # as Triton's launcher generator returns it
     made = os.path.join(scratch, "made")
     os.makedirs(made)
-    so = build._build("kf_probe_ext", src_path, made, [], [], [], [])
+    so = build._build("kf_probe_ext", src_path, made, *lists)
     print("built=" + str(load("kf_probe_ext", so).answer()))
     print("refused=" + ",".join(sorted(set(native.refused)))[:300])
 """
