@@ -6,6 +6,7 @@ interpreter, the late launch made by the trial writer's stand-in."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -15,7 +16,7 @@ import triton.language as tl
 
 from benchmarks.harness import transport, worker
 from benchmarks.harness.fallback import TritonLaunchCounter
-from benchmarks.harness.messages import CandidateResult, Trial
+from benchmarks.harness.messages import CandidateResult, Trial, TrialEvent
 from benchmarks.loading import get_task
 
 
@@ -30,6 +31,19 @@ def _candidate(x: torch.Tensor) -> torch.Tensor:
     y = torch.empty_like(x)
     _scale[(triton.cdiv(x.numel(), 256),)](x, y, x.numel(), BLOCK=256)
     return y
+
+
+def judge_takes(folder: Path) -> Callable[[object], None]:
+    """A progress sink that does what the judge does with a trial's line: take its files (the
+    worker waits for that before anything of the candidate's may run again)."""
+
+    def take(event: object) -> None:
+        file = getattr(event, "file", None)
+        if isinstance(event, TrialEvent) and file:
+            for path in (folder / file, (folder / file).with_suffix(".bin")):
+                path.unlink(missing_ok=True)
+
+    return take
 
 
 @pytest.mark.parametrize("late", [0, 1])
@@ -49,7 +63,7 @@ def test_a_launch_between_the_call_and_the_shipped_outputs_fails_the_trial(
     monkeypatch.setattr(transport, "write_trial", write_after_a_late_launch)
     try:
         result = CandidateResult()
-        runner = worker._TrialRunner(task, "cpu", counter, tmp_path, worker._quiet, result)
+        runner = worker._TrialRunner(task, "cpu", counter, tmp_path, judge_takes(tmp_path), result)
         item = Trial(
             n=0, shape="s", dims={"M": 3, "N": 20}, mode="standard", trial=0, seed=1, first=True
         )
@@ -72,7 +86,7 @@ from benchmarks.harness import probes, transport, worker
 from benchmarks.harness.fallback import TritonLaunchCounter
 from benchmarks.harness.messages import CandidateResult, Trial
 from benchmarks.loading import get_task
-from tests.test_late_launch import _candidate
+from tests.test_late_launch import _candidate, judge_takes
 
 probes.install()  # the audit hook, as in the worker (this process only)
 counter = TritonLaunchCounter()
@@ -90,8 +104,9 @@ def write_after_a_raw_write(folder, name, out, *rest):  # what a finalizer could
 
 transport.write_trial = write_after_a_raw_write
 result = CandidateResult()
+folder = Path(tempfile.mkdtemp())
 runner = worker._TrialRunner(
-    get_task("softmax_fp32"), "cpu", counter, Path(tempfile.mkdtemp()), worker._quiet, result
+    get_task("softmax_fp32"), "cpu", counter, folder, judge_takes(folder), result
 )
 item = Trial(n=0, shape="s", dims={"M": 3, "N": 20}, mode="standard", trial=0, seed=1, first=True)
 print(runner.run(item, _candidate), result.error_class, result.message)
@@ -132,7 +147,7 @@ from benchmarks.harness import probes, transport, worker
 from benchmarks.harness.fallback import TritonLaunchCounter
 from benchmarks.harness.messages import CandidateResult, Trial
 from benchmarks.loading import get_task
-from tests.test_late_launch import _candidate
+from tests.test_late_launch import _candidate, judge_takes
 
 probes.install()
 counter = TritonLaunchCounter()
@@ -145,9 +160,9 @@ def write_noting_the_collector(*args, **kwargs):  # where a gc callback would ha
     return written(*args, **kwargs)
 
 transport.write_trial = write_noting_the_collector
+folder = Path(tempfile.mkdtemp())
 runner = worker._TrialRunner(
-    get_task("softmax_fp32"), "cpu", counter, Path(tempfile.mkdtemp()), worker._quiet,
-    CandidateResult(),
+    get_task("softmax_fp32"), "cpu", counter, folder, judge_takes(folder), CandidateResult()
 )
 item = Trial(n=0, shape="s", dims={"M": 3, "N": 20}, mode="standard", trial=0, seed=1, first=True)
 ok = runner.run(item, _candidate)
@@ -182,3 +197,28 @@ def test_no_gc_callback_or_signal_handler_runs_between_a_call_and_its_shipped_ou
     )
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.strip().splitlines()[-1] == "True True [False] refused"
+
+
+def test_a_finalizer_cannot_rewrite_a_shipped_trial_before_the_judge_takes_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """tests/hostile/calls_finalizer_rewrites_trial_numpy.py, run past the static check: its
+    output's finalizer ran when the worker dropped the output right after writing the trial's
+    file, and wrote the numpy-computed answer over the written bytes before the judge read
+    them; its first trial passed (it failed later only where the collector freed an output
+    late). The worker now keeps everything until the judge has taken the files, so its wrong
+    kernel fails on the first trial."""
+    from benchmarks.harness.judge import JudgeConfig, evaluate
+    from benchmarks.harness.static_check import StaticResult
+    from benchmarks.verdict import ErrorClass
+
+    monkeypatch.setattr(
+        "benchmarks.harness.judge.check_source",
+        lambda *a, **k: StaticResult(ok=True, error_class=ErrorClass.NONE, message=""),
+    )
+    hostile = (
+        Path(__file__).resolve().parent / "hostile" / "calls_finalizer_rewrites_trial_numpy.py"
+    )
+    verdict = evaluate(get_task("softmax_fp32"), hostile, JudgeConfig(device="cpu", trials=2))
+    assert verdict.error_class == ErrorClass.NUMERICAL_MISMATCH, verdict.message
+    assert "mode standard, trial 0 " in verdict.message, verdict.message

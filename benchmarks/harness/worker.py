@@ -196,6 +196,18 @@ def same_bits(a: Any, b: Any) -> bool:
     return torch.equal(a, b)
 
 
+def _wait_gone(path: Path, timeout_s: float) -> Path | None:
+    """Wait until `path` no longer exists (the judge took it); None then, else `path`."""
+    deadline = _perf_counter() + timeout_s
+    pause = 0.0005
+    while path.exists():
+        if _perf_counter() > deadline:
+            return path
+        _sleep(pause)
+        pause = min(pause * 2, 0.005)
+    return None
+
+
 def _wait_for(folder: Path, names: tuple[str, ...], timeout_s: float) -> str | None:
     deadline = _perf_counter() + timeout_s
     while _perf_counter() < deadline:
@@ -353,7 +365,9 @@ def run_candidate(job: CandidateJob, folder: Path, progress: _Progress) -> Candi
             bound.get(shape.name, shape.dims)
         _mark()
         counter.streams = set()  # the stream of each Triton launch in the trials
-    trials = _TrialRunner(task, job.device, counter, folder, progress, result)
+    trials = _TrialRunner(
+        task, job.device, counter, folder, progress, result, job.handshake_timeout_s
+    )
     for item in trial_plan(job.shapes, job.modes, job.trials, job.seed):
         fn = bound.get(item.shape, item.dims)
         if isinstance(fn, _SetupFailure):
@@ -426,11 +440,13 @@ class _TrialRunner:
         folder: Path,
         progress: _Progress,
         result: CandidateResult,
+        handshake_s: float = 600.0,
     ) -> None:
         import torch
 
         self.task, self.counter, self.folder = task, counter, folder
         self.progress, self.result = progress, result
+        self.handshake_s = handshake_s  # how long the judge may take to take a trial's files
         self.gen = torch.Generator(device=device)
         self.sync = torch.cuda.synchronize if device == "cuda" else (lambda: None)
         self.calls = 0
@@ -488,7 +504,6 @@ class _TrialRunner:
             if isinstance(p, torch.Tensor) and (type(a) is not torch.Tensor or not same_bits(a, p))
         ]
         file = write_trial(self.folder, f"trial_{item.n}", out, repeat, changed, args, again)
-        del out, repeat, args, private, again
         outside += self._launched() - mark
         if refused:
             self.result.fail(
@@ -518,6 +533,20 @@ class _TrialRunner:
                 repeat_fallback=repeat_fallback,
             )
         )
+        # Nothing of the candidate's runs until the judge has taken the trial's files (it reads,
+        # then deletes them): the last references to the call's objects are dropped only then,
+        # and the collector stays off (`probes.shipping`). A finalizer on its output ran at the
+        # drop and wrote the right answer over the written bytes before the judge read them
+        # (tests/hostile/calls_finalizer_rewrites_trial_numpy.py passed past the static check).
+        if _wait_gone(self.folder / file, self.handshake_s) is not None:
+            self.result.fail(
+                "harness_error",
+                f"the judge did not take the outputs of {item.where()} within "
+                f"{self.handshake_s:.0f} s",
+            )
+            self.result.where = item
+            return False
+        del out, repeat, args, private, again
         return True
 
     def _launched(self) -> int:
