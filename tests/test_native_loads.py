@@ -119,3 +119,18 @@ def test_only_a_source_triton_generated_is_built_and_loaded() -> None:
     assert lines["compiler"] == "refused", lines
     assert lines["built"] == "42", lines
     assert "a C build of" in lines["refused"], lines
+
+
+def test_a_folder_is_judged_as_a_folder(tmp_path: Path) -> None:
+    """Seen on the H100 (2026-12-07): Triton's own library folder, handed to its launcher build,
+    was judged as a path with no file behind it and every honest GPU candidate was refused. A
+    folder counts as written when files can be put into it and it lies under a temporary folder
+    or outside the Python installation."""
+    from benchmarks.harness.native import writable_by_candidate
+
+    installed = Path(sysconfig.get_paths()["purelib"])
+    assert not writable_by_candidate(str(installed))  # read-only, or an install root
+    assert not writable_by_candidate(str(Path(sys.prefix)))
+    assert writable_by_candidate("/tmp")
+    assert writable_by_candidate(str(tmp_path)) == str(tmp_path).startswith(("/tmp", "/dev/shm"))
+    assert writable_by_candidate(str(tmp_path / "missing.so"))

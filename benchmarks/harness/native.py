@@ -38,6 +38,8 @@ _trusted: set[str] = set()  # sha256 of shared objects Triton built in this proc
 _launcher_sources: set[str] = set()  # sha256 of the C sources Triton's launcher generator made
 _building = [0]  # > 0 while a verified Triton build runs (a C compiler may start)
 _environ: list[bytes] = []  # the environment at install, handed to the compiler
+_sys_path: list[str] = []  # the import path at install (before the candidate could change it)
+_cwd = [""]  # the working folder at install (the worker's own: never an install root)
 refused: list[str] = []  # what was refused, for the verdict (a candidate may catch the error)
 SHARED_SUFFIXES = (".so", ".pyd", ".dylib")
 
@@ -64,6 +66,9 @@ def _install_roots() -> tuple[str, ...]:
 
     roots = {sys.prefix, sys.base_prefix, sys.exec_prefix, *site.getsitepackages()}
     roots |= {p for p in sysconfig.get_paths().values() if p}
+    # where the packages were imported from (a venv on PYTHONPATH, as on the GPU machine), but
+    # not the working folder
+    roots |= {p for p in _sys_path if p and os.path.isabs(p) and os.path.realpath(p) != _cwd[0]}
     return tuple(sorted(os.path.realpath(r) for r in roots if r))
 
 
@@ -85,10 +90,13 @@ def writable_by_candidate(path: str) -> bool:
     memfd, a deleted file) counts as written. Under bubblewrap everything but the worker's
     scratch is read-only; unisolated, the user's own folders are writable (docs/judge.md)."""
     real = os.path.realpath(path)
-    if not os.path.isfile(real):
+    if os.path.isdir(real):  # a folder: whether files can be put into it
+        writable = os.access(real, os.W_OK)
+    elif os.path.isfile(real):
+        writable = os.access(os.path.dirname(real), os.W_OK) or os.access(real, os.W_OK)
+    else:
         return True
-    folder = os.path.dirname(real)
-    if not (os.access(folder, os.W_OK) or os.access(real, os.W_OK)):
+    if not writable:
         return False
     return _under(real, _temp_roots()) or not _under(real, _install_roots())
 
@@ -186,6 +194,12 @@ def install(compiles: bool, protect: Callable[[Any, list[str]], None]) -> None:
     import _imp
 
     _environ[:] = [f"{k}={v}".encode() for k, v in os.environ.items()]
+    _cwd[0] = os.path.realpath(os.getcwd())
+    _sys_path[:] = [
+        p
+        for p in sys.path
+        if isinstance(p, str) and not _under(os.path.realpath(p or "."), (_cwd[0], *_temp_roots()))
+    ]
     trust_cache(os.environ.get("TRITON_CACHE_DIR"))
     _imp.create_dynamic = _loader_guard(_imp.create_dynamic)
     protect(_imp, ["create_dynamic"])
