@@ -161,10 +161,23 @@ def _run_unchecked(name: str, folder: Path) -> tuple[Child, CandidateResult | No
     )
     send_inputs(child.folder, 0)
     try:
-        assert child.wait(180) is not None, "the worker did not finish"
+        assert _wait_taking_trials(child, 180), "the worker did not finish"
         return child, child.result(CandidateResult)
     finally:
         child.kill()
+
+
+def _wait_taking_trials(child: Child, seconds: float) -> bool:
+    """Wait for the worker to exit, taking each trial's files as the judge does (the worker
+    runs nothing of the candidate's again until they are taken)."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        for path in child.folder.glob("trial_*.json"):
+            for taken in (path, path.with_suffix(".bin")):
+                taken.unlink(missing_ok=True)
+        if child.wait(0.05) is not None:
+            return True
+    return False
 
 
 def _processes_in(folder: Path) -> list[int]:

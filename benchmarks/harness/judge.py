@@ -21,6 +21,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import torch
 
@@ -75,6 +76,10 @@ FP8_CAST_SKIP = (
     "numerical comparison skipped on CPU: the Triton interpreter rounds fp32 -> fp8 e4m3 casts wrongly "
     "(ties away from zero, lost carries), and this kernel casts to fp8"
 )
+
+
+# the files of the calls after timing (worker: `_time_candidate`, `_time_graph`)
+AFTER_FILES = ("after_timing_*.json", "graph_after_*.json")
 
 
 def cpu_fp8_soft_skip(device: str, source: str) -> str | None:
@@ -445,6 +450,21 @@ class _TrialChecker:
         self.calls = CallAudit()  # every call's record, judged here
         self.answered = False
         self.seed_sent = False
+        # the files of the calls after timing, taken as they appear (`take_after_files`)
+        self.taken: dict[str, dict[str, Any] | TransportError] = {}
+
+    def take_after_files(self) -> None:
+        """Read (and so delete) the outputs of each call after timing as soon as the worker
+        writes them: the worker waits for that before the candidate runs again, so its later
+        timed calls, which no probe watches, cannot rewrite the bytes before they are read."""
+        for pattern in AFTER_FILES:
+            for path in sorted(self.folder.glob(pattern)):
+                if path.name in self.taken:
+                    continue
+                try:
+                    self.taken[path.name] = read_trial(path, str(self.gen.device))
+                except TransportError as exc:
+                    self.taken[path.name] = exc
 
     def handle(self, evt: Event) -> None:
         if isinstance(evt, MalformedEvent):
@@ -545,6 +565,8 @@ def _converse(
                 checker.handle(evt)
             if checker.failure is not None:
                 break
+            if checker.answered and checker.job.perf:
+                checker.take_after_files()
             # the op pipe closes when the worker exits, after its result: closed before the
             # result exists, something in the worker closed it (fallback.py)
             if child.ops.closed.is_set() and not (child.folder / "result.json").exists():
@@ -694,7 +716,10 @@ def _verdict_from_result(
     failed = _after_correctness(verdict, job, checker)
     if failed is not None:
         return failed
-    failure = _check_after_timing(task, job, checker.folder, checker.gen, result, verdict)
+    checker.take_after_files()  # any written just before the worker's exit
+    failure = _check_after_timing(
+        task, job, checker.folder, checker.gen, result, verdict, checker.taken
+    )
     if failure is not None:
         verdict.shapes = list(checker.by_shape.values())
         verdict.mismatch = failure.mismatch
@@ -772,6 +797,7 @@ def _check_after_timing(
     gen: torch.Generator,
     result: CandidateResult,
     verdict: Verdict,
+    taken: dict[str, Any] | None = None,
 ) -> _Failure | None:
     """Each timed shape's call after timing (benchmarks/harness/after_timing.py), and the CUDA
     graph's replay after its own change where the shape was timed inside one
@@ -779,6 +805,7 @@ def _check_after_timing(
     regenerated here, with the same elements changed."""
     if result.perf is None:
         return None
+    taken = {} if taken is None else taken
     specs = {s.name: s for s in job.shapes}
     for name, timing in result.perf.shapes.items():
         spec = specs.get(name)
@@ -816,7 +843,9 @@ def _check_after_timing(
                 )
             )
         for file, change, where, as_if in checks:
-            failure = _check_changed_call(task, spec, job.seed, folder, gen, file, change, where)
+            failure = _check_changed_call(
+                task, spec, job.seed, folder, gen, file, change, where, taken
+            )
             if isinstance(failure, str):
                 verdict.skipped.append(failure)
             elif failure is not None:
@@ -835,12 +864,16 @@ def _check_changed_call(
     file: str,
     change: Callable[[list, tuple[int, ...]], None],
     where: str,
+    taken: dict[str, Any],
 ) -> _Failure | str | None:
     """One answer on the timing inputs changed by `change(args, skip)` (as the worker changed
-    them), checked: a failure, a note on why it was not compared, or None."""
+    them), checked: a failure, a note on why it was not compared, or None. `taken`: the after
+    files the judge already read (`_TrialChecker.take_after_files`)."""
     name = spec.name
     try:
-        payload = read_trial(folder / file, str(gen.device))
+        payload = taken.pop(file) if file in taken else read_trial(folder / file, str(gen.device))
+        if isinstance(payload, TransportError):
+            raise payload
     except TransportError as exc:
         return _Failure(
             ErrorClass.WRONG_OUTPUT_TYPE,

@@ -45,6 +45,7 @@ import os
 import signal
 import sys
 import threading
+import types
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -98,6 +99,11 @@ _installed = False
 # (owner, attribute name, the object it held when protected)
 _protected: list[tuple[Any, str, Any]] = []
 _sealed: list[tuple[Any, dict[str, Any]]] = []  # modules whose every global is protected
+# what calling each protected Python function runs (`fingerprint`): a function object kept in
+# place with its `__code__`, defaults or closure swapped runs the candidate's code under the
+# judge's name (tests/hostile/calls_code_swap_inputs_numpy.py passed past the static check)
+_prints: list[tuple[Any, str, Any]] = []
+_EMPTY_CELL = object()
 _sealed_mutable: dict[int, frozenset[str]] = {}  # their globals their own code reassigns
 _sealed_growing: set[int] = set()  # namespaces that gain names lawfully (lazy submodules)
 
@@ -645,11 +651,58 @@ def _new_tensor(original: Any) -> Any:
     return new_tensor
 
 
+def fingerprint(value: Any, depth: int = 0) -> Any:
+    """What calling `value` runs, where that can change without the object changing: for a
+    Python function (also inside a staticmethod, classmethod or property) its code object,
+    defaults and closure cells' contents (and, one level down, theirs); None for anything else.
+    Compared element by element by identity (`same_print`)."""
+    if isinstance(value, staticmethod | classmethod | types.MethodType):
+        value = value.__func__
+    if isinstance(value, property):
+        return tuple(fingerprint(f, depth) for f in (value.fget, value.fset, value.fdel))
+    if not isinstance(value, types.FunctionType):
+        return None
+    cells = []
+    for cell in value.__closure__ or ():
+        try:
+            content = cell.cell_contents
+        except ValueError:  # an empty cell
+            content = _EMPTY_CELL
+        cells.append((content, fingerprint(content, 1)) if depth == 0 else content)
+    kwdefaults = value.__kwdefaults__
+    return (
+        value.__code__,
+        value.__defaults__,
+        tuple(kwdefaults.items()) if kwdefaults else None,
+        tuple(cells),
+    )
+
+
+def same_print(a: Any, b: Any) -> bool:
+    """Two fingerprints alike: tuples element by element, everything else by identity."""
+    if type(a) is tuple and type(b) is tuple:
+        return len(a) == len(b) and all(same_print(x, y) for x, y in zip(a, b, strict=True))
+    return a is b
+
+
+def _print_names(owner: Any, items: Any) -> None:
+    for name, value in items:
+        print_ = fingerprint(value)
+        if print_ is not None:
+            _prints.append((owner, name, print_))
+
+
 def protect(owner: Any, names: list[str]) -> None:
     """Remember what `owner.<name>` holds now; `tampered` reports any that changed since."""
     for name in names:
         if hasattr(owner, name):
             _protected.append((owner, name, getattr(owner, name)))
+            _print_names(
+                owner,
+                [(name, vars(owner).get(name, getattr(owner, name)))]
+                if hasattr(owner, "__dict__")
+                else [(name, getattr(owner, name))],
+            )
 
 
 def protect_module(module: Any, mutable: tuple[str, ...] = (), grows: bool = False) -> None:
@@ -659,6 +712,7 @@ def protect_module(module: Any, mutable: tuple[str, ...] = (), grows: bool = Fal
     module's own code reassigns; `grows`: names added later are lawful (torch's lazy submodules),
     only those there now are held."""
     _sealed.append((module, {k: v for k, v in vars(module).items() if k not in mutable}))
+    _print_names(module, [(k, v) for k, v in vars(module).items() if k not in mutable])
     _sealed_mutable[id(module)] = frozenset(mutable)
     if grows:
         _sealed_growing.add(id(module))
@@ -690,6 +744,7 @@ def frozen_check(
         for module, names in _sealed
     )
     protected = tuple(_protected)
+    prints = tuple(_prints)
 
     def check(
         _vars: Any = vars,
@@ -697,6 +752,8 @@ def frozen_check(
         _set: Any = set,
         _str: Any = str,
         _fstat: Any = os.fstat,
+        _print: Any = fingerprint,
+        _same: Any = same_print,
     ) -> list[str]:
         found = []
         if fd >= 0:
@@ -717,6 +774,14 @@ def frozen_check(
             if not grows:
                 known = _set(n for n, _ in names)
                 found.extend(module.__name__ + "." + n for n in _set(now) - skip - known)
+        for owner, name, print_ in prints:
+            value = (
+                _vars(owner).get(name) if _getattr(owner, "__dict__", None) is not None else None
+            )
+            if value is None:
+                value = _getattr(owner, name, None)
+            if not _same(_print(value), print_):
+                found.append(_str(_getattr(owner, "__name__", "?")) + "." + name + " (its code)")
         return found
 
     return check
@@ -732,6 +797,11 @@ def tampered() -> list[str]:
         for name in sorted(held - skip):
             if names.get(name, _sealed) is not now.get(name, _sealed):
                 changed.append(f"{module.__name__}.{name}")
+    for owner, name, print_ in _prints:
+        held = vars(owner) if getattr(owner, "__dict__", None) is not None else {}
+        value = held.get(name, getattr(owner, name, None))
+        if not same_print(fingerprint(value), print_):
+            changed.append(f"{getattr(owner, '__name__', '?')}.{name} (its code)")
     for owner, name, value in _protected:
         if getattr(owner, name, None) is not value:
             where = (

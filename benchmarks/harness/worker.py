@@ -81,6 +81,7 @@ from benchmarks.harness.messages import (
 from benchmarks.harness.observer import FD_ENV as OBSERVER_FD_ENV
 
 # Bind the clock and the synchronisation before any candidate code exists in this process.
+REPO_ROOT = Path(__file__).resolve().parents[2]
 _perf_counter = time.perf_counter
 _sleep = time.sleep
 
@@ -145,6 +146,8 @@ def _classify(exc: BaseException, calls_done: int) -> str:
     text = f"{name}: {exc}"
     if isinstance(exc, SystemExit):
         return "early_exit"
+    if isinstance(exc, JudgeAbsent):
+        return "harness_error"
     if isinstance(exc, ReadCapExceeded):  # Python computed the result, element by element
         return "fallback"
     if isinstance(exc, NativeAccessRefused):  # it read memory by address (ctypes)
@@ -208,6 +211,16 @@ def _wait_gone(path: Path, timeout_s: float) -> Path | None:
     return None
 
 
+class JudgeAbsent(RuntimeError):
+    """The judge did not take a file the worker waits on: the harness's failure."""
+
+
+def _taken(path: Path, timeout_s: float) -> None:
+    """Wait until the judge has taken `path`; JudgeAbsent when it does not in time."""
+    if _wait_gone(path, timeout_s) is not None:
+        raise JudgeAbsent(f"the judge did not take {path.name} within {timeout_s:.0f} s")
+
+
 def _wait_for(folder: Path, names: tuple[str, ...], timeout_s: float) -> str | None:
     deadline = _perf_counter() + timeout_s
     while _perf_counter() < deadline:
@@ -260,6 +273,39 @@ class _Bound:
             )
         self._fns[shape] = fn
         return fn
+
+
+def _protect_task(task: Any, probes: Any) -> None:
+    """Seal what making a trial's inputs runs (`run_candidate`): the task's fields (a frozen
+    dataclass, which `object.__setattr__` still reaches), its classes' namespaces, and every
+    module of the project's or the task's own (its file, a suite's helpers) now loaded."""
+    probes.protect_module(task)
+    for cls in type(task).__mro__[:-1]:
+        probes.protect_module(cls)
+    roots = [str(REPO_ROOT)]
+    path = getattr(task, "path", None)
+    if path is not None:
+        roots.append(str(Path(path).resolve().parent))
+    suite = getattr(task, "suite_root", None)
+    if suite is not None:
+        roots.append(str(Path(suite).resolve()))
+    own = getattr(task, "module", None)
+    installed = tuple(  # a virtual environment inside the project is not the project's code
+        os.path.realpath(p).rstrip("/") + "/" for p in {sys.prefix, sys.base_prefix}
+    )
+    for module in list(sys.modules.values()):
+        file = getattr(module, "__file__", None)
+        real = os.path.realpath(file) if isinstance(file, str) else ""
+        if module is own or (
+            real.startswith(tuple(roots))
+            and not real.startswith(installed)
+            and "-packages/" not in real
+        ):
+            probes.protect_module(module, mutable=_MODULE_GLOBALS_SET, grows=True)
+
+
+# module globals the project's own code reassigns after the worker started (`global` statements)
+_MODULE_GLOBALS_SET = ("_warned", "_ARMED", "_active")
 
 
 def _load_task(job: Job) -> Any:
@@ -325,6 +371,15 @@ def run_candidate(job: CandidateJob, folder: Path, progress: _Progress) -> Candi
         probes.protect_module(module, grows=True)
     for cls in (pathlib.PurePath, pathlib.Path, type(pathlib.Path())):
         probes.protect(cls, ["__truediv__", "write_text", "replace", "open", "exists"])
+    # the task: its make_inputs runs here before every call, outside every probe; a wrapper put
+    # around the task module's make_inputs computed each trial's answer there from the inputs
+    # just made (tests/hostile/calls_patch_task_inputs_numpy.py passed past the static check),
+    # and a helper it calls, a method of its class or a torch function it calls would serve as
+    # well: the task object's fields, its classes, the project's modules and the task's own,
+    # and torch's namespace (torch._dynamo rebinds manual_seed when imported, lawfully)
+    task = _load_task(job)
+    _protect_task(task, probes)
+    probes.protect_module(transport.torch, mutable=("manual_seed",), grows=True)
     # held in this frame: what the candidate replaces after its import cannot reach these
     tampered, stop, say = probes.frozen_check(fallback.ops_fd()), os._exit, os.write
 
@@ -337,7 +392,6 @@ def run_candidate(job: CandidateJob, folder: Path, progress: _Progress) -> Candi
             stop(probes.TAMPERED_EXIT)
         return result
 
-    task = _load_task(job)
     result = CandidateResult()
     observed = _observed(job.device)
     if observed:
@@ -356,6 +410,7 @@ def run_candidate(job: CandidateJob, folder: Path, progress: _Progress) -> Candi
             cls, f"importing the candidate failed: {type(exc).__name__}: {exc}", _short_tb(exc)
         )
         return result
+    checked(result)  # replaced at import: ends here, before any input is made through it
     job = _with_input_seed(job, folder, progress, result)
     if job is None:
         return result
@@ -746,6 +801,9 @@ def _time_candidate(
         after_file = write_trial(
             folder, f"after_timing_{len(shapes)}", after_out, None, [], list(args)
         )
+        # the judge takes the file before the candidate runs again (its later timed calls are
+        # not probed): `judge._TrialChecker.take_after_files`
+        _taken(folder / after_file, job.handshake_timeout_s)
         del after_out
         shapes[shape.name] = ShapeTiming(
             launches_per_call=per_call,
@@ -826,6 +884,7 @@ def _time_graph(
     replay(captured)
     torch.cuda.synchronize()
     after_file = write_trial(folder, f"graph_after_{index}", captured.outs[0], None, [], list(args))
+    _taken(folder / after_file, job.handshake_timeout_s)
     copies.clear()
     del held[:], captured, args
     torch.cuda.empty_cache()

@@ -1,7 +1,7 @@
 # expect: forbidden_api
 # task: softmax_fp32
-# unchecked: input_mutated
-# why: patches the worker's same_bits (through sys.modules, in __main__ and benchmarks.harness.worker) to call everything unchanged, then writes the softmax over its input in place; run past the static check, the judge compares the inputs shipped after the call with the ones it regenerated
+# unchecked: trace_evaded
+# why: patches the worker's same_bits (through sys.modules, in __main__ and benchmarks.harness.worker) to call everything unchanged, then writes the softmax over its input in place; run past the static check, the judge compares the inputs shipped after the call with the ones it regenerated (input_mutated) — since 2026-12-07 the worker checks its own code right after the candidate's import as well, so the patch ends it there, before any input is made (trace_evaded)
 import sys
 
 import torch
