@@ -103,6 +103,11 @@ _sealed: list[tuple[Any, dict[str, Any]]] = []  # modules whose every global is 
 # place with its `__code__`, defaults or closure swapped runs the candidate's code under the
 # judge's name (tests/hostile/calls_code_swap_inputs_numpy.py passed past the static check)
 _prints: list[tuple[Any, str, Any]] = []
+# the import system's entry of each sealed module: a copy put under its name in sys.modules is
+# what the worker's own `from ... import` finds (tests/hostile/calls_swap_module_entry_numpy.py
+# shipped each trial through a copy of the transport, its writer replaced, past the static check)
+_entries: list[tuple[str, Any]] = []
+_MODULES = sys.modules
 _EMPTY_CELL = object()
 _sealed_mutable: dict[int, frozenset[str]] = {}  # their globals their own code reassigns
 _sealed_growing: set[int] = set()  # namespaces that gain names lawfully (lazy submodules)
@@ -712,6 +717,9 @@ def protect_module(module: Any, mutable: tuple[str, ...] = (), grows: bool = Fal
     module's own code reassigns; `grows`: names added later are lawful (torch's lazy submodules),
     only those there now are held."""
     _sealed.append((module, {k: v for k, v in vars(module).items() if k not in mutable}))
+    name = getattr(module, "__name__", None)
+    if isinstance(module, types.ModuleType) and _MODULES.get(name) is module:
+        _entries.append((name, module))
     _print_names(module, [(k, v) for k, v in vars(module).items() if k not in mutable])
     _sealed_mutable[id(module)] = frozenset(mutable)
     if grows:
@@ -745,6 +753,7 @@ def frozen_check(
     )
     protected = tuple(_protected)
     prints = tuple(_prints)
+    entries = tuple(_entries)
 
     def check(
         _vars: Any = vars,
@@ -754,6 +763,8 @@ def frozen_check(
         _fstat: Any = os.fstat,
         _print: Any = fingerprint,
         _same: Any = same_print,
+        _sys: Any = sys,
+        _modules: Any = _MODULES,
     ) -> list[str]:
         found = []
         if fd >= 0:
@@ -770,10 +781,15 @@ def frozen_check(
             now = _vars(module)
             for name, value in names:
                 if now.get(name, check) is not value:
-                    found.append(module.__name__ + "." + name)
+                    found.append(_label(module) + "." + name)
             if not grows:
                 known = _set(n for n, _ in names)
-                found.extend(module.__name__ + "." + n for n in _set(now) - skip - known)
+                found.extend(_label(module) + "." + n for n in _set(now) - skip - known)
+        if _sys.modules is not _modules:
+            found.append("sys.modules")
+        for name, module in entries:
+            if _modules.get(name) is not module:
+                found.append("sys.modules[" + name + "]")
         for owner, name, print_ in prints:
             value = (
                 _vars(owner).get(name) if _getattr(owner, "__dict__", None) is not None else None
@@ -787,6 +803,12 @@ def frozen_check(
     return check
 
 
+def _label(owner: Any) -> str:
+    """A sealed namespace's name: a module's or class's own, an object's type's."""
+    name = getattr(owner, "__name__", None)
+    return name if isinstance(name, str) else f"<{type(owner).__name__} object>"
+
+
 def tampered() -> list[str]:
     """The protected attributes that no longer hold what they held when protected."""
     changed = []
@@ -796,7 +818,12 @@ def tampered() -> list[str]:
         held = set(names) if id(module) in _sealed_growing else set(names) | set(now)
         for name in sorted(held - skip):
             if names.get(name, _sealed) is not now.get(name, _sealed):
-                changed.append(f"{module.__name__}.{name}")
+                changed.append(f"{_label(module)}.{name}")
+    if sys.modules is not _MODULES:
+        changed.append("sys.modules")
+    changed.extend(
+        f"sys.modules[{name}]" for name, module in _entries if _MODULES.get(name) is not module
+    )
     for owner, name, print_ in _prints:
         held = vars(owner) if getattr(owner, "__dict__", None) is not None else {}
         value = held.get(name, getattr(owner, name, None))

@@ -302,6 +302,12 @@ def _protect_task(task: Any, probes: Any) -> None:
             and "-packages/" not in real
         ):
             probes.protect_module(module, mutable=_MODULE_GLOBALS_SET, grows=True)
+            # and the namespaces of the classes it defines: a method replaced on the worker's
+            # progress writer emptied the probes' findings from every call record
+            # (tests/hostile/calls_scrub_progress_writer.py passed past the static check)
+            for value in list(vars(module).values()):
+                if isinstance(value, type) and value.__module__ == module.__name__:
+                    probes.protect_module(value)
 
 
 # module globals the project's own code reassigns after the worker started (`global` statements)
@@ -380,6 +386,16 @@ def run_candidate(job: CandidateJob, folder: Path, progress: _Progress) -> Candi
     task = _load_task(job)
     _protect_task(task, probes)
     probes.protect_module(transport.torch, mutable=("manual_seed",), grows=True)
+    # and the worker's own objects: an attribute set on the trial runner (`progress`: a writer
+    # that emptied the probes' findings from every call record) took over what the sealed
+    # classes held (tests/hostile/calls_scrub_runner_instance.py passed past the static check)
+    result = CandidateResult()
+    trials = _TrialRunner(
+        task, job.device, counter, folder, progress, result, job.handshake_timeout_s
+    )
+    probes.protect_module(trials, mutable=("calls",))
+    probes.protect_module(progress)
+    probes.protect_module(counter, mutable=("streams", "closed_at", "storages", "tracking"))
     # held in this frame: what the candidate replaces after its import cannot reach these
     tampered, stop, say = probes.frozen_check(fallback.ops_fd()), os._exit, os.write
 
@@ -392,7 +408,6 @@ def run_candidate(job: CandidateJob, folder: Path, progress: _Progress) -> Candi
             stop(probes.TAMPERED_EXIT)
         return result
 
-    result = CandidateResult()
     observed = _observed(job.device)
     if observed:
         _dry_pass(task, job)
@@ -420,9 +435,6 @@ def run_candidate(job: CandidateJob, folder: Path, progress: _Progress) -> Candi
             bound.get(shape.name, shape.dims)
         _mark()
         counter.streams = set()  # the stream of each Triton launch in the trials
-    trials = _TrialRunner(
-        task, job.device, counter, folder, progress, result, job.handshake_timeout_s
-    )
     for item in trial_plan(job.shapes, job.modes, job.trials, job.seed):
         fn = bound.get(item.shape, item.dims)
         if isinstance(fn, _SetupFailure):
