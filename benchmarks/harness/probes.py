@@ -24,9 +24,14 @@ compute without dispatching anything it sees:
   collector is switched off from the end of each call until the outputs are shipped), a signal
   handler (a Python handler the candidate installed is an evasion: it runs wherever the signal
   lands), a Triton launch (counted by the worker) or ctypes' raw-memory events (refused there);
-- **patch the worker's checks** (through `sys.modules`): the identities of the recorder's,
-  the launch counter's and the worker's own functions, and of every wrapper installed here, are
-  taken before the candidate is imported and compared after every call.
+- **patch the worker's checks** (through `sys.modules`, the collector's objects, or a function's
+  `__code__`): the identities of the recorder's, the launch counter's and the worker's own
+  functions, of every wrapper installed here, of the globals of every sealed module (the
+  project's, the task's, torch's) and class, and of the worker's own objects' attributes, each
+  Python function's code, defaults and closure contents (`fingerprint`), and each sealed
+  module's entry in `sys.modules`, are taken before the candidate is imported and compared right
+  after the import and after every call;
+- **load native code of its own** (an extension module it wrote): `benchmarks.harness.native`.
 
 All of this runs in the candidate's process, so a candidate that finds these objects can undo
 them: these are explanatory signals the judge turns into a verdict (`benchmarks.harness.calls`),
