@@ -107,7 +107,7 @@ _sealed: list[tuple[Any, dict[str, Any]]] = []  # modules whose every global is 
 # what calling each protected Python function runs (`fingerprint`): a function object kept in
 # place with its `__code__`, defaults or closure swapped runs the candidate's code under the
 # judge's name (tests/hostile/calls_code_swap_inputs_numpy.py passed past the static check)
-_prints: list[tuple[Any, str, Any]] = []
+_prints: list[tuple[str, Any, tuple[Any, ...]]] = []  # (label, function, fingerprint)
 # the import system's entry of each sealed module: a copy put under its name in sys.modules is
 # what the worker's own `from ... import` finds (tests/hostile/calls_swap_module_entry_numpy.py
 # shipped each trial through a copy of the transport, its writer replaced, past the static check)
@@ -661,45 +661,76 @@ def _new_tensor(original: Any) -> Any:
     return new_tensor
 
 
-def fingerprint(value: Any, depth: int = 0) -> Any:
-    """What calling `value` runs, where that can change without the object changing: for a
-    Python function (also inside a staticmethod, classmethod or property) its code object,
-    defaults and closure cells' contents (and, one level down, theirs); None for anything else.
-    Compared element by element by identity (`same_print`)."""
+def _functions(value: Any, depth: int = 0) -> list[types.FunctionType]:
+    """The Python functions calling `value` runs: itself (or the one inside a staticmethod,
+    classmethod, bound method or property) and, one level down, those its closure holds."""
     if isinstance(value, staticmethod | classmethod | types.MethodType):
         value = value.__func__
     if isinstance(value, property):
-        return tuple(fingerprint(f, depth) for f in (value.fget, value.fset, value.fdel))
+        return [f for g in (value.fget, value.fset, value.fdel) for f in _functions(g, depth)]
     if not isinstance(value, types.FunctionType):
-        return None
-    cells = []
-    for cell in value.__closure__ or ():
+        return []
+    found = [value]
+    if depth == 0:
+        for cell in value.__closure__ or ():
+            try:
+                found.extend(_functions(cell.cell_contents, 1))
+            except ValueError:  # an empty cell
+                continue
+    return found
+
+
+def fingerprint(func: types.FunctionType) -> tuple[Any, ...]:
+    """What calling the Python function `func` runs, where that can change while the object
+    stays: its code object, defaults, keyword defaults (the dict and its items) and the
+    contents of its closure's cells. Compared by identity (`same_print`)."""
+    contents = []
+    for cell in func.__closure__ or ():
         try:
-            content = cell.cell_contents
+            contents.append(cell.cell_contents)
         except ValueError:  # an empty cell
-            content = _EMPTY_CELL
-        cells.append((content, fingerprint(content, 1)) if depth == 0 else content)
-    kwdefaults = value.__kwdefaults__
-    return (
-        value.__code__,
-        value.__defaults__,
-        tuple(kwdefaults.items()) if kwdefaults else None,
-        tuple(cells),
-    )
+            contents.append(_EMPTY_CELL)
+    kw = func.__kwdefaults__
+    return (func.__code__, func.__defaults__, kw, tuple(kw.items()) if kw else (), tuple(contents))
 
 
-def same_print(a: Any, b: Any) -> bool:
-    """Two fingerprints alike: tuples element by element, everything else by identity."""
-    if type(a) is tuple and type(b) is tuple:
-        return len(a) == len(b) and all(same_print(x, y) for x, y in zip(a, b, strict=True))
-    return a is b
+def same_print(func: types.FunctionType, held: tuple[Any, ...]) -> bool:
+    """Whether `func` still runs what its fingerprint `held` says (every part by identity)."""
+    code, defaults, kw, kw_items, contents = held
+    if func.__code__ is not code or func.__defaults__ is not defaults:
+        return False
+    now_kw = func.__kwdefaults__
+    if now_kw is not kw:
+        return False
+    if kw_items:
+        items = tuple(now_kw.items()) if now_kw else ()
+        if len(items) != len(kw_items) or any(
+            a[0] != b[0] or a[1] is not b[1] for a, b in zip(items, kw_items, strict=True)
+        ):
+            return False
+    for cell, content in zip(func.__closure__ or (), contents, strict=False):
+        try:
+            now = cell.cell_contents
+        except ValueError:
+            now = _EMPTY_CELL
+        if now is not content:
+            return False
+    return True
+
+
+_printed: set[int] = set()  # the functions already held (one entry each)
 
 
 def _print_names(owner: Any, items: Any) -> None:
+    """Hold the Python functions behind `items` (name, value) of `owner` by their fingerprints:
+    the object itself is held by identity elsewhere, so its own internals are what is checked."""
+    label = getattr(owner, "__name__", None)
+    label = label if isinstance(label, str) else type(owner).__name__
     for name, value in items:
-        print_ = fingerprint(value)
-        if print_ is not None:
-            _prints.append((owner, name, print_))
+        for func in _functions(value):
+            if id(func) not in _printed:
+                _printed.add(id(func))
+                _prints.append((f"{label}.{name}", func, fingerprint(func)))
 
 
 def protect(owner: Any, names: list[str]) -> None:
@@ -766,7 +797,6 @@ def frozen_check(
         _set: Any = set,
         _str: Any = str,
         _fstat: Any = os.fstat,
-        _print: Any = fingerprint,
         _same: Any = same_print,
         _sys: Any = sys,
         _modules: Any = _MODULES,
@@ -795,14 +825,9 @@ def frozen_check(
         for name, module in entries:
             if _modules.get(name) is not module:
                 found.append("sys.modules[" + name + "]")
-        for owner, name, print_ in prints:
-            value = (
-                _vars(owner).get(name) if _getattr(owner, "__dict__", None) is not None else None
-            )
-            if value is None:
-                value = _getattr(owner, name, None)
-            if not _same(_print(value), print_):
-                found.append(_str(_getattr(owner, "__name__", "?")) + "." + name + " (its code)")
+        for label, func, held in prints:
+            if not _same(func, held):
+                found.append(label + " (its code)")
         return found
 
     return check
@@ -829,11 +854,9 @@ def tampered() -> list[str]:
     changed.extend(
         f"sys.modules[{name}]" for name, module in _entries if _MODULES.get(name) is not module
     )
-    for owner, name, print_ in _prints:
-        held = vars(owner) if getattr(owner, "__dict__", None) is not None else {}
-        value = held.get(name, getattr(owner, name, None))
-        if not same_print(fingerprint(value), print_):
-            changed.append(f"{getattr(owner, '__name__', '?')}.{name} (its code)")
+    changed.extend(
+        f"{label} (its code)" for label, func, held in _prints if not same_print(func, held)
+    )
     for owner, name, value in _protected:
         if getattr(owner, name, None) is not value:
             where = (
