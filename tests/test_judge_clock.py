@@ -51,6 +51,7 @@ class _Worker:
 
 class _Checker:
     failure = None
+    answered = False  # the correctness stage not answered: no after-timing file to take
 
     def handle(self, evt: object) -> None:
         pass

@@ -457,6 +457,8 @@ def test_a_sealed_module_reports_any_global_replaced_removed_or_added(monkeypatc
     module.state = {}
     monkeypatch.setattr(probes, "_sealed", [])
     monkeypatch.setattr(probes, "_protected", [])
+    monkeypatch.setattr(probes, "_prints", [])
+    monkeypatch.setattr(probes, "_printed", set())
     probes.protect_module(module)
     module.state["kept"] = 1  # mutating a global's contents is not replacing it
     assert probes.tampered() == []

@@ -32,8 +32,6 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from benchmarks.harness.probes import NativeAccessRefused
-
 _trusted: set[str] = set()  # sha256 of shared objects Triton built in this process
 _launcher_sources: set[str] = set()  # sha256 of the C sources Triton's launcher generator made
 _building = [0]  # > 0 while a verified Triton build runs (a C compiler may start)
@@ -42,6 +40,13 @@ _sys_path: list[str] = []  # the import path at install (before the candidate co
 _cwd = [""]  # the working folder at install (the worker's own: never an install root)
 refused: list[str] = []  # what was refused, for the verdict (a candidate may catch the error)
 SHARED_SUFFIXES = (".so", ".pyd", ".dylib")
+
+
+class NativeAccessRefused(BaseException):
+    """Raised inside a candidate's call (or its import) that reaches memory by address through
+    ctypes, or native code of its own: what it reads or runs that way no probe counts, so a
+    Python computation over a tensor's `data_ptr()` would pass as a Triton kernel's. A
+    BaseException, like `probes.ReadCapExceeded`; `probes` re-exports it."""
 
 
 class NativeLoadRefused(NativeAccessRefused):
@@ -85,10 +90,11 @@ def _under(path: str, roots: tuple[str, ...]) -> bool:
 
 def writable_by_candidate(path: str) -> bool:
     """Whether the candidate could have written the file at `path` (or what it points to): its
-    folder or the file itself writable, and either under a temporary folder or outside the
-    Python installation (the worker's own folder is); a path with no regular file behind it (a
-    memfd, a deleted file) counts as written. Under bubblewrap everything but the worker's
-    scratch is read-only; unisolated, the user's own folders are writable (docs/judge.md)."""
+    folder or the file itself writable, and outside the Python installation (its prefixes,
+    site-packages and import path at install), or inside the worker's own folder; a path with no
+    regular file behind it (a memfd, a deleted file) counts as written. Under bubblewrap
+    everything but the worker's scratch is read-only; unisolated, a writable installation is
+    trusted as installed (docs/judge.md)."""
     real = os.path.realpath(path)
     if os.path.isdir(real):  # a folder: whether files can be put into it
         writable = os.access(real, os.W_OK)
@@ -98,7 +104,11 @@ def writable_by_candidate(path: str) -> bool:
         return True
     if not writable:
         return False
-    return _under(real, _temp_roots()) or not _under(real, _install_roots())
+    # the installation first (a virtual environment may sit under /tmp, as in a fresh clone
+    # there), unless the worker's own folder is inside it
+    if _under(real, _install_roots()) and not (_cwd[0] and _under(real, (_cwd[0],))):
+        return False
+    return True
 
 
 def _refuse(what: str) -> NativeLoadRefused:
@@ -193,6 +203,12 @@ def install(compiles: bool, protect: Callable[[Any, list[str]], None]) -> None:
     """Guard extension loading, and on a GPU Triton's C builds (module docstring)."""
     import _imp
 
+    try:  # imported before the guard (Triton's own extension loads from the installation)
+        from triton import knobs
+        from triton.backends.nvidia import driver
+        from triton.runtime import build as triton_build
+    except Exception:  # noqa: BLE001 - no NVIDIA backend here: nothing is built
+        knobs = driver = triton_build = None
     _environ[:] = [f"{k}={v}".encode() for k, v in os.environ.items()]
     _cwd[0] = os.path.realpath(os.getcwd())
     _sys_path[:] = [
@@ -203,13 +219,7 @@ def install(compiles: bool, protect: Callable[[Any, list[str]], None]) -> None:
     trust_cache(os.environ.get("TRITON_CACHE_DIR"))
     _imp.create_dynamic = _loader_guard(_imp.create_dynamic)
     protect(_imp, ["create_dynamic"])
-    if not compiles:
-        return
-    try:
-        from triton import knobs
-        from triton.backends.nvidia import driver
-        from triton.runtime import build as triton_build
-    except Exception:  # noqa: BLE001 - no NVIDIA backend here: nothing is built
+    if not compiles or driver is None:
         return
 
     def knobs_state() -> Any:

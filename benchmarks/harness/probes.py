@@ -58,6 +58,9 @@ from typing import Any
 
 import torch
 
+from benchmarks.harness import native as _native_guard
+from benchmarks.harness.native import NativeAccessRefused
+
 __all__ = ["CallProbe", "NativeAccessRefused", "ReadCapExceeded", "install", "protect", "watch"]
 
 
@@ -80,12 +83,6 @@ class ReadCapExceeded(BaseException):
     """Raised inside a candidate's call once it has read more tensor elements into Python than
     its probe's cap: a call computing in Python fails anyway, and on a GPU shape it could run
     for minutes. A BaseException, so a candidate's `except Exception` does not swallow it."""
-
-
-class NativeAccessRefused(BaseException):
-    """Raised inside a candidate's call (or its import) that reaches memory by address through
-    ctypes: what it reads that way no probe counts, so a Python computation over a tensor's
-    `data_ptr()` would pass as a Triton kernel's. A BaseException, like ReadCapExceeded."""
 
 
 # Tensor elements one call may read into Python (`.item()`, `float(t)`, ...) or build from
@@ -452,9 +449,7 @@ def _tool(program: Any) -> bool:
 
 
 def _native() -> Any:
-    from benchmarks.harness import native  # imports this module: loaded once this one is
-
-    return native
+    return _native_guard
 
 
 def _starts_a_process(event: str, args: tuple[Any, ...]) -> str | None:
