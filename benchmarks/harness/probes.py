@@ -443,13 +443,9 @@ def _tool(program: Any) -> bool:
     if path is None:
         return False
     names = {os.path.basename(path), os.path.basename(os.path.realpath(path))}
-    if names & _C_COMPILERS and not _native().building():
+    if names & _C_COMPILERS and not _native_guard.building():
         return False
     return bool(names & _allowed_tools) and not _in_scratch(path)
-
-
-def _native() -> Any:
-    return _native_guard
 
 
 def _starts_a_process(event: str, args: tuple[Any, ...]) -> str | None:
@@ -485,8 +481,8 @@ def _fork_exec_guard(original: Any) -> Any:
                 f"a process was started ({shown[:80]}): what it computes is not seen by the "
                 "judge's probes, so a candidate may not start one"
             )
-        if _native().building() and len(args) > 5:  # the compiler gets the install's
-            args = (*args[:5], _native().compiler_environment(), *args[6:])  # environment
+        if _native_guard.building() and len(args) > 5:  # the compiler gets the install's
+            args = (*args[:5], _native_guard.compiler_environment(), *args[6:])  # environment
         return original(*args, **kwargs)
 
     fork_exec.__name__ = "fork_exec"
@@ -617,7 +613,7 @@ def install(compiles: bool = True) -> None:
     protect(_posixsubprocess, ["fork_exec"])
 
     _install_audit()
-    _native().install(compiles, protect)
+    _native_guard.install(compiles, protect)
 
     for name, count in _READS.items():
         _patch(torch.Tensor, name, lambda f, c=count: _reader(f, c))
@@ -947,10 +943,10 @@ def watch(recorder: Any, read_cap: int | None = None) -> Iterator[CallProbe]:
                 f"{', '.join(sorted(set(_processes_refused))[:3])} (what another process "
                 "computes is not seen)"
             )
-        if _native().refused:
+        if _native_guard.refused:
             probe.evasions.append(
                 "it loaded native code of its own, refused: "
-                f"{', '.join(sorted(set(_native().refused))[:3])} (machine code in its process "
+                f"{', '.join(sorted(set(_native_guard.refused))[:3])} (machine code in its process "
                 "computes where no probe sees it)"
             )
         if _observer_refused:
