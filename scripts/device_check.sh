@@ -28,6 +28,8 @@
 # observer:  the launch observer: its windows for an honest candidate, tests/test_observer_gpu.py,
 #            and its cost (OBSERVER_COST="task:solution ...", each judged 4 times with and without;
 #            OBSERVER_TESTS_ONLY=1 runs the tests alone)
+# native:    the native-code guard, process refusal, code-swap and late-launch tests (CPU tests,
+#            run here against the GPU machine's Python and Triton, where the launcher is built)
 # hostile:   the GPU hostile candidates (test_gpu_hostile in 3 workers; the capture-aware ones alone)
 # gemm:      agents.bench.gemm_study (the generated GEMM's structure against cuBLAS); GEMM_ARGS
 #            passes options (--variants, --phases, --generated), GEMM_NAME names the output,
@@ -170,6 +172,12 @@ elif [ "$PART" = hostile ]; then  # the GPU hostile candidates: judge ones in 3 
     "tests/test_graph_timing_gpu.py::test_a_candidate_that_behaves_otherwise_when_captured_fails" \
     --timeout 150 -o addopts= --tb=short > "$OUT/hostile_graph.log" 2>&1
   grep -E "PASSED|FAILED|ERROR|passed|failed|^E " "$OUT/hostile_graph.log" | tail -20
+elif [ "$PART" = native ]; then  # the native-code guard and the worker's seals on this machine's Triton
+  export PATH=$BWRAP_DIR:$PATH
+  step native 240 python3 -m pytest -v -p no:cacheprovider -n 3 tests/test_native_loads.py \
+    tests/test_process_refusal.py tests/test_code_swaps.py tests/test_late_launch.py --timeout 200 \
+    -o addopts= --tb=short > "$OUT/native.log" 2>&1
+  grep -E "PASSED|FAILED|ERROR|SKIPPED|passed|failed|^E " "$OUT/native.log" | cut -c1-300 | tail -40
 elif [ "$PART" = gemm ]; then  # GEMM_ARGS: e.g. "--variants tma,tmap --phases prefill"
   # shellcheck disable=SC2086
   step gemm "${GEMM_LIMIT:-200}" python3 -m agents.bench.gemm_study --device cuda \

@@ -81,6 +81,16 @@ if mode == "gpu" and source:
     os.makedirs(made)
     so = build._build("kf_probe_ext", src_path, made, *lists)
     print("built=" + str(load("kf_probe_ext", so).answer()))
+    import threading
+    go = threading.Event()
+    helper = threading.Thread(target=go.wait, daemon=True)
+    helper.start()  # a thread of its own alive: it could rewrite the source mid-build
+    beside = os.path.join(scratch, "beside")
+    os.makedirs(beside)
+    attempt("beside build", lambda: build._build("kf_probe_ext", src_path, beside, *lists))
+    go.set()
+    helper.join()
+    attempt("after build", lambda: build._build("kf_probe_ext", src_path, beside, *lists))
     print("refused=" + ",".join(sorted(set(native.refused)))[:300])
 """
 
@@ -109,7 +119,8 @@ def test_an_extension_the_candidate_wrote_is_refused_an_installed_one_loads(mode
 def test_only_a_source_triton_generated_is_built_and_loaded() -> None:
     """Where Triton compiles (a GPU): its C build of a source its launcher generator returned
     runs, the compiler starting inside it, and the bytes built load; a source of the
-    candidate's own is refused, and so is a C compiler it starts itself."""
+    candidate's own is refused, and so is a C compiler it starts itself, and a build while a
+    thread the candidate started is alive (it could rewrite the source mid-build)."""
     include = sysconfig.get_paths()["include"]
     if shutil.which("gcc") is None or not Path(include, "Python.h").is_file():
         pytest.skip("needs gcc and the Python headers (Triton's launcher build needs them too)")
@@ -118,6 +129,8 @@ def test_only_a_source_triton_generated_is_built_and_loaded() -> None:
     assert lines["own build"] == "refused", lines
     assert lines["compiler"] == "refused", lines
     assert lines["built"] == "42", lines
+    assert lines["beside build"] == "refused", lines  # a thread it started is alive
+    assert lines["after build"] == "ran", lines  # that thread is gone
     assert "a C build of" in lines["refused"], lines
 
 

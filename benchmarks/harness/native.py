@@ -148,14 +148,23 @@ def _launcher_guard(original: Any) -> Any:
     return make_launcher
 
 
-def _build_guard(original: Any, knobs_state: Callable[[], Any], before: Any) -> Any:
+def _build_guard(
+    original: Any, knobs_state: Callable[[], Any], before: Any, beside: Callable[[], list[str]]
+) -> Any:
     """`triton.runtime.build._build(name, src_path, srcdir, library_dirs, include_dirs, ...)`
-    only for a source Triton's launcher generator made, its folders and knobs untouched."""
+    only for a source Triton's launcher generator made, its folders and knobs untouched, with no
+    thread of the candidate's alive (`beside`: one could rewrite the source between this check
+    and the compiler), and the source the same bytes once built."""
 
     def build(name: Any, src: Any, srcdir: Any, *args: Any, **kwargs: Any) -> Any:
         text = _file_digest(os.fsdecode(src)) if isinstance(src, str | bytes) else None
         if text is None or text not in _launcher_sources:
             raise _refuse(f"a C build of {str(src)[:80]}, a source Triton did not generate")
+        alive = beside()
+        if alive:
+            raise _refuse(
+                f"a C build with threads it started running beside it ({', '.join(alive[:3])})"
+            )
         if knobs_state() != before:
             raise _refuse("a C build with Triton's build knobs changed")
         folders = [a for a in args[:2] if isinstance(a, list | tuple)]
@@ -167,6 +176,8 @@ def _build_guard(original: Any, knobs_state: Callable[[], Any], before: Any) -> 
             so = original(name, src, srcdir, *args, **kwargs)
         finally:
             _building[0] -= 1
+        if _file_digest(os.fsdecode(src)) != text:
+            raise _refuse(f"a C build of {str(src)[:80]}, whose source changed while it compiled")
         made = _file_digest(os.fsdecode(so)) if isinstance(so, str | bytes) else None
         if made is not None:
             _trusted.add(made)
@@ -199,8 +210,13 @@ def trust_cache(folder: str | None) -> None:
                     _trusted.add(digest)
 
 
-def install(compiles: bool, protect: Callable[[Any, list[str]], None]) -> None:
-    """Guard extension loading, and on a GPU Triton's C builds (module docstring)."""
+def install(
+    compiles: bool,
+    protect: Callable[[Any, list[str]], None],
+    beside: Callable[[], list[str]] = lambda: [],
+) -> None:
+    """Guard extension loading, and on a GPU Triton's C builds (module docstring); `beside`
+    names the candidate's threads that may be running (`probes.threads_beside`)."""
     import _imp
 
     try:  # imported before the guard (Triton's own extension loads from the installation)
@@ -230,7 +246,7 @@ def install(compiles: bool, protect: Callable[[Any, list[str]], None]) -> None:
         driver.make_launcher = _launcher_guard(driver.make_launcher)
         protect(driver, ["make_launcher"])
     if hasattr(triton_build, "_build"):
-        triton_build._build = _build_guard(triton_build._build, knobs_state, knobs_state())
+        triton_build._build = _build_guard(triton_build._build, knobs_state, knobs_state(), beside)
         protect(triton_build, ["_build"])
 
 

@@ -209,28 +209,40 @@ _starting = _Starting()
 
 
 class _Import:
-    """The threads the candidate started while it was imported (see `importing`)."""
+    """Whether the candidate is being imported (see `importing`)."""
 
     active: bool = False
-    starts: int = 0  # thread starts through the patched functions (raw _thread ones included)
-    threads: tuple[threading.Thread, ...] = ()  # the threading.Thread objects among them
 
 
 _import = _Import()
 
 
+class _Started:
+    """Every thread started in this process since `install`: past that point the process runs
+    the candidate and the worker's own code, which starts none. Started at import, inside a
+    call or from code the candidate left to run between calls (a finalizer on an output the
+    worker drops: `tests/hostile/calls_thread_from_finalizer.py` passed when only import and
+    call starts counted), a thread alive beside a call fails it (`threads_beside`)."""
+
+    threads: list[threading.Thread]
+    raw: int = 0  # starts without a threading.Thread object, whose life cannot be seen
+
+    def __init__(self) -> None:
+        self.threads = []
+
+
+_started = _Started()
+
+
 @contextmanager
 def importing() -> Iterator[None]:
-    """Around the candidate's import. A thread started there can run beside every later call,
-    where the per-thread recorder does not see it: while one is alive (or was started without
-    `threading`, so its life cannot be seen), every call carries the evasion."""
-    before = set(threading.enumerate())
+    """Around the candidate's import: ctypes' raw-memory events there are refused and listed
+    with each call's evasions (threads it starts are counted as any others: `threads_beside`)."""
     _import.active = True
     try:
         yield
     finally:
         _import.active = False
-        _import.threads = tuple(t for t in threading.enumerate() if t not in before)
 
 
 class _Shipping:
@@ -264,22 +276,29 @@ def shipping() -> Iterator[list[str]]:
             gc.enable()
 
 
-def import_threads() -> list[str]:
-    """What the candidate's import left running, for a call's evasions (empty: nothing)."""
-    alive = [t.name for t in _import.threads if t.is_alive()]
-    unseen = _import.starts - len(_import.threads)
-    if unseen > 0:
-        alive.append(f"{unseen} started without threading.Thread")
+def threads_beside() -> list[str]:
+    """The threads started since `install` that may still run (names; empty: none): the
+    recorder sees only the calling thread, so each of them fails every call it lives beside, and
+    Triton builds no C beside one (`native`: it could rewrite the source between the check and
+    the compiler)."""
+    alive = [
+        t.name for t in _started.threads if t.is_alive() and t is not threading.current_thread()
+    ]
+    if _started.raw:
+        alive.append(f"{_started.raw} started without threading.Thread")
     return alive
 
 
 def _thread_start(original: Any) -> Any:
     def start(*args: Any, **kwargs: Any) -> Any:
         probe = _active
-        if probe is not None and not _starting.depth:
-            probe.threads_started += 1
-        elif _import.active and not _starting.depth:
-            _import.starts += 1
+        if not _starting.depth:
+            if probe is not None:
+                probe.threads_started += 1
+            if args and isinstance(args[0], threading.Thread):
+                _started.threads.append(args[0])
+            else:
+                _started.raw += 1
         _starting.depth += 1
         try:
             return original(*args, **kwargs)
@@ -613,7 +632,7 @@ def install(compiles: bool = True) -> None:
     protect(_posixsubprocess, ["fork_exec"])
 
     _install_audit()
-    _native_guard.install(compiles, protect)
+    _native_guard.install(compiles, protect, threads_beside)
 
     for name, count in _READS.items():
         _patch(torch.Tensor, name, lambda f, c=count: _reader(f, c))
@@ -909,6 +928,7 @@ def watch(recorder: Any, read_cap: int | None = None) -> Iterator[CallProbe]:
     `ReadCapExceeded` inside the call."""
     global _active
     threads = set(threading.enumerate())
+    beside = threads_beside()  # started before the call (at import, between calls), still alive
     native = _native_threads()
     probe = CallProbe(read_cap=read_cap)
     _active = probe
@@ -960,11 +980,10 @@ def watch(recorder: Any, read_cap: int | None = None) -> Iterator[CallProbe]:
                 "it reached memory by address through ctypes (refused: "
                 f"{', '.join(sorted(set(refused)))}): the judge cannot see what computes on it"
             )
-        lingering = import_threads()
-        if lingering:
+        if beside:
             probe.evasions.append(
-                "threads it started at import run beside its calls (the recorder sees only "
-                f"the calling thread): {', '.join(lingering[:5])}"
+                "threads it started before this call ran beside it (the recorder sees only "
+                f"the calling thread): {', '.join(beside[:5])}"
             )
         alive = [t.name for t in threading.enumerate() if t not in threads]
         if probe.threads_started or alive:
