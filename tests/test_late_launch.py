@@ -165,7 +165,15 @@ runner = worker._TrialRunner(
     get_task("softmax_fp32"), "cpu", counter, folder, judge_takes(folder), CandidateResult()
 )
 item = Trial(n=0, shape="s", dims={"M": 3, "N": 20}, mode="standard", trial=0, seed=1, first=True)
-ok = runner.run(item, _candidate)
+inside = []
+
+def candidate(*args):  # whether the collector runs inside the call
+    inside.append(gc.isenabled())
+    return _candidate(*args)
+
+ok = runner.run(item, candidate)
+after = gc.isenabled()
+gc.enable()  # outside a call: refused, the collector stays off
 try:
     signal.signal(signal.SIGALRM, lambda *a: None)
     handler = "installed"
@@ -173,14 +181,16 @@ except probes.HookRefused:
     handler = "refused"
 signal.signal(signal.SIGALRM, signal.SIG_IGN)  # no Python code runs for these
 signal.signal(signal.SIGALRM, signal.SIG_DFL)
-print(ok, gc.isenabled(), seen, handler)
+print(ok, after, seen, handler, inside, gc.isenabled())
 """
 
 
 def test_no_gc_callback_or_signal_handler_runs_between_a_call_and_its_shipped_outputs() -> None:
-    """From the end of each call until the outputs are shipped the garbage collector is off (a
-    gc callback of the candidate's fires nowhere there) and on again after; a Python signal
-    handler (which runs wherever its signal lands) cannot be installed once the probes are."""
+    """The garbage collector runs only inside calls: off from the end of each call, through the
+    shipping of the outputs and the making of the next inputs (a gc callback of the candidate's
+    fires nowhere there: tests/hostile/calls_gc_precompute_next.py), and `gc.enable` outside a
+    call does nothing; a Python signal handler (which runs wherever its signal lands) cannot be
+    installed once the probes are."""
     import os
     import subprocess
     import sys
@@ -196,7 +206,7 @@ def test_no_gc_callback_or_signal_handler_runs_between_a_call_and_its_shipped_ou
         timeout=300,
     )
     assert done.returncode == 0, done.stderr[-2000:]
-    assert done.stdout.strip().splitlines()[-1] == "True True [False] refused"
+    assert done.stdout.strip().splitlines()[-1] == "True False [False] refused [True, True] False"
 
 
 def test_a_finalizer_cannot_rewrite_a_shipped_trial_before_the_judge_takes_it(

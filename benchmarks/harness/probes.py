@@ -263,17 +263,42 @@ def shipping() -> Iterator[list[str]]:
     """Around a trial's calls and the shipping of their outputs. Between a call's return and
     the shipped bytes, code the candidate left behind (a gc callback, a finalizer) could write
     an output by address; ctypes' raw-memory events are refused there as inside a call, and
-    listed in what this yields (empty: none). The garbage collector, switched off at the end of
-    each call (`watch`), runs again once the outputs are shipped."""
+    listed in what this yields (empty: none). The garbage collector runs only inside calls
+    (`collector`)."""
     _shipping.refused.clear()
     _shipping.active = True
-    collecting = gc.isenabled()
     try:
         yield _shipping.refused
     finally:
         _shipping.active = False
-        if collecting:
-            gc.enable()
+
+
+class _Collector:
+    """The garbage collector runs only inside the candidate's calls, where the recorder watches
+    what its callbacks and finalizers do. Outside them the worker makes the next call's inputs,
+    and a gc callback of the candidate's that ran there found the new input among the
+    collector's objects, computed its answer with PyTorch untraced and had the call copy it
+    (`tests/hostile/calls_gc_precompute_next.py`: passed past the static check while the
+    collector ran again once a trial's outputs were shipped). `gc.enable` outside a call is
+    refused (a no-op, listed with the next call's evasions)."""
+
+    wanted: bool = False  # whether the collector was on when the probes were installed
+    refused: int = 0  # calls of gc.enable outside a call
+
+
+_collector = _Collector()
+_gc_enable = gc.enable  # held before any candidate code exists
+
+
+def _gc_enable_guard(original: Any) -> Any:
+    def enable() -> None:
+        if _active is None:
+            _collector.refused += 1
+            return None
+        return original()
+
+    enable.__name__ = "enable"
+    return enable
 
 
 def threads_beside() -> list[str]:
@@ -633,6 +658,10 @@ def install(compiles: bool = True) -> None:
 
     _install_audit()
     _native_guard.install(compiles, protect, threads_beside)
+    _collector.wanted = gc.isenabled()
+    gc.disable()
+    _patch(gc, "enable", _gc_enable_guard)
+    protect(gc, ["enable"])
 
     for name, count in _READS.items():
         _patch(torch.Tensor, name, lambda f, c=count: _reader(f, c))
@@ -932,12 +961,18 @@ def watch(recorder: Any, read_cap: int | None = None) -> Iterator[CallProbe]:
     native = _native_threads()
     probe = CallProbe(read_cap=read_cap)
     _active = probe
+    if _collector.wanted:
+        _gc_enable()
     try:
         yield probe
     finally:
-        if _shipping.active:  # no gc callback of the candidate's runs until the outputs ship
-            gc.disable()
+        gc.disable()  # no gc callback or cycle finalizer of the candidate's runs outside a call
         _active = None
+        if _collector.refused:
+            probe.evasions.append(
+                f"it switched the garbage collector on outside its calls {_collector.refused} "
+                "time(s) (refused: a gc callback there runs where no call is traced)"
+            )
         handlers = new_signal_handlers()
         if handlers:
             probe.evasions.append(
