@@ -32,7 +32,8 @@ demo: setup
 # Two by default: on an idle 2-core machine a fresh clone's suite took 16.7 min with 2 (2026-12-03,
 # 2863 passed) against 23.5 min with 0 earlier that day; the sandboxed workers' start-up is partly
 # waiting, so the second process pays even on two cores. On 2026-12-07 a fresh clone's suite took
-# 35.1 min with 2 (3121 passed, 4 skipped; 37.8 min with set-up): over the 15-minute target. A
+# 35.1 min with 2 (3121 passed, 4 skipped; 37.8 min with set-up; 42.3 min at 3a36d00, 3127 passed,
+# with other jobs beside it part of the time): over the 15-minute target. A
 # file of judge evaluations keeps both cores ~90 % busy, and each CPU evaluation starts a fresh
 # sandboxed worker whose `import torch` alone costs ~2.5 s of CPU here (docs/judge.md, "Limits we know of").
 TEST_WORKERS ?= 2
