@@ -1,8 +1,9 @@
 """A Triton launch after the candidate's call returned and before the worker shipped its outputs
 fails the trial (`trace_evaded`): code a candidate leaves behind (a gc callback, a finalizer, a
 hook fired by the worker's own events) could rewrite an output there with a Python-computed
-answer and a Triton copy, and nothing else would see it. Checked in-process on the CPU
-interpreter, the late launch made by the trial writer's stand-in."""
+answer and a Triton copy, and nothing else would see it. Checked in-process, on the GPU where
+there is one (compiled kernels) and on the CPU interpreter elsewhere, the late launch made by the
+trial writer's stand-in."""
 
 from __future__ import annotations
 
@@ -25,6 +26,9 @@ def _scale(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     mask = offs < n
     tl.store(y_ptr + offs, tl.load(x_ptr + offs, mask=mask) * 2.0, mask=mask)
+
+
+DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
 
 
 def _candidate(x: torch.Tensor) -> torch.Tensor:
@@ -57,13 +61,13 @@ def test_a_launch_between_the_call_and_the_shipped_outputs_fails_the_trial(
 
     def write_after_a_late_launch(*args, **kwargs):  # what a gc callback could do first
         for _ in range(late):
-            _candidate(torch.ones(8))
+            _candidate(torch.ones(8, device=DEVICE))
         return written(*args, **kwargs)
 
     monkeypatch.setattr(transport, "write_trial", write_after_a_late_launch)
     try:
         result = CandidateResult()
-        runner = worker._TrialRunner(task, "cpu", counter, tmp_path, judge_takes(tmp_path), result)
+        runner = worker._TrialRunner(task, DEVICE, counter, tmp_path, judge_takes(tmp_path), result)
         item = Trial(
             n=0, shape="s", dims={"M": 3, "N": 20}, mode="standard", trial=0, seed=1, first=True
         )
