@@ -213,7 +213,7 @@ def trust_cache(folder: str | None) -> None:
 def install(
     compiles: bool,
     protect: Callable[[Any, list[str]], None],
-    beside: Callable[[], list[str]] = lambda: [],
+    beside: Callable[[], list[str]],
 ) -> None:
     """Guard extension loading, and on a GPU Triton's C builds (module docstring); `beside`
     names the candidate's threads that may be running (`probes.threads_beside`)."""
