@@ -469,3 +469,55 @@ def test_a_sealed_module_reports_any_global_replaced_removed_or_added(monkeypatc
     assert probes.tampered() == ["kf_sealed_example.write"]
     del module.write
     assert probes.tampered() == ["kf_sealed_example.write"]
+
+
+def _segmented_cumsum_f64(x: torch.Tensor, cu: torch.Tensor) -> torch.Tensor:
+    """The task's sums in fp64, rounded once to x's dtype."""
+    bounds = cu.tolist()
+    parts = [x[a:b].double().cumsum(0) for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
+    return torch.cat(parts).to(x.dtype)
+
+
+def _chunked_f32(x: torch.Tensor, cu: torch.Tensor, chunk: int = 64) -> torch.Tensor:
+    """The sums as a chunked scan makes them: each chunk's own sums, then the carry from the
+    chunks before it added in fp32 (one rounding per element)."""
+    out = torch.empty_like(x)
+    bounds = cu.tolist()
+    for a, b in zip(bounds[:-1], bounds[1:], strict=True):
+        carry = torch.zeros(x.shape[1:], dtype=torch.float32)
+        for c in range(a, b, chunk):
+            part = x[c : min(c + chunk, b)].float().cumsum(0) + carry
+            out[c : c + len(part)] = part
+            carry = part[-1]
+    return out
+
+
+def test_segmented_cumsum_outliers_allow_the_rounding_of_their_sequence_only():
+    from benchmarks.loading import get_task
+
+    task = get_task("segmented_cumsum_fp32")
+    without = Tolerance(atol=task.tolerance.atol, rtol=task.tolerance.rtol)
+    for seed in range(3):
+        args = task.make_inputs(
+            {"T": 4000, "H": 8, "B": 3}, "outlier", torch.Generator().manual_seed(seed)
+        )
+        want, terms = task.reference(*args), task.error_terms(args)
+        assert compare_outputs(_segmented_cumsum_f64(*args), want, task.tolerance, terms).ok, seed
+    # large terms that cancel: sums near 0 made of terms near 1000, as on the H100 (2026-12-07)
+    g = torch.Generator().manual_seed(0)
+    x = torch.randn(6000, 4, generator=g) * 1000
+    cu = torch.tensor([0, 2500, 2501, 6000], dtype=torch.int32)
+    want, terms = task.reference(x, cu), task.error_terms((x, cu))
+    chunked = _chunked_f32(x, cu)  # a kernel's order: 64-row chunks, carries added in fp32
+    assert compare_outputs(chunked, want, task.tolerance, terms).ok
+    assert not compare_outputs(chunked, want, without).ok  # the rounding is real
+    # the bound is the sequence's own: a sum that runs across a boundary, or misses one term
+    # of a small sequence, still fails
+    small = torch.randn(300, 4, generator=g)
+    cu = torch.tensor([0, 100, 300], dtype=torch.int32)
+    want, terms = task.reference(small, cu), task.error_terms((small, cu))
+    across = small.double().cumsum(0).float()
+    assert not compare_outputs(across, want, task.tolerance, terms).ok
+    missed = _segmented_cumsum_f64(small, cu)
+    missed[150:300] -= small[150]
+    assert not compare_outputs(missed, want, task.tolerance, terms).ok

@@ -32,10 +32,15 @@ CPU_SHAPES = [
 ]
 # As for cumsum: fp32 chunked and sequential orders differ by ~sqrt(L) * 6e-8 on O(1) sums;
 # fp16/bf16: one rounding of the fp32 sum per output.
+# "terms": an outlier (10-1000x) makes every later sum of its sequence large, and where a later
+# one cancels it the output is small but carries the rounding of the large terms: fp32 orders
+# differ by about sqrt(L) * eps32 * sum |x| (2^-16 for L up to 65536). error_terms gives the
+# segmented cumsum of |x|. Without it a correct kernel failed on the H100 (2026-12-07, outlier
+# mode, T=65536: 10 of 8.4M elements off by up to 4e-4 where the sum had cancelled to ~0.03).
 TOLERANCE = {
-    "fp32": {"atol": 1e-4, "rtol": 1e-4},
-    "fp16": {"atol": 1e-3, "rtol": 2e-3},
-    "bf16": {"atol": 8e-3, "rtol": 1.6e-2},
+    "fp32": {"atol": 1e-4, "rtol": 1e-4, "terms": 2**-16},
+    "fp16": {"atol": 1e-3, "rtol": 2e-3, "terms": 2**-16},
+    "bf16": {"atol": 8e-3, "rtol": 1.6e-2, "terms": 2**-16},
 }
 FORBIDDEN = ("torch.cumsum", "torch.Tensor.cumsum", "torch.segment_reduce", "torch.cumulative_trapezoid",
              "torch.logcumsumexp", "torch.sum")
@@ -46,6 +51,11 @@ def segmented_cumsum(x: torch.Tensor, cu_seqlens: torch.Tensor) -> torch.Tensor:
     xf = x.float()
     parts = [torch.cumsum(xf[bounds[b]:bounds[b + 1]], dim=0) for b in range(len(bounds) - 1)]
     return torch.cat(parts, dim=0).to(x.dtype)
+
+
+def error_terms(x, cu_seqlens):
+    """sum |x[s, h]| over s from the sequence's start to t, per output element (see TOLERANCE)."""
+    return segmented_cumsum(x.float().abs(), cu_seqlens)
 
 
 def make_inputs(dims, dtype, mode, gen):
