@@ -521,3 +521,26 @@ def test_segmented_cumsum_outliers_allow_the_rounding_of_their_sequence_only():
     missed = _segmented_cumsum_f64(small, cu)
     missed[150:300] -= small[150]
     assert not compare_outputs(missed, want, task.tolerance, terms).ok
+
+
+@pytest.mark.parametrize("name", ["cumsum_fp32", "reverse_cumsum_fp32"])
+def test_row_scans_allow_the_rounding_of_cancelled_outliers_only(name):
+    from benchmarks.loading import get_task
+
+    task = get_task(name)
+    without = Tolerance(atol=task.tolerance.atol, rtol=task.tolerance.rtol)
+    reverse = name.startswith("reverse")
+    g = torch.Generator().manual_seed(0)
+    x = torch.randn(4, 6000, generator=g) * 1000  # sums near 0 made of terms near 1000
+    want, terms = task.reference(x), task.error_terms((x,))
+    rows = x.flip(-1) if reverse else x
+    cu = torch.tensor([0, rows.shape[1]], dtype=torch.int32)
+    chunked = torch.stack([_chunked_f32(r[:, None], cu)[:, 0] for r in rows])
+    chunked = chunked.flip(-1) if reverse else chunked
+    assert compare_outputs(chunked, want, task.tolerance, terms).ok
+    assert not compare_outputs(chunked, want, without).ok  # the rounding is real
+    small = torch.randn(4, 300, generator=g)
+    want, terms = task.reference(small), task.error_terms((small,))
+    shifted = task.reference(small.double()).float()
+    shifted[:, 150] += small[:, 150].abs() + 0.01  # one output off by about one term
+    assert not compare_outputs(shifted, want, task.tolerance, terms).ok
