@@ -23,7 +23,8 @@
 #            per mode, every planned shape (the ragged one included), correctness only, SOL_JOBS
 #            (5) judges at once (12 ran the H200 out of memory); SOL_SPLIT=k/n judges every n-th
 #            task from the k-th (sorted ids; 0/2 then 1/2 each fit a call), SOL_TASKS=a,b or
-#            SOL_TASKS_FILE=path (comma-separated ids) names them
+#            SOL_TASKS_FILE=path (comma-separated ids) names them. One call of all 281 with
+#            SOL_JOBS=6 SOL_LIMIT=500 judged 249 on an H100 (2026-12-07): two calls cover them
 # profiling: the Nsight Compute tests alone, the profile node's sandboxed ncu run included
 # observer:  the launch observer: its windows for an honest candidate, tests/test_observer_gpu.py,
 #            and its cost (OBSERVER_COST="task:solution ...", each judged 4 times with and without;
