@@ -140,9 +140,16 @@ _READS: dict[str, Callable[[Any], int]] = {
     "__repr__": _all,
     "__str__": _all,
     "__format__": _all,
+    # the whole memory handed to another library (np.from_dlpack computed a softmax on views of
+    # the input and output, no element read through any method above:
+    # tests/hostile/calls_dlpack_numpy.py)
+    "__dlpack__": _all,
 }
-# Functions that build a tensor from Python data.
-_BUILDERS = ("tensor", "as_tensor")
+# The DLPack exporters `Tensor.__dlpack__` calls, and the one torch.utils.dlpack names: a capsule
+# made by any of them reaches the same memory (each counted as reading every element).
+_DLPACK_EXPORTERS = ("_to_dlpack", "_to_dlpack_versioned")
+# Functions that build a tensor from Python data, or from another library's memory.
+_BUILDERS = ("tensor", "as_tensor", "frombuffer", "from_numpy")
 # Switches that take the dispatch recorder out of the way (torch._C and the Python helpers).
 _C_SWITCHES = (
     "_DisableTorchDispatch",
@@ -667,6 +674,11 @@ def install(compiles: bool = True) -> None:
         _patch(torch.Tensor, name, lambda f, c=count: _reader(f, c))
     for name in ("tolist", "__getitem__"):
         _patch(torch.UntypedStorage, name, lambda f: _reader(f, _one))
+    import torch.utils.dlpack as _dlpack
+
+    for name in _DLPACK_EXPORTERS:
+        _patch(torch._C, name, lambda f: _reader(f, _all))
+    _patch(_dlpack, "to_dlpack", lambda f: _reader(f, _all))
     for name in _BUILDERS:
         _patch(torch, name, _builder)
     _patch(torch.Tensor, "new_tensor", _new_tensor)
@@ -679,6 +691,8 @@ def install(compiles: bool = True) -> None:
         _patch(_python_dispatch, name, lambda f, n=name: _switch(n, f))
     protect(torch.Tensor, [*_READS, "new_tensor"])
     protect(torch.UntypedStorage, ["tolist", "__getitem__"])
+    protect(torch._C, list(_DLPACK_EXPORTERS))
+    protect(_dlpack, ["to_dlpack"])
     protect(torch, list(_BUILDERS))
     protect(threading.Thread, ["start"])
     protect(_thread, ["start_new_thread"])
