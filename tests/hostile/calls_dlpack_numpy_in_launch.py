@@ -3,7 +3,6 @@
 # unchecked: fallback
 # why: under TRITON_INTERPRET the kernel body runs as Python: it calls a helper that takes NumPy views of the input and output through DLPack (np.from_dlpack, not .numpy()) and computes the softmax with NumPy into the output view, inside the launch, where the interpreter's own copies are ignored
 import numpy as np
-
 import torch
 import triton
 import triton.language as tl
