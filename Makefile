@@ -33,7 +33,8 @@ demo: setup
 # 2863 passed) against 23.5 min with 0 earlier that day; the sandboxed workers' start-up is partly
 # waiting, so the second process pays even on two cores. On 2026-12-07 a fresh clone's suite took
 # 35.1 min with 2 (3121 passed, 4 skipped; 37.8 min with set-up; 42.3 min at 3a36d00, 3127 passed,
-# with other jobs beside it part of the time): over the 15-minute target. A
+# with other jobs beside it part of the time; 43.1 min at acac3b8, 3136 passed, 47.0 with set-up,
+# nothing else running): over the 15-minute target. A
 # file of judge evaluations keeps both cores ~90 % busy, and each CPU evaluation starts a fresh
 # sandboxed worker whose `import torch` alone costs ~2.5 s of CPU here (docs/judge.md, "Limits we know of").
 TEST_WORKERS ?= 2
