@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from hostile_manifest import HOSTILE_DIR, HostileCase, parse_header
 
-from benchmarks.harness import procfs, sandbox
+from benchmarks.harness import forkserver, procfs, sandbox
 from benchmarks.harness.judge import JudgeConfig, evaluate
 from benchmarks.harness.static_check import StaticResult
 from benchmarks.harness.watchdog import GiB, MiB, WatchLimits
@@ -58,10 +58,12 @@ def _config(work: Path, case: HostileCase | None = None) -> JudgeConfig:
 
 
 def _working_in(root: Path) -> list[int]:
-    """Processes whose working directory is under `root` (every worker starts in its folder)."""
+    """Processes whose working directory is under `root` (every worker starts in its folder),
+    but for the live fork servers, which serve the next evaluation."""
     root = root.resolve()
     found = []
-    for pid in procfs.pids():
+    servers = forkserver.server_processes()
+    for pid in sorted(set(procfs.pids()) - servers):
         where = procfs.cwd(pid)
         if where and (Path(where) == root or root in Path(where).parents):
             found.append(pid)
@@ -98,10 +100,10 @@ def test_each_attack_ends_in_its_verdict_and_the_next_evaluation_passes(
     for word in CASES[name]:
         assert word in verdict.message, verdict.message
     assert _settled(work) == [], "a process of the candidate outlived its evaluation"
-    assert list(work.iterdir()) == [], "its worker folder was left behind"
+    assert forkserver.evaluation_folders(work) == [], "its worker folder was left behind"
     assert set(_host_files("kf_fill_")) == before, "it wrote into the host's /tmp or /dev/shm"
 
     honest = evaluate(get_task("softmax_fp32"), HOSTILE_DIR / "good_softmax.py", _config(work))
     assert honest.passed, honest.message
-    assert list(work.iterdir()) == []
+    assert forkserver.evaluation_folders(work) == []
     assert os.getpid() in procfs.pids()  # and so are we

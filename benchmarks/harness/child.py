@@ -22,7 +22,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
 
-from benchmarks.harness import leftovers, observer, procfs, sandbox
+from benchmarks.harness import forkserver, leftovers, observer, procfs, sandbox
 from benchmarks.harness.messages import (
     OPS_FD_ENV,
     CallEvent,
@@ -104,15 +104,30 @@ class Child:
     isolation: str = "none"
     observer: observer.ObserverStream | None = None  # set where launches are observed
 
-    def __init__(self, folder: Path, device: str, *, isolate: bool) -> None:
+    _server: forkserver.ForkServer | None = None  # set for a worker forked from a fork server
+    _given_back = False
+
+    def __init__(
+        self,
+        folder: Path,
+        device: str,
+        *,
+        isolate: bool,
+        server: forkserver.ForkServer | None = None,
+    ) -> None:
         """`isolate`: the worker will run untrusted code (a candidate), so it starts in the
         isolation this machine offers (`self.isolation`: "bwrap" or "none"; scrubbed environment
-        and rlimits either way). A trusted worker (baselines) runs as this process, unisolated."""
+        and rlimits either way). A trusted worker (baselines) runs as this process, unisolated.
+        `server`: fork the worker from this warm, sandboxed fork server (`folder` inside its
+        folder) instead of starting a process (benchmarks/harness/forkserver.py)."""
         self.folder = folder
         self.device = device
         self.oom_kills_at_submit: int | None = (
             None  # the kernel's OOM-kill count when the job went in
         )
+        if server is not None:
+            self._forked(server)
+            return
         worker = [sys.executable, "-m", "benchmarks.harness.worker", "--serve", str(folder), device]
         preexec = None
         if isolate:
@@ -172,6 +187,25 @@ class Child:
         self._pos = 0
         self.events: list[Event] = []
 
+    def _forked(self, server: forkserver.ForkServer) -> None:
+        (self.folder / "tmp").mkdir(exist_ok=True)
+        (self.folder / "inputs").mkdir(exist_ok=True)
+        self.isolation = sandbox.BWRAP
+        self._out = open(self.folder / "stdout.txt", "wb")  # noqa: SIM115
+        self._err = open(self.folder / "stderr.txt", "wb")  # noqa: SIM115
+        self._info = None
+        self._init_pid = None
+        self._init_started = None
+        ops_r, ops_w = os.pipe()
+        self.ops = OpStream(ops_r)
+        try:
+            self.proc = server.fork(self.folder, ops_w)  # type: ignore[assignment]
+        finally:
+            os.close(ops_w)
+        self._server = server
+        self._pos = 0
+        self.events = []
+
     def stage(self, path: str | Path) -> str:
         """A path to `path` this worker can read (a copy in its read-only inputs folder where its
         sandbox hides the original, e.g. a task file under /tmp or a home folder)."""
@@ -214,16 +248,26 @@ class Child:
         """End the worker and, when sandboxed, its pid namespace: on return nothing the
         candidate started is left running."""
         self._read_init()
-        # the group too when the worker has exited: an unisolated candidate's forks stay in it
-        # (its number cannot be reused while a member lives)
-        try:
-            os.killpg(self.proc.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
+        if self._server is not None:  # pid 1 of its pid namespace: the namespace dies with it
+            if self._init_pid is not None:
+                try:
+                    os.kill(self._init_pid, signal.SIGKILL)
+                except (ProcessLookupError, PermissionError):
+                    pass
+        else:
+            # the group too when the worker has exited: an unisolated candidate's forks stay in
+            # it (its number cannot be reused while a member lives)
+            try:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
         self.proc.wait()
         if self._init_pid is not None and self._init_started is not None:
             sandbox.end_namespace(self._init_pid, self._init_started)
         self._close()
+        if self._server is not None and not self._given_back:
+            self._given_back = True  # the server takes the next evaluation (or is retired)
+            forkserver.give_back(self._server, self.proc.job)  # type: ignore[attr-defined]
 
     def watchdog(self, limits: WatchLimits | None = None) -> Watchdog:
         """A watch over this worker's processes and folder (`benchmarks.harness.watchdog`):
@@ -237,9 +281,12 @@ class Child:
                 self.folder,
                 limits,
                 sandboxed=True,
+                nested=self._server is not None,
                 mounts=sandbox.scratch_mounts(self.folder),
                 tmpfs_size=sandbox.limits_for(self.device).tmpfs_size,
             )
+        if self._server is not None:  # the forked worker is gone already: nothing to watch
+            return Watchdog(-1, self.folder, limits, sandboxed=False)
         return Watchdog(self.proc.pid, self.folder, limits, sandboxed=False)
 
     def returncode(self) -> int | None:
@@ -257,6 +304,13 @@ class Child:
             return None
 
     def _read_init(self) -> None:
+        if self._server is not None and self._init_pid is None:
+            alive = self.proc.poll() is None
+            pid = self.proc.pid if alive else 0
+            seen = procfs.process_start(pid) if pid else None
+            if seen is not None:
+                self._init_pid, self._init_started = pid, seen[1]
+            return
         if self._info is not None and self._init_pid is None:
             alive = self.proc.poll() is None
             self._init_pid = sandbox.read_init_pid(self._info, timeout_s=2 if alive else 0)
@@ -402,6 +456,28 @@ def _spawn(device: str, root: Path, isolate: bool) -> Child:
     return Child(folder, device, isolate=isolate)
 
 
+_FORK_FAILED: set[str] = set()  # devices whose fork server could not start here (said once)
+
+
+def _forked(device: str, root: Path, prewarm: bool) -> Child | None:
+    """An isolated worker forked from a warm fork server, or None where none can serve."""
+    if device in _FORK_FAILED or not forkserver.enabled(device):
+        return None
+    server = forkserver.take(device, root, _SPAWNER.run, prewarm)
+    folder = Path(tempfile.mkdtemp(prefix="e-", dir=server.folder))
+    try:
+        return Child(folder, device, isolate=True, server=server)
+    except forkserver.ServerGone as exc:
+        _FORK_FAILED.add(device)
+        forkserver.give_back(server, -1)
+        shutil.rmtree(folder, ignore_errors=True)
+        print(
+            f"kernforge: the fork server did not start ({exc}); fresh workers instead",
+            file=sys.stderr,
+        )
+        return None
+
+
 def _sweep_once(root: Path) -> None:
     """On the first use of `root` in this process, remove the worker folders of dead judges."""
     key = str(root.resolve())
@@ -412,12 +488,19 @@ def _sweep_once(root: Path) -> None:
     leftovers.sweep(root)
 
 
-def acquire(device: str, root: Path, prewarm: bool = True, *, isolate: bool) -> Child:
+def acquire(
+    device: str, root: Path, prewarm: bool = True, *, isolate: bool, fork: bool = True
+) -> Child:
     """A fresh, waiting child for `device` whose folder sits under `root`: the oldest spare
     still alive, else a new one. With `prewarm`, spares are started now, in the background, up
     to SPARES_PER_DEVICE, for the following calls. `isolate`: for untrusted code (see Child);
-    isolated and trusted workers are pooled apart."""
+    isolated and trusted workers are pooled apart. An isolated worker is forked from a warm fork
+    server where one can serve (`forkserver.enabled`) unless `fork` is False."""
     _sweep_once(root)
+    if isolate and fork:
+        forked = _forked(device, root, prewarm)
+        if forked is not None:
+            return forked
     key = (device, str(root), isolate)
     child = None
     while child is None:
@@ -538,3 +621,4 @@ def drain_spares() -> None:
             _, spares = _SPARES.popitem()
         for child in spares:
             discard(child)
+    forkserver.shut_down()

@@ -238,7 +238,9 @@ def _evaluate_once(
     changed = integrity.verify(task, "since the judge first loaded it")
     if changed:
         return _fail(verdict, ErrorClass.HARNESS_ERROR, changed, Stage.COMPILE)
-    child = acquire(device, _work_root(config), prewarm=config.prewarm, isolate=True)
+    child = acquire(
+        device, _work_root(config), prewarm=config.prewarm, isolate=True, fork=not config.keep_dir
+    )
     folder = child.folder
     if config.triton_cache_seed and Path(config.triton_cache_seed).is_dir():
         # kernels compiled ahead for this candidate alone, into the cache of its own worker

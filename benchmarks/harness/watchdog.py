@@ -105,10 +105,15 @@ class Watchdog:
         limits: WatchLimits,
         *,
         sandboxed: bool,
+        nested: bool = False,
         mounts: list[str] | None = None,
         tmpfs_size: int = 0,
     ) -> None:
+        """`nested`: `root` is a worker forked from the fork server, pid 1 of namespaces nested
+        in the server's sandbox, whose /proc lists the server's processes too: its processes are
+        its descendants, found in this machine's /proc."""
         self.root, self.folder, self.limits = root, folder, limits
+        self.nested = nested
         self.sandboxed, self.mounts, self.tmpfs_size = sandboxed, mounts or [], tmpfs_size
         self._next = 0.0
         self._ready = False
@@ -138,18 +143,23 @@ class Watchdog:
 
     def _inside(self) -> bool:
         """Whether the sandbox is set up: its init's root holds a procfs of its own (bubblewrap
-        reports the init's pid before it has mounted anything; until then its root is ours)."""
+        reports the init's pid before it has mounted anything; until then its root is ours), or
+        for a forked worker, the folder's tmp/ is its own tmpfs."""
         if not self._ready:
             try:
-                theirs = os.stat(f"/proc/{self.root}/root/proc").st_dev
-                self._ready = theirs != os.stat("/proc").st_dev
+                if self.nested:  # its tmp/ is a tmpfs of its own once its view is built
+                    theirs = os.stat(f"/proc/{self.root}/root{self.folder.resolve()}/tmp").st_dev
+                    self._ready = theirs != os.stat(self.folder).st_dev
+                else:
+                    theirs = os.stat(f"/proc/{self.root}/root/proc").st_dev
+                    self._ready = theirs != os.stat("/proc").st_dev
             except OSError:
                 return False
         return self._ready
 
     def _listing(self) -> tuple[str, list[int]]:
         """(procfs path, pids in it) for the candidate's processes."""
-        if self.sandboxed and self._inside():
+        if self.sandboxed and not self.nested and self._inside():
             proc = f"/proc/{self.root}/root/proc"
             found = procfs.pids(proc)
             if found:

@@ -1501,14 +1501,24 @@ def main(argv: list[str]) -> int:
 
             if not guard(judge):
                 return 0
-        progress = _Progress(folder)
-        req_path = serve(folder, argv[3], progress, parent=judge)
-        if req_path is None:
-            return 0
-    else:
-        req_path = Path(argv[1])
-        folder = req_path.parent
-        progress = _Progress(folder)
+        return serve_one(folder, argv[3], parent=judge)
+    req_path = Path(argv[1])
+    folder = req_path.parent
+    progress = _Progress(folder)
+    return _answer(req_path, folder, progress)
+
+
+def serve_one(folder: Path, device: str, parent: int | None = None) -> int:
+    """Serve mode: get ready, wait for the one request in `folder`, run it and write its result
+    (also the body of a worker forked from `benchmarks.harness.forkserver`). The exit code."""
+    progress = _Progress(folder)
+    req_path = serve(folder, device, progress, parent=parent)
+    if req_path is None:
+        return 0
+    return _answer(req_path, folder, progress)
+
+
+def _answer(req_path: Path, folder: Path, progress: _Progress) -> int:
     progress(StartEvent(pid=os.getpid(), protocol=PROTOCOL_VERSION))
     result = _run_job(req_path, folder, progress)
     tmp = folder / "result.json.tmp"
