@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 from hostile_manifest import HOSTILE_DIR, parse_header
 
+from benchmarks.harness import child as child_module
 from benchmarks.harness import forkserver, sandbox
 from benchmarks.harness.child import Child, send_inputs
 from benchmarks.harness.judge import JudgeConfig, evaluate
@@ -65,9 +66,24 @@ def _raised(result: CandidateResult | None, what: str) -> str:
     return result.message + result.traceback
 
 
-def test_environment_key_stays_out_of_the_worker(planted: Path, tmp_path: Path) -> None:
-    folder = tmp_path / "w"
-    _, result = _run_unchecked("os_env_key_format", folder)
+FORKED = pytest.mark.parametrize(
+    "forked",
+    [
+        False,
+        pytest.param(
+            True, marks=pytest.mark.skipif(not forkserver.enabled("cpu"), reason="no fork server")
+        ),
+    ],
+    ids=["fresh", "forked"],
+)
+
+
+@FORKED
+def test_environment_key_stays_out_of_the_worker(
+    planted: Path, tmp_path: Path, forked: bool
+) -> None:
+    child, result = _run_unchecked("os_env_key_format", tmp_path / "w", forked)
+    folder = child.folder
     text = _raised(result, "leaked environment")  # the read worked: it saw a scrubbed one
     assert "TRITON_INTERPRET" in text
     assert KEY not in text
@@ -84,9 +100,12 @@ def _cmdline_as_reported(pid: int) -> str:
     return "\\x00".join(repr(arg)[1:-1] for arg in raw.split("\0"))
 
 
-def test_secrets_and_other_processes_are_unreadable(planted: Path, tmp_path: Path) -> None:
-    folder = tmp_path / "w"
-    _, result = _run_unchecked("os_read_secrets_path", folder)
+@FORKED
+def test_secrets_and_other_processes_are_unreadable(
+    planted: Path, tmp_path: Path, forked: bool
+) -> None:
+    child, result = _run_unchecked("os_read_secrets_path", tmp_path / "w", forked)
+    folder = child.folder
     text = _raised(result, "pids seen")
     judge_cmdline = _cmdline_as_reported(os.getpid())  # what no worker may see
     assert len(judge_cmdline) > 20 and "x00" in judge_cmdline
@@ -98,11 +117,14 @@ def test_secrets_and_other_processes_are_unreadable(planted: Path, tmp_path: Pat
     assert result is not None
     seen = result.message.split("pids seen")[1].split("]")[0]
     pids = [int(p) for p in re.findall(r"\d+", seen)]
-    assert os.getpid() not in pids and len(pids) <= 4  # its own pid namespace: bwrap's init, itself
+    # its own pid namespace: bwrap's init and itself (forked: the server, the intermediate fork,
+    # the worker's init and itself)
+    assert os.getpid() not in pids and len(pids) <= 4
 
 
+@FORKED
 def test_project_tree_task_file_home_and_run_folder_are_unwritable(
-    planted: Path, tmp_path: Path
+    planted: Path, tmp_path: Path, forked: bool
 ) -> None:
     task_file = get_task("softmax_fp32").path
     before = hashlib.sha256(task_file.read_bytes()).hexdigest()
@@ -121,8 +143,9 @@ def test_project_tree_task_file_home_and_run_folder_are_unwritable(
     ]
     assert leftovers == [], "markers from an earlier run: remove them first"
     try:
-        _, result = _run_unchecked("os_write_tree_path", tmp_path / "w")
+        child, result = _run_unchecked("os_write_tree_path", tmp_path / "w", forked)
         text = _raised(result, "refused")  # it tried
+        targets.append(child.folder.parent)  # forked: the server's folder
         written = [t for t in targets if (t / "kf_hostile_marker.txt").exists()]
         assert written == [], text
         assert hashlib.sha256(task_file.read_bytes()).hexdigest() == before
@@ -136,13 +159,23 @@ def test_project_tree_task_file_home_and_run_folder_are_unwritable(
 # ---------------------------------------------------------------------------------------------
 
 
-def _run_unchecked(name: str, folder: Path) -> tuple[Child, CandidateResult | None]:
+def _run_unchecked(
+    name: str, folder: Path, forked: bool = False
+) -> tuple[Child, CandidateResult | None]:
     """Run tests/hostile/<name>.py in a sandboxed worker with no static check (a test-only path:
-    nothing in the product skips the check) and wait for the worker to exit by itself."""
+    nothing in the product skips the check) and wait for the worker to exit by itself. `forked`:
+    the worker is forked from a fork server whose folder sits beside `folder` (its own folder is
+    then inside the server's)."""
     case = parse_header(HOSTILE_DIR / f"{name}.py")
     task = get_task(case.task)
-    folder.mkdir()
-    child = Child(folder, "cpu", isolate=True)
+    if forked:
+        server = forkserver.take("cpu", folder.parent, child_module._SPAWNER.run, prewarm=False)
+        folder = server.folder / folder.name
+        folder.mkdir()
+        child = Child(folder, "cpu", isolate=True, server=server)
+    else:
+        folder.mkdir()
+        child = Child(folder, "cpu", isolate=True)
     assert child.isolation == sandbox.BWRAP
     shutil.copyfile(case.path, folder / "candidate.py")
     shape = task.shapes_for("cpu")[0]
@@ -294,10 +327,12 @@ def test_processes_started_in_the_sandbox_die_with_its_first_process(tmp_path: P
     assert not (folder / "late.txt").exists()
 
 
-def test_the_judge_cannot_be_killed_from_inside(tmp_path: Path) -> None:
-    child, result = _run_unchecked("os_kill_judge", tmp_path / "w")
+@FORKED
+def test_the_judge_cannot_be_killed_from_inside(tmp_path: Path, forked: bool) -> None:
+    child, result = _run_unchecked("os_kill_judge", tmp_path / "w", forked)
     assert result is not None and result.status == "ok", result  # we are alive to read it
-    assert str(os.getpid()) not in child.proc.args  # the judge's pid is not on its command line
+    proc = child._server.proc if forked else child.proc  # type: ignore[union-attr]
+    assert str(os.getpid()) not in proc.args  # the judge's pid is not on its command line
 
 
 def test_the_judge_survives_its_sandbox_and_the_next_evaluation_passes(tmp_path: Path) -> None:

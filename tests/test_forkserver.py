@@ -1,0 +1,80 @@
+"""The fork server (benchmarks/harness/forkserver.py): isolated CPU workers forked from one warm,
+sandboxed process. Each evaluation must be as isolated as one in a freshly started sandbox: no
+capabilities, nothing of the evaluation before it in reach, no other process's memory or
+environment readable; and a server that dies is replaced. Needs bubblewrap (skips otherwise)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from pathlib import Path
+
+import pytest
+from hostile_manifest import HOSTILE_DIR, parse_header
+
+from benchmarks.harness import forkserver, sandbox
+from benchmarks.harness.judge import JudgeConfig, evaluate
+from benchmarks.harness.static_check import StaticResult
+from benchmarks.loading import get_task
+from benchmarks.verdict import ErrorClass
+
+pytestmark = pytest.mark.skipif(
+    not forkserver.enabled("cpu"),
+    reason=f"no fork server here (isolation: {sandbox.describe()})",
+)
+
+
+def _servers(root: Path) -> list[forkserver.ForkServer]:
+    return [s for pool in forkserver._SERVERS.values() for s in pool if s.folder.parent == root]
+
+
+def _config(work: Path) -> JudgeConfig:
+    return JudgeConfig(device="cpu", trials=1, prewarm=False, work_root=work)
+
+
+def test_evaluations_on_one_server_leave_nothing_for_the_next(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    case = parse_header(HOSTILE_DIR / "os_fork_server_leftovers.py")
+    monkeypatch.setattr(  # as if it had found a hole in the static check
+        "benchmarks.harness.judge.check_source",
+        lambda *a, **k: StaticResult(ok=True, error_class=ErrorClass.NONE, message=""),
+    )
+    work = (tmp_path / "work").resolve()
+    for _ in range(2):
+        verdict = evaluate(get_task(case.task), case.path, _config(work))
+        assert verdict.error_class == case.unchecked, verdict.message
+        assert verdict.passed and verdict.isolation == sandbox.BWRAP
+    servers = _servers(work)
+    assert len(servers) == 1 and servers[0].jobs == 2  # the second evaluation was forked too
+    assert forkserver.evaluation_folders(work) == []
+    assert not list(Path("/tmp").glob("kf_fork_leftover*"))
+    assert not list(Path("/dev/shm").glob("kf_fork_leftover*"))
+
+
+def test_a_server_that_dies_is_replaced(tmp_path: Path) -> None:
+    work = (tmp_path / "work").resolve()
+    good = HOSTILE_DIR / "good_softmax.py"
+    task = get_task("softmax_fp32")
+    assert evaluate(task, good, _config(work)).passed
+    (first,) = _servers(work)
+    assert first.pid is not None
+    os.kill(first.pid, signal.SIGKILL)
+    deadline = time.monotonic() + 10
+    while first.alive() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    verdict = evaluate(task, good, _config(work))
+    assert verdict.passed, verdict.message
+    assert [s for s in _servers(work) if s is not first and s.jobs == 1]
+    assert first not in _servers(work)
+
+
+def test_the_environment_variable_turns_it_off(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(forkserver.ENV, "0")
+    work = (tmp_path / "work").resolve()
+    verdict = evaluate(get_task("softmax_fp32"), HOSTILE_DIR / "good_softmax.py", _config(work))
+    assert verdict.passed and verdict.isolation == sandbox.BWRAP
+    assert _servers(work) == []
