@@ -78,3 +78,25 @@ def test_the_environment_variable_turns_it_off(
     verdict = evaluate(get_task("softmax_fp32"), HOSTILE_DIR / "good_softmax.py", _config(work))
     assert verdict.passed and verdict.isolation == sandbox.BWRAP
     assert _servers(work) == []
+
+
+def test_where_nested_namespaces_are_refused_fresh_workers_judge(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]
+) -> None:
+    from benchmarks.harness import child
+
+    real = sandbox.bwrap_prefix
+
+    def no_nesting(*args: object, **kwargs: object) -> list[str]:
+        argv = real(*args, **kwargs)  # type: ignore[arg-type]
+        assert argv[1] == "--unshare-all"
+        return [*argv[:2], "--unshare-user", "--disable-userns", *argv[2:]]  # bubblewrap >= 0.8
+
+    monkeypatch.setattr(sandbox, "bwrap_prefix", no_nesting)
+    monkeypatch.setattr(child, "_FORK_FAILED", set())
+    work = (tmp_path / "work").resolve()
+    verdict = evaluate(get_task("softmax_fp32"), HOSTILE_DIR / "good_softmax.py", _config(work))
+    assert "no fork server" in capfd.readouterr().err
+    assert child._FORK_FAILED == {"cpu"}
+    assert verdict.passed and verdict.isolation == sandbox.BWRAP, verdict.message
+    assert _servers(work) == []

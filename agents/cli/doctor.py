@@ -67,6 +67,9 @@ def collect() -> dict[str, Any]:
     from benchmarks import describe_isolation, describe_observation
 
     info["isolation"] = describe_isolation()
+    from benchmarks.harness import forkserver
+
+    info["CPU workers"] = forkserver.describe()
     info["launch observation"] = describe_observation(
         "cuda" if torch.cuda.is_available() else "cpu"
     )

@@ -468,13 +468,11 @@ def _forked(device: str, root: Path, prewarm: bool) -> Child | None:
     try:
         return Child(folder, device, isolate=True, server=server)
     except forkserver.ServerGone as exc:
-        _FORK_FAILED.add(device)
-        forkserver.give_back(server, -1)
+        forkserver.give_back(server, -1)  # retired
         shutil.rmtree(folder, ignore_errors=True)
-        print(
-            f"kernforge: the fork server did not start ({exc}); fresh workers instead",
-            file=sys.stderr,
-        )
+        if exc.never_ready:  # it cannot work here: said once, then fresh workers only
+            _FORK_FAILED.add(device)
+            print(f"kernforge: no fork server ({exc}); fresh workers instead", file=sys.stderr)
         return None
 
 

@@ -61,13 +61,30 @@ def enabled(device: str) -> bool:
     return device == "cpu" and os.environ.get(ENV, "1") != "0" and sandbox.level() == sandbox.BWRAP
 
 
+def describe() -> str:
+    """One line for `kernforge doctor`: how isolated CPU workers start here."""
+    if os.environ.get(ENV, "1") == "0":
+        return f"a fresh sandboxed process per evaluation ({ENV}=0)"
+    if sandbox.level() != sandbox.BWRAP:
+        return "a fresh process per evaluation (no bubblewrap: no fork server)"
+    return (
+        "forked from a warm sandboxed fork server, new user/mount/pid/IPC namespaces per "
+        f"evaluation (a fresh process instead where nested namespaces are refused; {ENV}=0 turns it off)"
+    )
+
+
 # --------------------------------------------------------------------------------------------
 # the judge's side
 # --------------------------------------------------------------------------------------------
 
 
 class ServerGone(RuntimeError):
-    """The server died, did not start, or stopped answering."""
+    """The server died, did not start, or stopped answering. `never_ready`: it never said it
+    was ready (it cannot work on this machine, e.g. no nested user namespaces)."""
+
+    def __init__(self, message: str, never_ready: bool = False) -> None:
+        super().__init__(message)
+        self.never_ready = never_ready
 
 
 class ForkServer:
@@ -146,17 +163,22 @@ class ForkServer:
         if self.pid is None:
             self.pid = sandbox.read_init_pid(self._info, timeout_s=timeout)
             if self.pid is None:
-                raise ServerGone(f"the fork server did not start: {self.log_tail()}")
+                raise ServerGone(f"the fork server did not start: {self.log_tail()}", True)
         deadline = time.monotonic() + timeout
         while True:
-            msg = self._recv(deadline - time.monotonic())
+            try:
+                msg = self._recv(deadline - time.monotonic())
+            except ServerGone as exc:
+                raise ServerGone(f"{exc}: {self.log_tail()}", True) from None
             if msg is None:
                 raise ServerGone(
-                    f"the fork server was not ready in {timeout:.0f} s: {self.log_tail()}"
+                    f"the fork server was not ready in {timeout:.0f} s: {self.log_tail()}", True
                 )
-            if msg.get("ready"):
+            if msg.get("ready") is True:
                 self._ready = True
                 return
+            if msg.get("ready") is False:
+                raise ServerGone(f"the fork server cannot fork here: {msg.get('why')}", True)
 
     def log_tail(self) -> str:
         try:
@@ -464,6 +486,30 @@ def _middle(folder: Path, server_folder: Path, device: str, ops_fd: int) -> int:
     return _exit_code(status)
 
 
+def _self_test() -> str | None:
+    """Whether a fork can enter nested namespaces here (a kernel or policy may forbid nested user
+    namespaces where bubblewrap itself works); None when it can, else why not."""
+    from benchmarks.harness import nest
+
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        code = 1
+        try:
+            os.close(r)
+            nest.enter()
+            code = 0
+        except BaseException as exc:  # noqa: BLE001 - reported through the pipe
+            os.write(w, f"{type(exc).__name__}: {exc}".encode()[:300])
+        finally:
+            os._exit(code)
+    os.close(w)
+    with os.fdopen(r, "rb") as f:
+        said = f.read().decode(errors="replace")
+    _, status = os.waitpid(pid, 0)
+    return None if status == 0 else (said or f"the test fork exited with {status}")
+
+
 def serve(server_folder: Path, device: str, control: int) -> int:
     from benchmarks.harness import nest
 
@@ -474,7 +520,10 @@ def serve(server_folder: Path, device: str, control: int) -> int:
     os.set_blocking(wake_w, False)
     signal.set_wakeup_fd(wake_w)
     signal.signal(signal.SIGCHLD, lambda *_: None)
-    sock.send(json.dumps({"ready": True}).encode())
+    why = _self_test()
+    sock.send(json.dumps({"ready": why is None, "why": why}).encode())
+    if why is not None:
+        return 1
     running: dict[int, int] = {}  # pid of the intermediate fork -> job
     while True:
         ready, _, _ = select.select([sock, wake_r], [], [])
