@@ -431,7 +431,7 @@ def _init(folder: Path, server_folder: Path, device: str, ops_fd: int) -> int:
 
     size = sandbox.limits_for(device).tmpfs_size
     mounts = ["/dev/shm"] + (["/tmp"] if sandbox.TMP in sandbox.masked_dirs() else [])
-    nest.private_view(folder, server_folder, mounts, size)
+    nest.private_view(folder, server_folder, mounts, size, sandbox.reexposed_dirs())
     nest.drop_capabilities()
     catchable = set(signal.Signals) - {signal.SIGKILL, signal.SIGSTOP}
     signal.pthread_sigmask(signal.SIG_BLOCK, catchable)

@@ -110,22 +110,32 @@ def _read_only(path: str) -> None:
     )
 
 
-def private_view(folder: Path, hide: Path, tmpfs_dirs: list[str], size: int) -> None:
-    """Build the worker's view: a fresh tmpfs of `size` on each of `tmpfs_dirs` (/dev/shm, /tmp),
-    everything under `hide` (the server's folder, which holds other evaluations' folders) hidden
-    by a read-only tmpfs except `folder` itself, bound back writable, its inputs/ read-only and
-    its tmp/ a fresh tmpfs."""
-    keep = os.open(folder, os.O_PATH | os.O_DIRECTORY)
+def private_view(
+    folder: Path, hide: Path, tmpfs_dirs: list[str], size: int, keep: list[Path]
+) -> None:
+    """Build the worker's view: a fresh tmpfs of `size` on each of `tmpfs_dirs` (/dev/shm, /tmp)
+    with the folders of `keep` that were inside them (the project, the venv: what bubblewrap binds
+    back read-only, `sandbox.reexposed_dirs`) bound back read-only; everything under `hide` (the
+    server's folder, which holds other evaluations' folders) hidden by a read-only tmpfs except
+    `folder` itself, bound back writable; its inputs/ read-only and its tmp/ a fresh tmpfs."""
+    covered = [p for p in keep if any(p == Path(d) or Path(d) in p.parents for d in tmpfs_dirs)]
+    fds = {p: os.open(p, os.O_PATH | os.O_DIRECTORY) for p in covered}
+    own = os.open(folder, os.O_PATH | os.O_DIRECTORY)
     try:
         for d in tmpfs_dirs:
             tmpfs(d, size)
+        for p, fd in fds.items():
+            p.mkdir(parents=True, exist_ok=True)  # in the fresh tmpfs
+            _mount(f"/proc/self/fd/{fd}", str(p), None, MS_BIND | MS_REC, None, "read-only bind")
+            _read_only(str(p))
         hide.mkdir(parents=True, exist_ok=True)  # where a fresh tmpfs above just hid it
         _mount("tmpfs", str(hide), "tmpfs", MS_NOSUID | MS_NODEV, "size=1m,mode=755", "hide")
         folder.mkdir(parents=True, exist_ok=True)
-        _mount(f"/proc/self/fd/{keep}", str(folder), None, MS_BIND, None, "the worker's folder")
+        _mount(f"/proc/self/fd/{own}", str(folder), None, MS_BIND, None, "the worker's folder")
         _read_only(str(hide))
     finally:
-        os.close(keep)
+        for fd in (*fds.values(), own):
+            os.close(fd)
     inputs = str(folder / "inputs")
     _mount(inputs, inputs, None, MS_BIND, None, "inputs")
     _read_only(inputs)
