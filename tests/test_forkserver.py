@@ -100,3 +100,19 @@ def test_where_nested_namespaces_are_refused_fresh_workers_judge(
     assert child._FORK_FAILED == {"cpu"}
     assert verdict.passed and verdict.isolation == sandbox.BWRAP, verdict.message
     assert _servers(work) == []
+
+
+def test_one_judge_at_a_time_keeps_one_server_and_side_by_side_gets_a_spare(tmp_path: Path) -> None:
+    from benchmarks.harness import child
+
+    root = (tmp_path / "pool").resolve()
+    root.mkdir()
+    first = forkserver.take("cpu", root, child._SPAWNER.run, prewarm=True)
+    assert len(_servers(root)) == 1  # nothing ran beside it: no spare
+    second = forkserver.take("cpu", root, child._SPAWNER.run, prewarm=True)
+    assert second is not first and len(_servers(root)) == 3  # side by side: and a spare
+    for srv in (first, second):
+        forkserver.give_back(srv, -1)  # never used: retired
+    assert len(_servers(root)) == 1
+    forkserver.shut_down()
+    assert _servers(root) == []

@@ -295,7 +295,10 @@ _LOCK = threading.Lock()
 
 def take(device: str, root: Path, spawn: object, prewarm: bool) -> ForkServer:
     """A server for `device` under `root` that is not running an evaluation: a free one, else a
-    new one. With `prewarm`, one more is started for whoever asks next while this one is busy."""
+    new one. With `prewarm`, where evaluations under `root` have run side by side (another server
+    is busy now) and none is free, one more is started for whoever asks next. One process judging
+    one candidate at a time keeps a single server: it is free again as soon as the evaluation
+    ends, and a spare would cost a second start-up for nothing."""
     key = (device, str(root))
     with _LOCK:
         pool = _SERVERS.setdefault(key, [])
@@ -310,7 +313,8 @@ def take(device: str, root: Path, spawn: object, prewarm: bool) -> ForkServer:
             chosen = ForkServer(device, root, spawn)
             pool.append(chosen)
         chosen.busy = True
-        if prewarm and not any(not s.busy for s in pool):
+        side_by_side = any(s.busy for s in pool if s is not chosen)
+        if prewarm and side_by_side and not any(not s.busy for s in pool):
             pool.append(ForkServer(device, root, spawn))
     return chosen
 
