@@ -59,6 +59,7 @@ _EXPORTS: dict[str, str] = {
     "candidate_launch": "benchmarks.harness.sandbox",
     "describe_isolation": "benchmarks.harness.sandbox:describe",
     "describe_observation": "benchmarks.harness.observer:describe",
+    "describe_cpu_workers": "benchmarks.harness.forkserver:describe",
     "isolation_refusal": "benchmarks.harness.sandbox:refusal",
     "isolation_level": "benchmarks.harness.sandbox:level",
     "sandbox_visible": "benchmarks.harness.sandbox:visible",

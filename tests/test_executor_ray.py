@@ -50,7 +50,8 @@ def _ours(pid: int) -> bool:
 
 def _judging_pids() -> list[int]:
     """Workers of the Ray this test started that are judging a candidate now: their title
-    names the judge task, and one of their children is a judge's worker process."""
+    names the judge task, and one of their children is a judge's worker process (or, forked,
+    one of their descendants)."""
     commands = {}
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():
@@ -60,6 +61,17 @@ def _judging_pids() -> list[int]:
                 continue
     judges = {p for p, cmd in commands.items() if cmd.startswith(b"ray::judge_on_ray")}
     busy = {_parent(p) for p, cmd in commands.items() if b"benchmarks.harness.worker" in cmd}
+    # a worker forked from a fork server (benchmarks/harness/forkserver.py) carries the server's
+    # command line: a judge with more than one such descendant (server, intermediate fork, the
+    # worker's init, the worker) is judging; the server alone waits
+    forked: dict[int, int] = {}
+    for pid, cmd in commands.items():
+        if b"benchmarks.harness.forkserver" in cmd:
+            up = pid
+            while up > 1 and up not in judges:
+                up = _parent(up)
+            forked[up] = forked.get(up, 0) + 1
+    busy |= {p for p, n in forked.items() if n > 1}
     return sorted(p for p in judges & busy if _ours(p))
 
 

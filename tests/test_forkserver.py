@@ -112,7 +112,26 @@ def test_one_judge_at_a_time_keeps_one_server_and_side_by_side_gets_a_spare(tmp_
     second = forkserver.take("cpu", root, child._SPAWNER.run, prewarm=True)
     assert second is not first and len(_servers(root)) == 3  # side by side: and a spare
     for srv in (first, second):
-        forkserver.give_back(srv, -1)  # never used: retired
-    assert len(_servers(root)) == 1
+        forkserver.give_back(srv, -1)  # never used: retired, ended at the next take
+    assert first.retired and second.retired and first.alive()
+    third = forkserver.take("cpu", root, child._SPAWNER.run, prewarm=True)
+    assert _servers(root) == [third]  # the spare; the retired two ended
+    assert not first.alive() and not second.alive()
     forkserver.shut_down()
     assert _servers(root) == []
+
+
+def test_a_server_retired_after_its_last_evaluation_leaves_that_evaluation_whole(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Retired at `MAX_JOBS`: the judge still checks the staged task file in the evaluation's
+    folder after the worker is gone (a server ended at once took that folder with it: the
+    evaluation became a harness error, 'the task file changed during the evaluation')."""
+    monkeypatch.setattr(forkserver, "MAX_JOBS", 1)
+    work = (tmp_path / "work").resolve()
+    task = get_task("softmax_fp32")
+    for _ in range(2):
+        verdict = evaluate(task, HOSTILE_DIR / "good_softmax.py", _config(work))
+        assert verdict.passed, verdict.message
+    assert len(_servers(work)) == 1 and _servers(work)[0].retired  # the second one, retired
+    assert forkserver.evaluation_folders(work) == []

@@ -291,6 +291,7 @@ def test_worker_lost_before_import_is_the_judges_failure(monkeypatch):
 
     monkeypatch.setattr(child_mod.subprocess, "Popen", dying_popen)
     monkeypatch.setattr(child_mod, "_SPARES", {})
+    monkeypatch.setenv("KERNFORGE_FORK_SERVER", "0")  # a fresh worker (the forked one: below)
     task = get_task("silu_fp16")
     v = evaluate(task, solution_path(task.name), JudgeConfig(device="cpu", trials=1, prewarm=False))
     assert v.error_class == ErrorClass.HARNESS_ERROR and not v.passed
@@ -300,6 +301,38 @@ def test_worker_lost_before_import_is_the_judges_failure(monkeypatch):
     )
     assert "worker_lost" in v.flags and "worker_retried" in v.flags
     assert len(started) == 2  # the first attempt and one retry
+
+
+def test_a_forked_worker_lost_before_import_is_the_judges_failure(monkeypatch):
+    """The same for a worker forked from the fork server: here the server refuses the request
+    (a folder outside its own) and reports the fork's exit at once."""
+    from pathlib import Path
+
+    import pytest
+
+    from benchmarks.harness import forkserver
+    from benchmarks.harness.judge import JudgeConfig, evaluate
+    from benchmarks.loading import get_task
+    from benchmarks.verdict import ErrorClass
+    from knowledge_base import solution_path
+
+    if not forkserver.enabled("cpu"):
+        pytest.skip("no fork server here")
+    real_fork = forkserver.ForkServer.fork
+    asked = []
+
+    def refused_fork(self, folder, ops_w, timeout=forkserver.START_TIMEOUT_S):
+        asked.append(folder)
+        return real_fork(self, Path("/nonexistent") / folder.name, ops_w, timeout)
+
+    monkeypatch.setattr(forkserver.ForkServer, "fork", refused_fork)
+    task = get_task("silu_fp16")
+    v = evaluate(task, solution_path(task.name), JudgeConfig(device="cpu", trials=1, prewarm=False))
+    assert v.error_class == ErrorClass.HARNESS_ERROR and not v.passed
+    assert "before the candidate was imported" in v.message
+    assert "not the candidate's fault" in v.message
+    assert "worker_lost" in v.flags and "worker_retried" in v.flags
+    assert len(asked) == 2  # the first attempt and one retry
 
 
 def test_error_terms_still_reject_tf32_on_fp32_gemms():

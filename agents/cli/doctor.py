@@ -64,12 +64,10 @@ def collect() -> dict[str, Any]:
         info["gpu"] = "none"
         info["judge device"] = "cpu: Triton interpreter on CPU shapes; performance not measured"
     info["ncu"] = _ncu()
-    from benchmarks import describe_isolation, describe_observation
+    from benchmarks import describe_cpu_workers, describe_isolation, describe_observation
 
     info["isolation"] = describe_isolation()
-    from benchmarks.harness import forkserver
-
-    info["CPU workers"] = forkserver.describe()
+    info["CPU workers"] = describe_cpu_workers()
     info["launch observation"] = describe_observation(
         "cuda" if torch.cuda.is_available() else "cpu"
     )

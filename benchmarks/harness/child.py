@@ -468,8 +468,8 @@ def _forked(device: str, root: Path, prewarm: bool) -> Child | None:
     try:
         return Child(folder, device, isolate=True, server=server)
     except forkserver.ServerGone as exc:
-        forkserver.give_back(server, -1)  # retired
         shutil.rmtree(folder, ignore_errors=True)
+        forkserver.end_now(server)
         if exc.never_ready:  # it cannot work here: said once, then fresh workers only
             _FORK_FAILED.add(device)
             print(f"kernforge: no fork server ({exc}); fresh workers instead", file=sys.stderr)

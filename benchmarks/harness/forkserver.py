@@ -96,6 +96,7 @@ class ForkServer:
         self.folder = Path(tempfile.mkdtemp(prefix=leftovers.owner_prefix(), dir=root))
         self.jobs = 0
         self.busy = False
+        self.retired = False  # takes no more evaluations; ended at the next `take`
         self._sock, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         argv = [
             sys.executable,
@@ -302,8 +303,8 @@ def take(device: str, root: Path, spawn: object, prewarm: bool) -> ForkServer:
     key = (device, str(root))
     with _LOCK:
         pool = _SERVERS.setdefault(key, [])
-        for srv in list(pool):
-            if not srv.alive():
+        for srv in list(pool):  # retired or dead, and its last evaluation's judge done with it
+            if not srv.busy and (srv.retired or not srv.alive()):
                 pool.remove(srv)
                 srv.close()
         free = [s for s in pool if not s.busy]
@@ -321,12 +322,19 @@ def take(device: str, root: Path, spawn: object, prewarm: bool) -> ForkServer:
 
 def give_back(server: ForkServer, job: int) -> None:
     """After its worker was killed and waited for: the server takes the next evaluation, or is
-    retired when it died, did not report the exit, or ran `MAX_JOBS`."""
+    retired when it died, did not report the exit, or ran `MAX_JOBS`. A retired server is ended
+    (its folder removed) at the next `take` or at exit, not now: the judge still reads the
+    evaluation's folder inside it (the staged task file's check) after the worker is gone."""
     healthy = server.alive() and server._exits.pop(job, None) is not None
     with _LOCK:
         server.busy = False
-        if healthy and server.jobs < MAX_JOBS:
-            return
+        if not healthy or server.jobs >= MAX_JOBS:
+            server.retired = True
+
+
+def end_now(server: ForkServer) -> None:
+    """Out of the pool and ended at once (one that never served an evaluation)."""
+    with _LOCK:
         pool = _SERVERS.get((server.device, str(server.folder.parent)), [])
         if server in pool:
             pool.remove(server)
