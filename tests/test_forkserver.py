@@ -135,3 +135,18 @@ def test_a_server_retired_after_its_last_evaluation_leaves_that_evaluation_whole
         assert verdict.passed, verdict.message
     assert len(_servers(work)) == 1 and _servers(work)[0].retired  # the second one, retired
     assert forkserver.evaluation_folders(work) == []
+
+
+def test_a_process_forked_from_the_judge_does_not_share_its_servers(tmp_path: Path) -> None:
+    from benchmarks.harness import child
+
+    root = (tmp_path / "pool").resolve()
+    root.mkdir()
+    server = forkserver.take("cpu", root, child._SPAWNER.run, prewarm=False)
+    pid = os.fork()
+    if pid == 0:  # a fork of the judge: no server of the parent's in its pool
+        os._exit(0 if forkserver._SERVERS == {} else 1)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    assert server in _servers(root)  # the parent's pool is untouched
+    forkserver.end_now(server)

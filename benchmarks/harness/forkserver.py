@@ -294,6 +294,17 @@ _SERVERS: dict[tuple[str, str], list[ForkServer]] = {}
 _LOCK = threading.Lock()
 
 
+def _forget_in_child() -> None:
+    """In a process forked from a judge (a `fork` multiprocessing pool, say): the servers, their
+    sockets and the lock are the parent's; this process starts its own when it judges."""
+    global _SERVERS, _LOCK
+    _SERVERS = {}
+    _LOCK = threading.Lock()
+
+
+os.register_at_fork(after_in_child=_forget_in_child)
+
+
 def take(device: str, root: Path, spawn: object, prewarm: bool) -> ForkServer:
     """A server for `device` under `root` that is not running an evaluation: a free one, else a
     new one. With `prewarm`, where evaluations under `root` have run side by side (another server
