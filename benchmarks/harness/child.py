@@ -249,11 +249,9 @@ class Child:
         candidate started is left running."""
         self._read_init()
         if self._server is not None:  # pid 1 of its pid namespace: the namespace dies with it
-            if self._init_pid is not None:
-                try:
-                    os.kill(self._init_pid, signal.SIGKILL)
-                except (ProcessLookupError, PermissionError):
-                    pass
+            if self._init_pid is not None and self._init_started is not None:
+                # killed only if it is still the process that started then (not a reused pid)
+                sandbox.end_namespace(self._init_pid, self._init_started)
         else:
             # the group too when the worker has exited: an unisolated candidate's forks stay in
             # it (its number cannot be reused while a member lives)
