@@ -32,6 +32,8 @@
 # native:    the native-code guard, process refusal, code-swap and late-launch tests (CPU tests,
 #            run here against the GPU machine's Python and Triton, where the launcher is built)
 # hostile:   the GPU hostile candidates (test_gpu_hostile in 3 workers; the capture-aware ones alone)
+# forkserver: `kernforge doctor` (its CPU workers line) and the fork server's, sandbox's and OS
+#            attacks' tests (CPU evaluations, forked and fresh) on that machine's kernel
 # gemm:      agents.bench.gemm_study (the generated GEMM's structure against cuBLAS); GEMM_ARGS
 #            passes options (--variants, --phases, --generated), GEMM_NAME names the output,
 #            GEMM_LIMIT is the step's limit in seconds
@@ -179,6 +181,13 @@ elif [ "$PART" = native ]; then  # the native-code guard and the worker's seals 
     tests/test_process_refusal.py tests/test_code_swaps.py tests/test_late_launch.py --timeout 200 \
     -o addopts= --tb=short > "$OUT/native.log" 2>&1
   grep -E "PASSED|FAILED|ERROR|SKIPPED|passed|failed|^E " "$OUT/native.log" | cut -c1-300 | tail -40
+elif [ "$PART" = forkserver ]; then  # isolated CPU workers forked from a warm server, there
+  export PATH=$BWRAP_DIR:$PATH
+  step doctor 60 python3 -m agents.cli doctor
+  step forkserver 300 python3 -m pytest -v -p no:cacheprovider -n 3 tests/test_forkserver.py \
+    tests/test_sandbox.py tests/test_sandbox_hostile.py --timeout 200 -o addopts= --tb=short \
+    > "$OUT/forkserver.log" 2>&1
+  grep -E "PASSED|FAILED|ERROR|SKIPPED|passed|failed|^E " "$OUT/forkserver.log" | cut -c1-300 | tail -60
 elif [ "$PART" = gemm ]; then  # GEMM_ARGS: e.g. "--variants tma,tmap --phases prefill"
   # shellcheck disable=SC2086
   step gemm "${GEMM_LIMIT:-200}" python3 -m agents.bench.gemm_study --device cuda \
