@@ -10,6 +10,7 @@ import signal
 import time
 from pathlib import Path
 
+import forked
 import pytest
 from hostile_manifest import HOSTILE_DIR, parse_header
 
@@ -48,7 +49,7 @@ def test_evaluations_on_one_server_leave_nothing_for_the_next(
         assert verdict.passed and verdict.isolation == sandbox.BWRAP
     servers = _servers(work)
     assert len(servers) == 1 and servers[0].jobs == 2  # the second evaluation was forked too
-    assert forkserver.evaluation_folders(work) == []
+    assert forked.evaluation_folders(work) == []
     assert not list(Path("/tmp").glob("kf_fork_leftover*"))
     assert not list(Path("/dev/shm").glob("kf_fork_leftover*"))
 
@@ -134,7 +135,7 @@ def test_a_server_retired_after_its_last_evaluation_leaves_that_evaluation_whole
         verdict = evaluate(task, HOSTILE_DIR / "good_softmax.py", _config(work))
         assert verdict.passed, verdict.message
     assert len(_servers(work)) == 1 and _servers(work)[0].retired  # the second one, retired
-    assert forkserver.evaluation_folders(work) == []
+    assert forked.evaluation_folders(work) == []
 
 
 def test_a_process_forked_from_the_judge_does_not_share_its_servers(tmp_path: Path) -> None:

@@ -14,10 +14,11 @@ import os
 import time
 from pathlib import Path
 
+import forked
 import pytest
 from hostile_manifest import HOSTILE_DIR, HostileCase, parse_header
 
-from benchmarks.harness import forkserver, procfs, sandbox
+from benchmarks.harness import procfs, sandbox
 from benchmarks.harness.judge import JudgeConfig, evaluate
 from benchmarks.harness.static_check import StaticResult
 from benchmarks.harness.watchdog import GiB, MiB, WatchLimits
@@ -62,7 +63,7 @@ def _working_in(root: Path) -> list[int]:
     but for the live fork servers, which serve the next evaluation."""
     root = root.resolve()
     found = []
-    servers = forkserver.server_processes()
+    servers = forked.server_processes()
     for pid in sorted(set(procfs.pids()) - servers):
         where = procfs.cwd(pid)
         if where and (Path(where) == root or root in Path(where).parents):
@@ -100,10 +101,10 @@ def test_each_attack_ends_in_its_verdict_and_the_next_evaluation_passes(
     for word in CASES[name]:
         assert word in verdict.message, verdict.message
     assert _settled(work) == [], "a process of the candidate outlived its evaluation"
-    assert forkserver.evaluation_folders(work) == [], "its worker folder was left behind"
+    assert forked.evaluation_folders(work) == [], "its worker folder was left behind"
     assert set(_host_files("kf_fill_")) == before, "it wrote into the host's /tmp or /dev/shm"
 
     honest = evaluate(get_task("softmax_fp32"), HOSTILE_DIR / "good_softmax.py", _config(work))
     assert honest.passed, honest.message
-    assert forkserver.evaluation_folders(work) == []
+    assert forked.evaluation_folders(work) == []
     assert os.getpid() in procfs.pids()  # and so are we

@@ -17,6 +17,7 @@ import threading
 import time
 from pathlib import Path
 
+import forked
 import pytest
 from hostile_manifest import HOSTILE_DIR, parse_header
 
@@ -345,4 +346,4 @@ def test_the_judge_survives_its_sandbox_and_the_next_evaluation_passes(tmp_path:
     )
     assert verdict.passed, verdict.message
     assert verdict.isolation == sandbox.BWRAP
-    assert forkserver.evaluation_folders(tmp_path / "work") == []  # its folder is gone
+    assert forked.evaluation_folders(tmp_path / "work") == []  # its folder is gone

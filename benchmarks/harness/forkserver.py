@@ -352,26 +352,11 @@ def end_now(server: ForkServer) -> None:
     server.close()
 
 
-def evaluation_folders(root: Path) -> list[Path]:
-    """What evaluations left under `root`: every entry but the folders of live servers, and the
-    evaluation folders inside those (an evaluation's folder is removed when it ends)."""
+def live_servers() -> list[ForkServer]:
+    """The servers this process keeps now (each has `folder`, its host `pid` and its bubblewrap
+    process `proc`), for monitoring and tests."""
     with _LOCK:
-        live = {s.folder for pool in _SERVERS.values() for s in pool}
-    left = []
-    for entry in sorted(Path(root).iterdir()):
-        if entry in live:
-            left += sorted(p for p in entry.iterdir() if p.name.startswith("e-"))
-        else:
-            left.append(entry)
-    return left
-
-
-def server_processes() -> set[int]:
-    """Host pids of the live servers and their bubblewrap processes (between evaluations the only
-    processes working in a server's folder)."""
-    with _LOCK:
-        servers = [s for pool in _SERVERS.values() for s in pool]
-    return {pid for s in servers for pid in (s.proc.pid, s.pid) if pid}
+        return [s for pool in _SERVERS.values() for s in pool]
 
 
 def shut_down() -> None:
@@ -388,20 +373,12 @@ def shut_down() -> None:
 # --------------------------------------------------------------------------------------------
 
 
-def _imports(device: str) -> None:
-    """What a worker imports before it says it is ready (worker.serve), done once here."""
-    if os.environ.get("TRITON_INTERPRET") == "1":
-        from benchmarks.harness.interp_rounding import patch
-
-        patch()
-    import torch  # noqa: F401
-    import triton  # noqa: F401
-
-    import benchmarks.harness.fallback  # noqa: F401
+def _imports() -> None:
+    """What a worker imports before it says it is ready (`worker.preload`), done once here."""
     import benchmarks.harness.nest  # noqa: F401
-    import benchmarks.harness.worker  # noqa: F401
-    import benchmarks.task  # noqa: F401
-    from profiling import time_cuda  # noqa: F401
+    from benchmarks.harness.worker import preload
+
+    preload()
 
 
 def _worker(folder: Path, device: str, ops_fd: int) -> int:
@@ -536,7 +513,7 @@ def _self_test() -> str | None:
 def serve(server_folder: Path, device: str, control: int) -> int:
     from benchmarks.harness import nest
 
-    _imports(device)
+    _imports()
     nest.set_dumpable(False)
     sock = socket.socket(fileno=control)
     wake_r, wake_w = os.pipe()

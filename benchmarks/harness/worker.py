@@ -1459,12 +1459,8 @@ def serve(
     """Import everything a job needs, then wait for `request.json` to appear in `folder`.
 
     Returns its path, or None when the judge went away (parent changed) or nothing came."""
+    preload()
     import torch
-    import triton  # noqa: F401
-
-    import benchmarks.harness.fallback  # noqa: F401
-    import benchmarks.task  # noqa: F401
-    from profiling import time_cuda  # noqa: F401  (binds torch.cuda functions at import)
 
     if device == "cuda":
         torch.cuda.init()
@@ -1488,11 +1484,25 @@ def serve(
     return None
 
 
-def main(argv: list[str]) -> int:
-    if os.environ.get("TRITON_INTERPRET") == "1":  # round fp32 -> bf16 as the GPU does
+def preload() -> None:
+    """What a worker imports before it says it is ready: torch, Triton, the judge's recorders,
+    the task loader and the timer (which binds torch.cuda functions at import), and under the
+    Triton interpreter the patch that rounds fp32 -> bf16 as the GPU does. Called by `main`
+    and `serve`, and once by a fork server (`benchmarks.harness.forkserver`) for all its workers."""
+    if os.environ.get("TRITON_INTERPRET") == "1":
         from benchmarks.harness.interp_rounding import patch
 
         patch()
+    import torch  # noqa: F401
+    import triton  # noqa: F401
+
+    import benchmarks.harness.fallback  # noqa: F401
+    import benchmarks.task  # noqa: F401
+    from profiling import time_cuda  # noqa: F401
+
+
+def main(argv: list[str]) -> int:
+    preload()
     if argv[1] == "--serve":
         folder = Path(argv[2])
         judge = int(argv[4]) if len(argv) > 4 else None
