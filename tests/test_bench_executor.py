@@ -51,6 +51,27 @@ def test_every_run_of_a_bench_is_judged_on_its_one_shared_executor(
     assert verdict["error_class"] != "harness_error", verdict["message"]
 
 
+def test_without_the_flag_one_worker_shares_one_executor_of_the_settings_kind(
+    tmp_path: Path, monkeypatch
+) -> None:
+    """No --executor: the bench still builds one executor for all its runs (their lanes and
+    compile workers stay warm from task to task), of judge.executor's kind, sized by the plan's
+    own --set values over the environment's."""
+    monkeypatch.setenv("KERNFORGE_JUDGE_EXECUTOR", "local")
+    monkeypatch.setenv("KERNFORGE_JUDGE_COMPILE_WORKERS", "3")  # the plan's --set wins
+    out = tmp_path / "bench"
+    llm = any_call_script(tmp_path / "torch.jsonl", TORCH)
+    args = ["--tasks", "softmax_fp32", "--methods", "single-shot", "--llm", llm]
+    args += ["--budget", "iterations=1", "--out", str(out), "--set", "judge.compile_workers=0"]
+    done = bench_cli(*args, *FAST)
+    assert done.exit_code == 0, done.output
+    (start,) = [e for e in events(out / "events.jsonl") if e["event"] == "bench_start"]
+    assert start["executor"] == "local: 1 CPU lane(s), 0 compile worker(s)"
+    (run,) = sorted((out / "runs").iterdir())
+    said = [e for e in events(run / "events.jsonl") if e["event"] == "executor"]
+    assert [(e["executor"], e["shared"]) for e in said] == [("local", True)]
+
+
 def test_a_run_judged_on_ray_may_ask_for_cuda_where_this_machine_has_no_gpu() -> None:
     if torch.cuda.is_available():
         pytest.skip("this machine has a GPU: nothing to relax")

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -64,10 +64,13 @@ class BenchResult:
         return [o for o in self.outcomes if o.status == "busy"]
 
 
-def executor_spec(kind: str | None, ray_address: str | None = None) -> Any:
+def executor_spec(
+    kind: str | None, ray_address: str | None = None, settings: Mapping[str, Any] | None = None
+) -> Any:
     """The bench's shared executor (a `benchmarks.ExecutorSpec`) from `kind` (judge.executor's
-    choices) and `ray_address`, sized by the settings (judge.lanes, judge.compile_workers); None
-    when neither is given (each run builds its own). A `ray_address` alone means ray."""
+    choices) and `ray_address`, sized by the settings (judge.lanes, judge.compile_workers, with
+    the plan's `settings` over them); None when neither is given (`run_bench` then shares one of
+    the settings' own kind). A `ray_address` alone means ray."""
     from agents.core.settings import BY_KEY, resolve
     from benchmarks import ExecutorSpec
 
@@ -81,7 +84,7 @@ def executor_spec(kind: str | None, ray_address: str | None = None) -> Any:
         raise BenchError(f"--executor: {unknown_name('executor', kind, choices)}")
     if ray_address is not None and kind != "ray":
         raise BenchError(f"--ray-address goes with --executor ray, not --executor {kind}")
-    values = resolve({}).values
+    values = resolve(dict(settings or {})).values
     return ExecutorSpec(
         kind,
         lanes=values["judge.lanes"],
@@ -110,9 +113,9 @@ def run_bench(
     and running the same plan again continues with them. One process at a time owns the bench
     folder: a second is a BenchError naming the first (agents/core/lock.py).
     `executor` (a `benchmarks.ExecutorSpec`): every run judges its candidates on one shared
-    executor of that kind (one per worker with `workers` > 1) instead of each building its own
-    from its settings; where candidates are judged never changes a verdict, so it is not part
-    of the plan. `on_start` is called as each cell's run starts (`on_cell` when it ends)."""
+    executor of that kind (one per worker with `workers` > 1); without it, one worker shares
+    one of the settings' kind (judge.executor) and each of several workers' runs builds its
+    own. Where candidates are judged never changes a verdict, so it is not part of the plan. `on_start` is called as each cell's run starts (`on_cell` when it ends)."""
     if workers < 1:
         raise BenchError(f"--workers must be >= 1, got {workers}")
     again = f"`kernforge bench --resume --out {plan.out}`"
@@ -144,6 +147,14 @@ def _run_bench(
     store = ResultStore(plan.out)
     skipped = skipped_methods(plan)
     cells = [c for c in plan.cells() if c.method not in skipped]
+    if executor is None and workers == 1:
+        # one executor for every run (judge.executor's kind, with the plan's settings): its
+        # lanes, compile workers and their spare processes stay warm from one task to the next
+        # (each run building its own paid their start, and waited for them, every time)
+        from agents.core.settings import resolve
+
+        kind = resolve(dict(plan.settings)).values["judge.executor"]
+        executor = executor_spec(kind, settings=plan.settings)
     spec = dataclasses.replace(executor, device=plan.device) if executor is not None else None
     shared = None
     if spec is not None and workers == 1:
