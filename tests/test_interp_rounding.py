@@ -139,3 +139,64 @@ def test_a_correctly_rounding_bf16_kernel_passes_a_bit_exact_task_on_the_cpu_jud
     )
     # the interpreter alone truncates: about half the outputs would be one bf16 ulp off
     assert verdict.passed, verdict.message
+
+
+LOOP = r"""
+import os, sys
+os.environ["TRITON_INTERPRET"] = "1"
+import numpy as np
+import torch, triton, triton.language as tl
+from triton.runtime import interpreter
+from triton.runtime.errors import InterpreterError
+
+# Triton 3.6's interpreter, whatever Triton runs this: int() of the one-element 1-d array that
+# holds a scalar argument, which numpy >= 2.4 refuses
+newer = interpreter._patch_lang_tensor
+def as_in_triton_3_6(tensor, scope):
+    newer(tensor, scope)
+    scope.set_attr(tensor, "__index__", lambda self: int(self.handle.data))
+interpreter._patch_lang_tensor = as_in_triton_3_6
+
+@triton.jit
+def k(x_ptr, y_ptr, n, B: tl.constexpr):
+    for start in range(0, n, B):  # a scalar argument as a Python index
+        o = start + tl.arange(0, B)
+        tl.store(y_ptr + o, tl.load(x_ptr + o, mask=o < n) * 2, mask=o < n)
+
+x = torch.arange(92, dtype=torch.float32)
+y = torch.empty_like(x)
+numpy_refuses = tuple(int(v) for v in np.__version__.split(".")[:2]) >= (2, 4)
+try:
+    k[(1,)](x, y, 92, B=32)
+    print("unpatched: ran")
+except InterpreterError as exc:
+    print("unpatched: " + ("refused" if "0-dimensional" in str(exc) else repr(exc)))
+from benchmarks.harness.interp_rounding import patch
+assert patch()
+before = tl.core.tensor.__dict__.get("__index__")
+y.zero_()
+k[(1,)](x, y, 92, B=32)
+assert torch.equal(y, x * 2)
+assert tl.core.tensor.__dict__.get("__index__") is before  # the launch's patches are undone
+print("patched: ok", numpy_refuses)
+"""
+
+
+def test_a_scalar_argument_indexes_a_range_under_any_numpy():
+    """Triton 3.6's interpreter ran int() on a one-element 1-d array (a scalar argument used as
+    a Python index), a TypeError from numpy 2.4 on (the GPU machine's CPU judge failed every such
+    kernel); `patch()` squeezes it first, as newer Triton does. The 3.6 behaviour is put back in
+    the subprocess, so the check means something under any Triton."""
+    out = subprocess.run(
+        [sys.executable, "-c", LOOP],
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert out.returncode == 0, out.stderr
+    unpatched, patched = out.stdout.strip().splitlines()
+    assert patched.startswith("patched: ok")
+    if patched.endswith("True"):  # this numpy refuses: the unpatched launch must have failed
+        assert unpatched == "unpatched: refused"

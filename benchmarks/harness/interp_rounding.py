@@ -11,6 +11,11 @@ and then: a false verdict that depended on the drawn shape.
 `.to(tl.bfloat16)`, stores of fp32 values into bf16 memory, and the explicit "rtne" mode; "rtz"
 stays truncation, as asked). The judge's worker calls it before it imports a candidate; a
 candidate that undoes it only makes its own outputs worse. Nothing changes on the GPU.
+
+It also mends one numpy incompatibility of older interpreters (Triton 3.6 among them): a scalar
+tensor used as a Python index (`range(0, N, BLOCK)` with `N` an argument) runs `int()` on a
+one-element 1-d array, which numpy >= 2.4 refuses (TypeError, "only 0-dimensional arrays can be
+converted to Python scalars"). Newer Triton squeezes the array first; `patch()` does the same.
 """
 
 from __future__ import annotations
@@ -30,14 +35,35 @@ def fp32_to_bf16_bits(values: np.ndarray) -> np.ndarray:
     return np.where(np.isnan(data), quiet_nan, rounded).reshape(data.shape)
 
 
+def _index_scalars(interpreter: object) -> None:
+    """A scalar tensor's `__index__` squeezes its one-element array before `int()`, as newer
+    Triton's does: numpy >= 2.4 raises on `int()` of an array with ndim > 0."""
+    patch_tensor = getattr(interpreter, "_patch_lang_tensor", None)
+    if patch_tensor is None or getattr(patch_tensor, _PATCHED, False):
+        return
+
+    def index(self: object) -> int:
+        return int(self.handle.data.squeeze())  # type: ignore[attr-defined]
+
+    def patch_lang_tensor(tensor: object, scope: object) -> None:
+        patch_tensor(tensor, scope)
+        # set after the interpreter's own, so the scope restores both in reverse order
+        scope.set_attr(tensor, "__index__", index)  # type: ignore[attr-defined]
+
+    setattr(patch_lang_tensor, _PATCHED, True)
+    interpreter._patch_lang_tensor = patch_lang_tensor  # type: ignore[attr-defined]
+
+
 def patch() -> bool:
-    """Make the interpreter round fp32 -> bf16 to nearest even. True when the builder has the
-    hooks this expects (and is now patched), False when this Triton lacks them (left alone)."""
+    """Make the interpreter round fp32 -> bf16 to nearest even (and index with scalar tensors
+    under numpy >= 2.4). True when the builder has the hooks this expects (and is now patched),
+    False when this Triton lacks them (left alone)."""
     try:
         import triton.language as tl
         from triton.runtime import interpreter
     except ImportError:
         return False
+    _index_scalars(interpreter)
     builder = getattr(interpreter, "InterpreterBuilder", None)
     handle = getattr(interpreter, "TensorHandle", None)
     if builder is None or handle is None or not hasattr(builder, "cast_impl"):
