@@ -115,7 +115,8 @@ def run_bench(
     `executor` (a `benchmarks.ExecutorSpec`): every run judges its candidates on one shared
     executor of that kind (one per worker with `workers` > 1); without it, one worker shares
     one of the settings' kind (judge.executor) and each of several workers' runs builds its
-    own. Where candidates are judged never changes a verdict, so it is not part of the plan. `on_start` is called as each cell's run starts (`on_cell` when it ends)."""
+    own. Where candidates are judged never changes a verdict, so it is not part of the plan.
+    `on_start` is called as each cell's run starts (`on_cell` when it ends)."""
     if workers < 1:
         raise BenchError(f"--workers must be >= 1, got {workers}")
     again = f"`kernforge bench --resume --out {plan.out}`"

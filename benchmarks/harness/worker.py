@@ -1487,8 +1487,8 @@ def serve(
 def preload() -> None:
     """What a worker imports before it says it is ready: torch, Triton, the judge's recorders,
     the task loader and the timer (which binds torch.cuda functions at import), and under the
-    Triton interpreter the patch that rounds fp32 -> bf16 as the GPU does. Called by `main`
-    and `serve`, and once by a fork server (`benchmarks.harness.forkserver`) for all its workers."""
+    Triton interpreter the patch that rounds fp32 -> bf16 as the GPU does. Called by `serve`
+    and a one-shot `main`, and once by a fork server (`benchmarks.harness.forkserver`) for all its workers."""
     if os.environ.get("TRITON_INTERPRET") == "1":
         from benchmarks.harness.interp_rounding import patch
 
@@ -1502,8 +1502,7 @@ def preload() -> None:
 
 
 def main(argv: list[str]) -> int:
-    preload()
-    if argv[1] == "--serve":
+    if argv[1] == "--serve":  # `serve` preloads
         folder = Path(argv[2])
         judge = int(argv[4]) if len(argv) > 4 else None
         if judge is not None:  # unisolated (no sandbox to die with the judge): die with it anyway
@@ -1512,6 +1511,7 @@ def main(argv: list[str]) -> int:
             if not guard(judge):
                 return 0
         return serve_one(folder, argv[3], parent=judge)
+    preload()
     req_path = Path(argv[1])
     folder = req_path.parent
     progress = _Progress(folder)
