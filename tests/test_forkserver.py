@@ -54,6 +54,25 @@ def test_evaluations_on_one_server_leave_nothing_for_the_next(
     assert not list(Path("/dev/shm").glob("kf_fork_leftover*"))
 
 
+def test_a_forked_worker_reaches_no_other_process_files(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    case = parse_header(HOSTILE_DIR / "os_fork_server_fds.py")
+    monkeypatch.setattr(  # as if it had found a hole in the static check
+        "benchmarks.harness.judge.check_source",
+        lambda *a, **k: StaticResult(ok=True, error_class=ErrorClass.NONE, message=""),
+    )
+    work = (tmp_path / "work").resolve()
+    for _ in range(2):  # the second one is forked from a server that has served one already
+        verdict = evaluate(get_task(case.task), case.path, _config(work))
+        assert verdict.error_class == case.unchecked, verdict.message
+        assert verdict.passed and verdict.isolation == sandbox.BWRAP
+    servers = _servers(work)
+    assert len(servers) == 1 and servers[0].jobs == 2
+    assert not list(work.rglob("kf_fork_fd_probe*"))
+    assert not list(Path("/tmp").glob("kf_fork_fd_probe*"))
+
+
 def test_a_server_that_dies_is_replaced(tmp_path: Path) -> None:
     work = (tmp_path / "work").resolve()
     good = HOSTILE_DIR / "good_softmax.py"
