@@ -69,14 +69,28 @@ def executor_spec(
 ) -> Any:
     """The bench's shared executor (a `benchmarks.ExecutorSpec`) from `kind` (judge.executor's
     choices) and `ray_address`, sized by the settings (judge.lanes, judge.compile_workers, with
-    the plan's `settings` over them); None when neither is given (`run_bench` then shares one of
-    the settings' own kind). A `ray_address` alone means ray."""
-    from agents.core.settings import BY_KEY, resolve
-    from benchmarks import ExecutorSpec
+    the plan's `settings` over them); None when neither is given (`run_bench` then shares
+    `shared_executor_spec`). A `ray_address` alone means ray."""
+    from agents.core.settings import resolve
 
     if kind is None and ray_address is None:
         return None
-    kind = kind or "ray"
+    return _spec(kind or "ray", ray_address, resolve(dict(settings or {})).values)
+
+
+def shared_executor_spec(settings: Mapping[str, Any] | None = None) -> Any:
+    """The executor a one-worker bench shares when no `--executor` is given: judge.executor's
+    own kind and size, with `settings` (the plan's `--set` values) over the defaults."""
+    from agents.core.settings import resolve
+
+    values = resolve(dict(settings or {})).values
+    return _spec(values["judge.executor"], None, values)
+
+
+def _spec(kind: str, ray_address: str | None, values: Mapping[str, Any]) -> Any:
+    from agents.core.settings import BY_KEY
+    from benchmarks import ExecutorSpec
+
     choices = BY_KEY["judge.executor"].choices
     if kind not in choices:
         from benchmarks import unknown_name
@@ -84,7 +98,6 @@ def executor_spec(
         raise BenchError(f"--executor: {unknown_name('executor', kind, choices)}")
     if ray_address is not None and kind != "ray":
         raise BenchError(f"--ray-address goes with --executor ray, not --executor {kind}")
-    values = resolve(dict(settings or {})).values
     return ExecutorSpec(
         kind,
         lanes=values["judge.lanes"],
@@ -152,10 +165,7 @@ def _run_bench(
         # one executor for every run (judge.executor's kind, with the plan's settings): its
         # lanes, compile workers and their spare processes stay warm from one task to the next
         # (each run building its own paid their start, and waited for them, every time)
-        from agents.core.settings import resolve
-
-        kind = resolve(dict(plan.settings)).values["judge.executor"]
-        executor = executor_spec(kind, settings=plan.settings)
+        executor = shared_executor_spec(plan.settings)
     spec = dataclasses.replace(executor, device=plan.device) if executor is not None else None
     shared = None
     if spec is not None and workers == 1:
