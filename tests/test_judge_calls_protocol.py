@@ -84,7 +84,7 @@ def _judge(tmp_path: Path, records=None, inputs=None, forge=None, piped=()) -> V
     )
     verdict = Verdict(task_id=TASK.id, candidate="scripted", device="cpu")
     child = _scripted_child(tmp_path, lines, m.dump(m.CandidateResult()).encode(), piped)
-    return _run_candidate(verdict, TASK, child, job, SHAPES, CONFIG, skip_numeric=False)
+    return _run_candidate(verdict, TASK, child, job, SHAPES, CONFIG)
 
 
 def test_clean_records_on_every_call_pass(tmp_path):

@@ -63,7 +63,7 @@ def _judge(tmp_path: Path, lines: list[bytes], result: bytes | None = None) -> V
     )
     verdict = Verdict(task_id=TASK.id, candidate="scripted", device="cpu")
     child = _scripted_child(tmp_path, lines, result)
-    return _run_candidate(verdict, TASK, child, job, SHAPES, CONFIG, skip_numeric=False)
+    return _run_candidate(verdict, TASK, child, job, SHAPES, CONFIG)
 
 
 START = [m.dump(m.StartEvent(t=1.0, pid=1, protocol=m.PROTOCOL_VERSION)).encode()]

@@ -56,7 +56,8 @@ def _index_scalars(interpreter: object) -> None:
 
 def patch() -> bool:
     """Make the interpreter round fp32 -> bf16 to nearest even (and index with scalar tensors
-    under numpy >= 2.4). True when the builder has the hooks this expects (and is now patched),
+    under numpy >= 2.4), and compute bf16 arithmetic and fp8 casts as the GPU does
+    (`interp_math.patch`). True when the builder has the hooks this expects (and is now patched),
     False when this Triton lacks them (left alone)."""
     try:
         import triton.language as tl
@@ -95,4 +96,7 @@ def patch() -> bool:
 
         builder.create_fp_to_fp = rounded_fp_to_fp
     setattr(builder, _PATCHED, True)
+    from benchmarks.harness import interp_math
+
+    interp_math.patch()  # bf16 arithmetic and fp8 casts as the GPU computes them
     return True

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-import re
 import shutil
 import signal
 import time
@@ -63,47 +62,8 @@ from benchmarks.verdict import ErrorClass, Mismatch, ShapeResult, Stage, Verdict
 # loaded machine, initialising CUDA): the candidate's timeout counts from the start, this does not
 BOOT_ALLOWANCE_S = 120.0
 
-BF16_DOT_SKIP = (
-    "numerical comparison skipped on CPU: bf16 tl.dot is wrong in the Triton interpreter"
-)
-BF16_MATH_SKIP = (
-    "numerical comparison skipped on CPU: the Triton interpreter computes bf16 arithmetic wrongly, "
-    "and this kernel does not upcast to float32 before computing"
-)
-
-
-FP8_CAST_SKIP = (
-    "numerical comparison skipped on CPU: the Triton interpreter rounds fp32 -> fp8 e4m3 casts wrongly "
-    "(ties away from zero, lost carries), and this kernel casts to fp8"
-)
-
-
 # the files of the calls after timing (worker: `_time_candidate`, `_time_graph`)
 AFTER_FILES = ("after_timing_*.json", "graph_after_*.json")
-
-
-def cpu_fp8_soft_skip(device: str, source: str) -> str | None:
-    """For kernels that cast to fp8 on the CPU: a numerical mismatch is reported as skipped (the
-    interpreter's cast is wrong), never as a failure; a match still counts as checked."""
-    if device == "cpu" and "float8" in source:
-        return FP8_CAST_SKIP
-    return None
-
-
-def cpu_numeric_skip(device: str, dtype: str, source: str) -> str | None:
-    """Why the CPU interpreter cannot check this candidate's numbers, or None when it can.
-
-    The interpreter gets bf16 wrong: `tl.dot` on bf16 and plain bf16 arithmetic (it operates on
-    the raw bits). A bf16 kernel is checked numerically on the CPU only when it has no `dot` and
-    upcasts (mentions float32); otherwise its numbers are "skipped on CPU", never passed or
-    failed on them. Shapes, dtypes, NaN placement aside, fallback and input checks still apply."""
-    if device != "cpu" or dtype != "bf16":
-        return None
-    if re.search(r"\bdot\s*\(", source):
-        return BF16_DOT_SKIP
-    if "float32" not in source:
-        return BF16_MATH_SKIP
-    return None
 
 
 def resolve_device(device: str) -> str:
@@ -226,12 +186,6 @@ def _evaluate_once(
             verdict, ErrorClass.HARNESS_ERROR, f"no shapes selected for {device}", Stage.COMPILE
         )
     modes = list(config.modes or task.modes)
-    soft_skip = cpu_fp8_soft_skip(device, source)
-    skip_reason = cpu_numeric_skip(device, task.dtype, source)
-    skip_numeric = skip_reason is not None
-    if skip_reason:
-        verdict.skipped.append(skip_reason)
-
     refused = sandbox.refusal(trusted=config.trusted, allow_unisolated=config.allow_unisolated)
     if refused:
         return _fail(verdict, ErrorClass.HARNESS_ERROR, refused, Stage.COMPILE)
@@ -267,7 +221,7 @@ def _evaluate_once(
             seed=config.seed,
             perf=config.perf and device == "cuda",
         )
-        verdict = _run_candidate(verdict, task, child, job, shapes, config, skip_numeric, soft_skip)
+        verdict = _run_candidate(verdict, task, child, job, shapes, config)
         shape_plan.mark_results(verdict, shapes)
     finally:
         child.kill()
@@ -296,13 +250,11 @@ def _run_candidate(
     job: CandidateJob,
     shapes: list[Shape],
     config: JudgeConfig,
-    skip_numeric: bool,
-    soft_skip: str | None = None,
 ) -> Verdict:
     """Hand `job` to the waiting `child`, check what it reports while it runs, and turn the
     outcome into the verdict."""
     t0 = time.perf_counter()
-    checker = _TrialChecker(task, child.folder, job, shapes, verdict, t0, skip_numeric, soft_skip)
+    checker = _TrialChecker(task, child.folder, job, shapes, verdict, t0)
     child.submit(dataclasses.replace(job, seed=None))  # the seed follows the import
     watch = child.watchdog(config.watch)
     try:
@@ -426,12 +378,9 @@ class _TrialChecker:
         shapes: list[Shape],
         verdict: Verdict,
         t0: float,
-        skip_numeric: bool,
-        soft_skip: str | None,
     ) -> None:
         self.task, self.folder, self.job, self.verdict, self.t0 = task, folder, job, verdict, t0
         self.ops_closed_early = False  # the worker's op pipe closed before its result came
-        self.skip_numeric, self.soft_skip = skip_numeric, soft_skip
         self.plan = {t.n: t for t in trial_plan(job.shapes, job.modes, job.trials, job.seed)}
         self.by_shape: dict[str, ShapeResult] = {
             s.name: ShapeResult(
@@ -511,9 +460,8 @@ class _TrialChecker:
             item,
             self.gen,
             self.by_shape[item.shape],
-            self.skip_numeric,
         )
-        self.failure = self._soft_skipped(failure)
+        self.failure = failure
         self.compared += 1
         if nd == "bits":
             self.nondet_note = (
@@ -528,20 +476,6 @@ class _TrialChecker:
             self.calls.check(
                 item.shape, f"{where}, repeat call", evt.repeat_fallback, launch_needed=not empty
             )
-
-    def _soft_skipped(self, failure: _Failure | None) -> _Failure | None:
-        """A numerical mismatch of a kernel the CPU interpreter gets wrong (fp8 casts) becomes a
-        skipped note; any other failure stays."""
-        if not (
-            failure
-            and self.soft_skip
-            and failure.error in (ErrorClass.NUMERICAL_MISMATCH, ErrorClass.NAN_INF_MISMATCH)
-        ):
-            return failure
-        skipped = self.verdict.skipped
-        if not any(note.startswith(self.soft_skip) for note in skipped):
-            skipped.append(f"{self.soft_skip} (first mismatch: {failure.message[:300]})")
-        return None
 
     def _answer(self) -> None:
         self.answered = True
@@ -970,7 +904,6 @@ def _check_trial(
     item: Trial,
     gen: torch.Generator,
     shape_result: ShapeResult,
-    skip_numeric: bool,
 ) -> tuple[_Failure | None, str | None, bool]:
     """Compare one trial's outputs with the reference. Returns (failure, nondeterminism,
     whether the reference's result has no elements at all: computed here, out of the
@@ -1023,10 +956,7 @@ def _check_trial(
     got = payload["out"]
     tol = task.tolerance
     cmp = compare_outputs(got, want, tol, scale)
-    if not cmp.ok and not (
-        skip_numeric
-        and cmp.error_class in (ErrorClass.NUMERICAL_MISMATCH, ErrorClass.NAN_INF_MISMATCH)
-    ):
+    if not cmp.ok:
         shape_result.notes.append(f"first failure at {where}")
         return (
             _Failure(cmp.error_class, f"{cmp.message} [{where}]", stage, cmp.mismatch),

@@ -144,6 +144,11 @@ _READS: dict[str, Callable[[Any], int]] = {
     # the input and output, no element read through any method above:
     # tests/hostile/calls_dlpack_numpy.py)
     "__dlpack__": _all,
+    # a Python function called on every element, in place (CPU tensors): the softmax computed in
+    # pure Python through apply_ dispatched no aten op (tests/hostile/calls_apply_python.py)
+    "apply_": _all,
+    "map_": _all,
+    "map2_": _all,
 }
 # The DLPack exporters `Tensor.__dlpack__` calls, and the one torch.utils.dlpack names: a capsule
 # made by any of them reaches the same memory (each counted as reading every element).

@@ -300,6 +300,18 @@ class ForbiddenApiWalker(ast.NodeVisitor):
                 )
         self.generic_visit(node)
 
+    def visit_Match(self, node: ast.Match) -> None:
+        # a class pattern's keywords read attributes of the subject (`case object(__globals__=g)`)
+        # and a mapping pattern takes values out of a dict (`case {"eval": ev}`), with no
+        # attribute or subscript expression for the rules above to see
+        self._flag(
+            node,
+            "match statement",
+            "pattern matching reads attributes and mapping values the check cannot follow; "
+            "use if/elif",
+        )
+        self.generic_visit(node)
+
     def visit_Attribute(self, node: ast.Attribute) -> None:
         if node.attr in FORMAT_METHODS and id(node) not in self.format_calls_ok:
             self._flag(
