@@ -57,6 +57,7 @@ WORKER_ERROR_CLASSES = (
     "harness_error",
     "fallback",  # a call stopped for reading too many elements into Python (probes.ReadCapExceeded)
     "trace_evaded",  # a call or the import stopped for reaching memory by address (probes)
+    "wrong_output_type",  # what a call returned could not be read to be shipped (meta tensors)
 )
 
 

@@ -142,8 +142,8 @@ def _classify(exc: BaseException, calls_done: int) -> str:
         ReadCapExceeded,
     )
 
-    name = type(exc).__name__
-    text = f"{name}: {exc}"
+    name = describe(exc, 200).partition(":")[0]
+    text = describe(exc)
     if isinstance(exc, SystemExit):
         return "early_exit"
     if isinstance(exc, JudgeAbsent):
@@ -166,6 +166,29 @@ def _classify(exc: BaseException, calls_done: int) -> str:
     if "illegal memory access" in text or "CUDA error" in text or "misaligned address" in text:
         return "crash"
     return "runtime_error"
+
+
+def describe(exc: BaseException, limit: int = 1500) -> str:
+    """`Name: message` of a candidate's exception, cut at `limit` characters. Formatting runs the
+    candidate's code (`__str__`, a metaclass's `__name__`); where that raises, it is said so."""
+    try:
+        name = str(type(exc).__name__)
+    except BaseException:  # noqa: BLE001
+        name = "an exception"
+    try:
+        text = str(exc)
+    except BaseException as inner:  # noqa: BLE001
+        text = f"(its message could not be formatted: str() raised {type(inner).__name__})"
+    return f"{name}: {text}"[:limit]
+
+
+def _same(a: Any, b: Any) -> bool:
+    """`same_bits`, for an input the candidate held: one it broke (its `.data` swapped for a meta
+    tensor, its storage freed) is not the same."""
+    try:
+        return same_bits(a, b)
+    except Exception:  # noqa: BLE001
+        return False
 
 
 def _short_tb(exc: BaseException, limit: int = 4000) -> str:
@@ -268,7 +291,7 @@ class _Bound:
             cls = "early_exit" if isinstance(exc, SystemExit) else "runtime_error"
             return _SetupFailure(
                 cls,
-                f"building {self.task.entry_point} for shape {shape} {dims} failed: {type(exc).__name__}: {str(exc)[:1500]}",
+                f"building {self.task.entry_point} for shape {shape} {dims} failed: {describe(exc, 1500)}",
                 _short_tb(exc),
             )
         self._fns[shape] = fn
@@ -421,9 +444,7 @@ def run_candidate(job: CandidateJob, folder: Path, progress: _Progress) -> Candi
         cls = "early_exit" if isinstance(exc, SystemExit) else "import_error"
         if isinstance(exc, probes.NativeAccessRefused):  # refused by the audit hook
             cls = "trace_evaded"
-        result.fail(
-            cls, f"importing the candidate failed: {type(exc).__name__}: {exc}", _short_tb(exc)
-        )
+        result.fail(cls, f"importing the candidate failed: {describe(exc)}", _short_tb(exc))
         return result
     checked(result)  # replaced at import: ends here, before any input is made through it
     job = _with_input_seed(job, folder, progress, result)
@@ -470,7 +491,7 @@ def run_candidate(job: CandidateJob, folder: Path, progress: _Progress) -> Candi
     except BaseException as exc:  # noqa: BLE001
         result.fail(
             _classify(exc, trials.calls),
-            f"timing the candidate failed: {type(exc).__name__}: {str(exc)[:1500]}",
+            f"timing the candidate failed: {describe(exc, 1500)}",
             _short_tb(exc),
         )
     return checked(result)
@@ -560,7 +581,7 @@ class _TrialRunner:
         except BaseException as exc:  # noqa: BLE001
             self.result.fail(
                 _classify(exc, self.calls),
-                f"the call raised on {item.where()}: {type(exc).__name__}: {str(exc)[:1500]}",
+                f"the call raised on {item.where()}: {describe(exc)}",
                 _short_tb(exc),
             )
             self.result.where = item
@@ -568,9 +589,18 @@ class _TrialRunner:
         changed = [
             i
             for i, (a, p) in enumerate(zip(args, private, strict=True))
-            if isinstance(p, torch.Tensor) and (type(a) is not torch.Tensor or not same_bits(a, p))
+            if isinstance(p, torch.Tensor) and (type(a) is not torch.Tensor or not _same(a, p))
         ]
-        file = write_trial(self.folder, f"trial_{item.n}", out, repeat, changed, args, again)
+        try:
+            file = write_trial(self.folder, f"trial_{item.n}", out, repeat, changed, args, again)
+        except Exception as exc:  # noqa: BLE001 - what the candidate returned cannot be shipped
+            self.result.fail(
+                "wrong_output_type",
+                f"the outputs of {item.where()} could not be read (a tensor without data, on "
+                f"another device, or an object that breaks when copied): {describe(exc, 600)}",
+            )
+            self.result.where = item
+            return False
         outside += self._launched() - mark
         if refused:
             self.result.fail(
@@ -888,7 +918,7 @@ def _time_graph(
         _, traced = record_call(counter, captured_calls, (), lambda: None)
     except Exception as exc:  # noqa: BLE001 - a kernel a graph cannot hold is timed per call
         torch.cuda.synchronize()
-        return GraphTiming(error=f"capture failed: {type(exc).__name__}: {str(exc)[:300]}")
+        return GraphTiming(error=f"capture failed: {describe(exc, 300)}")
     captured = held[0]
     calls = captured.calls
     median, p20, p80, reps = time_replay(captured)
@@ -958,7 +988,7 @@ def _baseline_times(job: BaselineJob, progress: _Progress) -> BaselineResult:
             times = BaselineTimes(
                 eager_us=eager_us,
                 compile_us=None,
-                compile_error=f"{type(exc).__name__}: {str(exc)[:300]}",
+                compile_error=f"{describe(exc, 300)}",
             )
         if shape.graph:  # as served: the same method as the candidate's (graph_timing.py)
             times = _baseline_graph_times(times, eager, compiled, args)
@@ -1012,9 +1042,7 @@ def run_remeasure(job: RemeasureJob, folder: Path, progress: _Progress) -> Remea
                 task, getattr(load_module(path, f"kernforge_{label}"), task.entry_point), "cuda"
             )
         except BaseException as exc:  # noqa: BLE001
-            result.fail(
-                "import_error", f"importing the {label} failed: {type(exc).__name__}: {exc}"
-            )
+            result.fail("import_error", f"importing the {label} failed: {describe(exc)}")
             return result
     gen = torch.Generator(device="cuda")
     times: dict[str, dict[str, list[float]]] = {"incumbent": {}, "candidate": {}}
@@ -1305,8 +1333,9 @@ def _sweep_mismatch(got: Any, want: Any, scale: Any, tolerance: Any) -> str | No
 
 def _one_line(exc: BaseException) -> str:
     """'Name: first line of the message', cut to a readable length."""
-    text = str(exc).strip().splitlines()
-    return f"{type(exc).__name__}: {text[0][:300] if text else ''}".rstrip(": ")
+    name, _, text = describe(exc, 10_000).partition(": ")
+    lines = text.strip().splitlines()
+    return f"{name}: {lines[0][:300] if lines else ''}".rstrip(": ")
 
 
 def _cuda_broken(device: str) -> str | None:
@@ -1590,7 +1619,7 @@ def _run_job(req_path: Path, folder: Path, progress: _Progress) -> JobResult:
         return run_remeasure(job, folder, progress)
     except BaseException as exc:  # noqa: BLE001 - report, never die silently
         result = result_type(job)()
-        result.fail("harness_error", f"worker failed: {type(exc).__name__}: {exc}", _short_tb(exc))
+        result.fail("harness_error", f"worker failed: {describe(exc)}", _short_tb(exc))
         return result
 
 
