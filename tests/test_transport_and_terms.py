@@ -19,6 +19,8 @@ from benchmarks.harness.transport import (
 from benchmarks.task import Tolerance
 from benchmarks.tolerances import softmax_terms, sum_abs_terms
 
+KEY = 0x1234_5678_9ABC_DEF
+
 
 def test_roundtrip_every_dtype_and_nesting(tmp_path):
     outs = (
@@ -110,21 +112,21 @@ def test_a_zero_written_as_minus_zero_or_a_new_nan_payload_changes_the_digest():
     x = torch.zeros(64)
     minus = x.clone()
     minus[5] = -0.0
-    assert torch.equal(x, minus) and digest(x) != digest(minus)
+    assert torch.equal(x, minus) and digest(x, KEY) != digest(minus, KEY)
     nan = torch.full((8,), float("nan"))
     other = nan.clone()
     other.view(torch.int32)[3] += 1  # still a NaN, other payload
-    assert torch.isnan(other).all() and digest(nan) != digest(other)
-    assert digest(torch.tensor([True, False])) != digest(torch.tensor([False, True]))
+    assert torch.isnan(other).all() and digest(nan, KEY) != digest(other, KEY)
+    assert digest(torch.tensor([True, False]), KEY) != digest(torch.tensor([False, True]), KEY)
 
 
 def test_the_digest_is_the_same_whatever_the_slices(monkeypatch):
     from benchmarks.harness import transport
 
     x = torch.randn(4099)
-    whole = digest(x)
+    whole = digest(x, KEY)
     monkeypatch.setattr(transport, "_DIGEST_WORDS", 5)
-    assert digest(x) == whole
+    assert digest(x, KEY) == whole
 
 
 def test_a_repeat_with_the_first_calls_bytes_travels_as_a_digest_another_whole(tmp_path):
@@ -577,3 +579,43 @@ def test_row_scans_allow_the_rounding_of_cancelled_outliers_only(name):
     shifted = task.reference(small.double()).float()
     shifted[:, 150] += small[:, 150].abs() + 0.01  # one output off by about one term
     assert not compare_outputs(shifted, want, task.tolerance, terms).ok
+
+
+def test_the_digest_depends_on_a_key_drawn_after_the_call(tmp_path):
+    """Changes a kernel can make to its input without knowing the key: the three word deltas
+    that cancelled both sums of the old public-weight digest
+    (tests/hostile/input_mutated_digest_collision.py), and the top bit flipped in two words,
+    which every linear sum mod 2**64 misses. Each write draws a new key."""
+    from benchmarks.harness.transport import new_key
+
+    x = torch.randn(64, generator=torch.Generator().manual_seed(0))
+    golden, mod = 0x9E3779B97F4A7C15, 2**64
+
+    def old_weight(m: int) -> int:
+        return ((m * golden + 1) % mod) | 1
+
+    def signed(v: int) -> int:
+        v %= mod
+        return v - mod if v >= 2**63 else v
+
+    cancelling = x.clone()
+    words = cancelling.view(torch.int64)
+    deltas = (
+        old_weight(2) - old_weight(1),
+        old_weight(0) - old_weight(2),
+        old_weight(1) - old_weight(0),
+    )
+    for i, d in enumerate(deltas):
+        words[i] = signed(int(words[i]) + d)
+    top_bits = x.clone()
+    top_bits[1], top_bits[3] = -top_bits[1], -top_bits[3]  # the top bit of words 0 and 1
+    for key in (KEY, new_key(), new_key()):
+        for changed in (cancelling, top_bits):
+            assert not torch.equal(changed, x) and digest(changed, key) != digest(x, key)
+    keys = set()
+    for n in range(3):
+        header = json.loads(
+            (tmp_path / write_trial(tmp_path, f"k{n}", x, None, [], [x])).read_text()
+        )
+        keys.add(header["inputs"]["items"][0]["d"].split(":")[1])
+    assert len(keys) == 3

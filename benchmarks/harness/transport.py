@@ -9,7 +9,7 @@ Two files per trial, written by the worker and read (then deleted) by the judge:
                           | {"t": "list", "items": [spec, ...]}
                           | {"t": "value", "v": number | bool | null}
                           | {"t": "opaque", "type": name}   (a subclass or other object)
-                          | {"t": "digest", "dtype", "shape", "d": hex}   (see below)
+                          | {"t": "digest", "dtype", "shape", "d": "size:key:sums"}   (see below)
 
 `inputs` are the call's arguments as they were after the call (and `repeat_inputs` those of the
 repeat call): the judge compares them bit for bit with the inputs it regenerated from the seed,
@@ -20,12 +20,17 @@ Inputs after a call, and a repeat call's outputs where they are the first call's
 digests: the judge only asks whether they equal a tensor it holds (the inputs it regenerated, the
 outputs it was shipped), and shipping them whole cost most of a correctness stage (on the H200,
 2026-12-03: 5.1 s of trials for a 235 MB silu, four tensors of that size per trial, about 1 GB/s).
-A digest is the tensor's byte count and two sums over its bytes read as 64-bit words, mod 2**64:
-the words, and each word times an odd weight drawn from its position. Any change of one word
-changes both; a change of several is missed only where both sums come out the same by chance
-(not a cryptographic hash: it need not be, see next). It is no more to be trusted than the bytes were:
-both are written by the candidate's process, through this module's protected writer, and either
-could be forged by code that beat that protection. A repeat call whose bytes differ from the first
+A digest is the tensor's byte count, a key, and two sums, mod 2**64, over its bytes read as 64-bit
+words: each word is combined with a stream drawn from its position and the key, and put through a
+mixing function (splitmix64's finalizer) before it is added. The key is random, drawn by the writer
+when it ships a trial, after the candidate's call has returned: the call cannot know the stream.
+Until 2026-12-08 the sums were linear with fixed public weights: a kernel rewrote its input by
+three word deltas whose sums cancel, and the judge saw the input unchanged
+(tests/hostile/input_mutated_digest_collision.py); any linear sum mod 2**64 also misses the top
+bit flipped in two words, whatever its weights. With the mixing, a change made before the key is
+drawn leaves both sums the same only by chance (about 2**-128). It is no more to be trusted than the bytes
+were: both are written by the candidate's process, through this module's protected writer, and
+either could be forged by code that beat that protection. A repeat call whose bytes differ from the first
 call's is shipped whole, so the judge can tell rounding from a wrong answer.
 
 Plain JSON and raw bytes, never pickle: the worker runs untrusted code, so nothing it writes may
@@ -135,6 +140,7 @@ def write_trial(
     `inputs` / `repeat_inputs`: the call's arguments after the call (a list), or None."""
     tensors: list[torch.Tensor] = []
     offset = 0
+    key = new_key()  # drawn now, after the call: the call could not know it
 
     def encode(value: Any, depth: int = 0, hashed: bool = False) -> dict[str, Any]:
         nonlocal offset
@@ -145,7 +151,7 @@ def write_trial(
                 "t": "digest",
                 "dtype": _NAMES[value.dtype],
                 "shape": list(value.shape),
-                "d": digest(value),
+                "d": digest(value, key),
             }
         if type(value) is torch.Tensor and value.dtype in _NAMES:
             nbytes = value.numel() * value.element_size()
@@ -196,13 +202,18 @@ TENSOR_METHODS = (
     "detach", "contiguous", "reshape", "view", "to", "numpy", "copy_", "sum", "numel",
     "element_size", "storage_offset", "is_cuda", "dtype", "shape", "device", "__getitem__",
     "__setitem__", "__mul__", "__add__", "__ior__", "__len__", "__int__", "__index__",
+    "__or__", "__xor__", "__and__", "__rshift__",
 )  # fmt: skip
 TORCH_FUNCTIONS = ("equal", "arange", "zeros", "empty")
 
 _SLICE_BYTES = 256 * 2**20  # the most of one tensor copied to the host at once
 _DIGEST_WORDS = 2**25  # 64-bit words hashed at once (256 MiB of the tensor, 512 MiB scratch)
 _MASK = 2**64 - 1
-_WEIGHT = -7046029254386353131  # 0x9E3779B97F4A7C15 as a signed 64-bit integer
+# splitmix64's constants as signed 64-bit integers (0x9E3779B97F4A7C15, 0xBF58476D1CE4E5B9,
+# 0x94D049BB133111EB): the position's weight is splitmix64 of (position * golden + key)
+_GOLDEN = -7046029254386353131
+_MIX = (-4658895280553007687, -7723592293110705685)
+_urandom = os.urandom  # taken at import, before any candidate runs
 _pinned: dict[str, torch.Tensor] = {}  # one page-locked staging buffer, made on first use
 
 
@@ -216,20 +227,36 @@ def _words(tensor: torch.Tensor) -> torch.Tensor:
     return raw.view(torch.int64)
 
 
-def digest(tensor: torch.Tensor) -> str:
-    """The digest of a tensor's bytes (module docstring): computed on the tensor's device, in
-    slices of `_DIGEST_WORDS`, the same value on any device."""
+def new_key() -> int:
+    """A digest key nobody can guess (63 random bits)."""
+    return int.from_bytes(_urandom(8), "little") & (2**63 - 1)
+
+
+def _low(bits: int) -> int:
+    return (1 << bits) - 1
+
+
+def _mix(z: torch.Tensor) -> torch.Tensor:
+    """splitmix64's finalizer on int64 words (wrapping products; logical shifts: arithmetic shifts
+    of int64, masked): every input bit moves about half the output bits."""
+    z = (z ^ ((z >> 30) & _low(34))) * _MIX[0]
+    z = (z ^ ((z >> 27) & _low(37))) * _MIX[1]
+    return z ^ ((z >> 31) & _low(33))
+
+
+def digest(tensor: torch.Tensor, key: int) -> str:
+    """The digest of a tensor's bytes under `key` (module docstring): computed on the tensor's
+    device, in slices of `_DIGEST_WORDS`, the same value on any device."""
     words = _words(tensor)
-    plain = weighted = 0
+    first = second = 0
     for start in range(0, words.numel(), _DIGEST_WORDS):
         part = words[start : start + _DIGEST_WORDS]
-        weight = torch.arange(start, start + part.numel(), dtype=torch.int64, device=part.device)
-        weight = weight * _WEIGHT + 1
-        weight |= 1  # odd: multiplying by it loses no bit of the word, mod 2**64
-        plain += int(part.sum())
-        weighted += int((part * weight).sum())
+        index = torch.arange(start, start + part.numel(), dtype=torch.int64, device=part.device)
+        pad = _mix(index * _GOLDEN + key)  # the position's key stream
+        first += int(_mix(part ^ pad).sum())
+        second += int((_mix(part + pad) * (pad | 1)).sum())
     nbytes = tensor.numel() * tensor.element_size()
-    return f"{nbytes:x}:{plain & _MASK:016x}{weighted & _MASK:016x}"
+    return f"{nbytes:x}:{key:016x}:{first & _MASK:016x}{second & _MASK:016x}"
 
 
 def _same_bytes(a: Any, b: Any) -> bool:
@@ -288,8 +315,12 @@ class Digest:
             type(tensor) is torch.Tensor
             and tensor.dtype == self.dtype
             and list(tensor.shape) == self.shape
-            and digest(tensor) == self.value
+            and digest(tensor, self.key) == self.value
         )
+
+    @property
+    def key(self) -> int:
+        return int(self.value.split(":")[1], 16)
 
     def __repr__(self) -> str:
         return f"<digest of a {_NAMES[self.dtype]} tensor of shape {self.shape}>"
@@ -314,8 +345,11 @@ def _dtype_and_shape(spec: dict, name: str) -> tuple[torch.dtype, list[int]]:
 def _digest_record(spec: dict, name: str) -> Digest:
     dtype, shape = _dtype_and_shape(spec, name)
     value = spec.get("d")
-    if not isinstance(value, str) or len(value) > 64:
+    parts = value.split(":") if isinstance(value, str) and len(value) <= 64 else []
+    if len(parts) != 3 or not all(p and all(c in "0123456789abcdef" for c in p) for p in parts):
         raise TransportError(f"{name}: malformed digest")
+    if len(parts[1]) > 16 or int(parts[1], 16) >= 2**63:
+        raise TransportError(f"{name}: malformed digest key")
     return Digest(dtype, shape, value)
 
 

@@ -35,7 +35,8 @@ def _rewrite(x):
     if header.get("repeat") and header["repeat"].get("t") == "digest":
         from benchmarks.harness.transport import digest
 
-        header["repeat"]["d"] = digest(torch.from_numpy(right))
+        key = int(header["repeat"]["d"].split(":")[1], 16)  # the key is in the file it rewrites
+        header["repeat"]["d"] = digest(torch.from_numpy(right), key)
         with open(names[-1], "w") as f:
             json.dump(header, f)
 
