@@ -33,10 +33,11 @@ CPU_SHAPES = [
     {"name": "tiny", "dims": {"N": 256}},
     {"name": "tail", "dims": {"N": 1000}},
 ]
-# p ~ 0.02 moves by exactly lr = 1e-4 per element; rtol 1e-6 is ~10 fp32 ulps. A wrong sign
-# anywhere is off by 2e-4 (1e-2 relative): rejected.
+# p ~ 0.02 moves by exactly lr = 1e-4 per element; the bound is relative, per output, to the sum
+# of its terms' sizes (error_terms), 1e-6 of each (~10 fp32 ulps), with no absolute floor to hide
+# a term under. A wrong sign anywhere is off by 2e-4 (1e-2 relative): rejected.
 TOLERANCE = {
-    "fp32": {"atol": 1e-8, "rtol": 1e-6},
+    "fp32": {"atol": 1e-30, "rtol": 1e-6, "terms": 1e-6},
 }
 FORBIDDEN = ("torch.optim", "torch.sign", "torch.sgn", "torch.Tensor.sign", "torch.Tensor.sign_", "torch.lerp",
              "torch._foreach_lerp_", "torch._foreach_sign", "torch._foreach_mul_", "torch._foreach_add_",
@@ -48,6 +49,13 @@ def lion(param: torch.Tensor, grad: torch.Tensor, exp_avg: torch.Tensor) -> tupl
     p = param * (1.0 - LR * WEIGHT_DECAY) - LR * torch.sign(c)
     m = BETA2 * exp_avg + (1.0 - BETA2) * grad
     return p, m
+
+
+def error_terms(param, grad, exp_avg):
+    """Per output, the sum of the sizes of the terms it is made of (see TOLERANCE)."""
+    p_terms = param.abs() * (1.0 - LR * WEIGHT_DECAY) + LR
+    m_terms = BETA2 * exp_avg.abs() + (1.0 - BETA2) * grad.abs()
+    return p_terms, m_terms
 
 
 def make_inputs(dims, dtype, mode, gen):

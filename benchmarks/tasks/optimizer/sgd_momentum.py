@@ -31,10 +31,11 @@ CPU_SHAPES = [
     {"name": "tiny", "dims": {"N": 256}},
     {"name": "tail", "dims": {"N": 1000}},
 ]
-# p ~ 0.02 and the step lr * buf' ~ 1e-3; rtol 1e-6 is ~10 fp32 ulps, room for fma contraction
-# and a different association; atol covers cancellation in p - lr * buf'.
+# p ~ 0.02 and the step lr * buf' ~ 1e-3; the bound is relative, per output, to the sum of its
+# terms' sizes (error_terms), 1e-6 of each (~10 fp32 ulps): room for fma contraction and another
+# association, including where p - lr * buf' cancels, and no absolute floor to hide a term under.
 TOLERANCE = {
-    "fp32": {"atol": 1e-8, "rtol": 1e-6},
+    "fp32": {"atol": 1e-30, "rtol": 1e-6, "terms": 1e-6},
 }
 FORBIDDEN = ("torch.optim", "torch._foreach_add_", "torch._foreach_mul_", "torch._foreach_add",
              "torch._fused_sgd_", "torch.addcmul", "torch.lerp", "torch.add", "torch.mul")
@@ -44,6 +45,12 @@ def sgd_momentum(param: torch.Tensor, grad: torch.Tensor, momentum_buffer: torch
     d = grad + WEIGHT_DECAY * param
     buf = MOMENTUM * momentum_buffer + d
     return param - LR * buf, buf
+
+
+def error_terms(param, grad, momentum_buffer):
+    """Per output, the sum of the sizes of the terms it is made of (see TOLERANCE)."""
+    buf_terms = MOMENTUM * momentum_buffer.abs() + grad.abs() + WEIGHT_DECAY * param.abs()
+    return param.abs() + LR * buf_terms, buf_terms
 
 
 def make_inputs(dims, dtype, mode, gen):
