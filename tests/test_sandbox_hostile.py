@@ -124,6 +124,36 @@ def test_secrets_and_other_processes_are_unreadable(
 
 
 @FORKED
+def test_files_outside_the_sandboxs_view_are_not_there(tmp_path: Path, forked: bool) -> None:
+    """A file beside the project, readable only by its owner (the judge's user: root reads any
+    file), and /etc/shadow: the sandbox shows the system's folders and the worker's own, not the
+    host's other folders, and hides /etc's entries others may not read."""
+    beside = sandbox.REPO_ROOT.parent
+    if not os.access(beside, os.W_OK) or any(
+        beside == m or m in beside.parents for m in sandbox.masked_dirs()
+    ):
+        pytest.skip(
+            f"cannot plant a file beside the project, outside the masked folders ({beside})"
+        )
+    secret = f"KF-PLANTED-OUTSIDE-{os.getpid()}-{time.monotonic_ns()}"
+    planted = beside / f"kf-planted-outside-{os.getpid()}"
+    planted.write_text(secret)
+    planted.chmod(0o600)
+    try:
+        child, result = _run_unchecked("os_read_outside_view", tmp_path / "w", forked)
+        text = _raised(result, "beside the project")
+        assert secret not in text and planted.name not in text, text
+        assert _files_contain(child.folder, secret) == []
+        top = text.split("top level ")[1].split("]")[0]
+        for host_only in ("srv", "mnt", "media"):  # never the system's nor the worker's
+            assert f"'{host_only}'" not in top, top
+        if Path("/etc/shadow").exists():
+            assert "/etc/shadow: 0 bytes" in text or "/etc/shadow: Permission denied" in text, text
+    finally:
+        planted.unlink(missing_ok=True)
+
+
+@FORKED
 def test_project_tree_task_file_home_and_run_folder_are_unwritable(
     planted: Path, tmp_path: Path, forked: bool
 ) -> None:

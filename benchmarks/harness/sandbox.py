@@ -8,8 +8,10 @@ bubblewrap (`bwrap`) where it works, with
 - its own pid namespace (it cannot see or signal the judge; `/proc` shows only its own
   processes; when the worker exits, by itself or killed, the kernel kills everything it started,
   `setsid` daemons and double forks included), `--die-with-parent` and `--new-session`,
-- a read-only view of the whole filesystem (project tree, task files, venv) except its private
-  exchange folder; `/root`, `/home`, the user's HOME, `/var/tmp` and `/run` replaced by empty
+- a read-only view of the system's folders (`SYSTEM_DIRS`: /usr, /etc, /opt, /sys and the
+  /bin, /lib links) and of the folders the worker needs (project tree, venv, Python, its import
+  paths), and nothing else of the host (no /var, /srv, /mnt, /work, data folders); /etc's entries
+  that others may not read (/etc/shadow, ssh host keys) hidden; a private exchange folder; `/root`, `/home`, the user's HOME, `/var/tmp` and `/run` replaced by empty
   read-only folders (so `~/.ssh`, `~/.netrc` and host sockets are out of reach), the paths Python
   needs bound back read-only; `/tmp`, `/dev/shm` and the folder's `tmp/` (TMPDIR, caches) are
   tmpfs of a fixed size (`Limits.tmpfs_size`), gone with the sandbox; `/dev` is read-only; no
@@ -183,8 +185,8 @@ def describe() -> str:
     found = detect()
     if found.level == BWRAP:
         return (
-            f"bwrap ({found.reason}; read-only filesystem but a scratch folder, home hidden, "
-            "scrubbed environment, rlimits)"
+            f"bwrap ({found.reason}; read-only view of the system and the project, nothing else "
+            "of the host, a scratch folder, home hidden, scrubbed environment, rlimits)"
         )
     return f"none: {found.reason}. Project-written kernels run with a warning; other candidates are refused"
 
@@ -273,6 +275,65 @@ def reexposed_dirs(masks: list[Path] | None = None) -> list[Path]:
     return _outermost([p for p in _needed_dirs() if any(_under(p, m) for m in masks)])
 
 
+# The system's own folders, bound read-only into every sandbox (the interpreter, shared libraries,
+# compilers Triton calls, /etc's configuration, CUDA under /usr/local or /opt). Everything else
+# of the host (data folders, other projects, /var, /srv, /mnt, /work) is not in the sandbox at
+# all unless the worker needs it (`_needed_dirs`). Until 2026-12-08 the sandbox bound all of /
+# read-only: a judge running as root let a candidate read root-only files anywhere
+# (tests/hostile/os_read_root_only_file.py).
+SYSTEM_DIRS = (
+    "/usr",
+    "/bin",
+    "/sbin",
+    "/lib",
+    "/lib32",
+    "/lib64",
+    "/libx32",
+    "/etc",
+    "/opt",
+    "/sys",
+)
+SECRETS_ROOT = Path("/etc")  # bound, but its entries "others" may not read are hidden
+
+
+def view_dirs() -> list[Path]:
+    """The host folders a sandbox sees (read-only): the system's and those the worker needs."""
+    system = [Path(d) for d in SYSTEM_DIRS if os.path.isdir(d) and not os.path.islink(d)]
+    return _outermost(system + _needed_dirs())
+
+
+def view_links() -> list[tuple[str, str]]:
+    """System folders that are symlinks (merged /usr: /bin -> usr/bin): (target, link)."""
+    return [(os.readlink(d), d) for d in SYSTEM_DIRS if os.path.islink(d)]
+
+
+@functools.lru_cache(maxsize=1)
+def hidden_secrets() -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """Under /etc, (files, folders) that "others" may not read (/etc/shadow, ssh host keys,
+    /etc/ssl/private): a judge running as root could read them, a candidate must not."""
+    files: list[str] = []
+    folders: list[str] = []
+    for root, dirs, names in os.walk(SECRETS_ROOT):
+        for d in list(dirs):
+            path = os.path.join(root, d)
+            try:
+                mode = os.lstat(path).st_mode
+            except OSError:
+                continue
+            if not os.path.islink(path) and (mode & 0o005) != 0o005:
+                folders.append(path)
+                dirs.remove(d)
+        for n in names:
+            path = os.path.join(root, n)
+            try:
+                st = os.lstat(path)
+            except OSError:
+                continue
+            if not os.path.islink(path) and os.path.isfile(path) and not st.st_mode & 0o004:
+                files.append(path)
+    return tuple(files), tuple(folders)
+
+
 def gpu_nodes() -> list[str]:
     """The GPU device nodes a CUDA worker needs."""
     nodes = sorted(glob.glob("/dev/nvidia*"))
@@ -285,6 +346,11 @@ def visible(path: Path, folder: Path) -> bool:
     path = path.resolve()
     if _under(path, folder.resolve()):
         return True
+    if not any(_under(path, v) for v in view_dirs()):
+        return False
+    files, folders = hidden_secrets()
+    if str(path) in files or any(_under(path, Path(f)) for f in folders):
+        return False
     masks = masked_dirs()
     if not any(_under(path, m) for m in masks):
         return True
@@ -304,12 +370,17 @@ def bwrap_prefix(folder: Path, device: str, *, bwrap: str = "bwrap") -> list[str
         "--new-session",
         "--cap-drop",
         "ALL",
-        "--ro-bind",
-        "/",
-        "/",
-        "--dev",
-        "/dev",
     ]
+    for target, link in view_links():
+        args += ["--symlink", target, link]
+    for d in view_dirs():
+        args += ["--ro-bind", str(d), str(d)]
+    files, folders = hidden_secrets()
+    for f in files:
+        args += ["--ro-bind", "/dev/null", f]
+    for d in folders:
+        args += ["--tmpfs", d, "--remount-ro", d]
+    args += ["--dev", "/dev"]
     if device == "cuda":
         for node in gpu_nodes():
             args += ["--dev-bind", node, node]
@@ -326,6 +397,7 @@ def bwrap_prefix(folder: Path, device: str, *, bwrap: str = "bwrap") -> list[str
     args += ["--bind", str(folder), str(folder)]
     args += ["--ro-bind", str(folder / "inputs"), str(folder / "inputs")]
     args += ["--size", size, "--tmpfs", str(folder / "tmp")]
+    args += ["--remount-ro", "/"]  # the sandbox's own root: nothing new can be made in it
     args += ["--chdir", str(folder), "--"]
     return args
 
