@@ -20,6 +20,9 @@ A task is one Python file under `benchmarks/tasks/<category>/`. It declares, at 
                  and torch.compile baselines time instead of the reference, when the reference
                  is written for clarity rather than speed (e.g. fp64 emulation of an int8 GEMM)
     SPARSE_READS optional True when the op reads only part of an input (gather, paged KV)
+    MOVES_DATA   optional True when the task's whole job is moving data (pixel shuffle, roll, pad,
+                 nearest upsampling): PyTorch copies between layouts of a sizeable share of the
+                 output then count as a fallback (benchmarks/harness/calls.py, REARRANGED_SHARE)
     PEAK         optional "matmul" for tensor-core work outside matmul/attention/convolution
     ROOFLINE_DTYPE optional dtype name whose peak bounds the compute (e.g. "int8")
 
@@ -170,6 +173,11 @@ class Task:
     module: ModuleType | None = field(default=None, compare=False, repr=False)
 
     # -- the task's functions -------------------------------------------------------------
+    @property
+    def moves_data(self) -> bool:
+        """The task's whole job is moving data (its file's MOVES_DATA)."""
+        return self.module is not None and getattr(self.module, "MOVES_DATA", False) is True
+
     @property
     def reference(self) -> Callable[..., Any]:
         return getattr(self._mod(), self.entry_point)

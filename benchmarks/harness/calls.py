@@ -63,11 +63,29 @@ def compute_ops(ops: dict[str, int]) -> dict[str, int]:
     return {name: n for name, n in sorted(ops.items()) if name not in ALLOWED_ATEN_OPS}
 
 
-def judge_call(info: FallbackInfo, where: str, launch_needed: bool = True) -> CallFailure | None:
+# On a task whose whole job is moving data (`Task.moves_data`: pixel shuffle, roll, padding,
+# nearest upsampling), PyTorch copies between layouts of at least this share of the outputs'
+# elements did that job: a permuted view made contiguous, or slices assembled into a buffer,
+# then copied into the output by a Triton kernel, passed every other check
+# (tests/hostile/copy_task_scratch_then_triton_copy.py).
+REARRANGED_SHARE = 1 / 8
+
+
+def judge_call(
+    info: FallbackInfo, where: str, launch_needed: bool = True, moves_data: bool = False
+) -> CallFailure | None:
     """What is wrong with one call's record on its own (1-4 above), or None. `launch_needed`
     False: the reference's result of this call has no elements (the judge computed it), so a
-    call that launches no kernel is not a fallback; every other check still holds."""
+    call that launches no kernel is not a fallback; every other check still holds.
+    `moves_data`: the task's work is data movement (`REARRANGED_SHARE`)."""
     outside, inside = compute_ops(info.all_ops), compute_ops(info.launch_ops)
+    if moves_data and info.rearranged and info.rearranged >= REARRANGED_SHARE * info.out_elements:
+        return CallFailure(
+            ErrorClass.FALLBACK,
+            f"PyTorch moved the data on {where}: copy ops between layouts (a strided view made "
+            f"contiguous, slices copied into a buffer) moved {info.rearranged} elements for "
+            f"{info.out_elements} output elements, and moving the data is this task's whole job",
+        )
     if outside:
         return CallFailure(
             ErrorClass.FALLBACK,
@@ -108,7 +126,8 @@ class CallAudit:
     """The judge's record of every call of one evaluation, shape by shape; `failure` is the
     first failed call (None while every call passed), `ops` every aten op seen, summed."""
 
-    def __init__(self) -> None:
+    def __init__(self, moves_data: bool = False) -> None:
+        self.moves_data = moves_data  # the task's `moves_data` (`judge_call`)
         self.failure: CallFailure | None = None
         self.ops: Counter[str] = Counter()
         self.calls = 0
@@ -134,7 +153,7 @@ class CallAudit:
             return
         self.ops.update(info.all_ops)
         self.ops.update(info.launch_ops)
-        failure = judge_call(info, where, launch_needed)
+        failure = judge_call(info, where, launch_needed, self.moves_data)
         if failure is not None:
             self._fail(failure.error, failure.message)
             return
@@ -186,7 +205,7 @@ class CallAudit:
             return
         self.ops.update(graph.traced.all_ops)
         self.ops.update(graph.traced.launch_ops)
-        failure = judge_call(graph.traced, where)
+        failure = judge_call(graph.traced, where, moves_data=self.moves_data)
         if failure is not None:
             self._fail(failure.error, failure.message)
             return

@@ -157,6 +157,15 @@ COPY_WRITERS: frozenset[str] = frozenset(
 )
 
 
+def _rearranging(args: Any) -> int:
+    """Elements a copy op moved between layouts: any of its tensor operands not contiguous (the
+    source a permuted or strided view, or the destination a slice of a larger buffer)."""
+    tensors = [a for a in args if isinstance(a, torch.Tensor)][:2]
+    if not tensors or all(t.is_contiguous() for t in tensors):
+        return 0
+    return int(tensors[0].numel())
+
+
 def storage_key(t: torch.Tensor) -> int:
     """The address of a tensor's storage: views of one buffer share it."""
     return int(t.untyped_storage().data_ptr())
@@ -234,6 +243,7 @@ class AtenRecorder(TorchDispatchMode):
         self.ops: Counter[str] = Counter()
         self.launch_ops: Counter[str] = Counter()  # dispatched inside a Triton launch
         self.copy_written: dict[int, str] = {}
+        self.rearranged = 0  # elements copied from or into a strided view (see `_rearranging`)
 
     @classmethod
     def _should_skip_dynamo(cls) -> bool:
@@ -264,6 +274,7 @@ class AtenRecorder(TorchDispatchMode):
                 for t in targets:
                     if isinstance(t, torch.Tensor) and t.numel() > 0:
                         self.copy_written[storage_key(t)] = name
+                self.rearranged += _rearranging(args)
         return result
 
     def compute_ops(self) -> dict[str, int]:
@@ -415,6 +426,8 @@ def record_call(counter: TritonLaunchCounter, fn: Any, args: tuple, sync: Any) -
         python_elements=probe.python_elements,
         native_threads=probe.native_threads,
         evasions=list(probe.evasions),
+        rearranged=recorder.rearranged,
+        out_elements=sum(o.numel() for o in outs if isinstance(o, torch.Tensor)),
     )
 
 

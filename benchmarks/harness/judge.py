@@ -398,7 +398,7 @@ class _TrialChecker:
         self.seen: set[int] = set()
         self.pending_nondet: str | None = None
         self.nondet_note: str | None = None
-        self.calls = CallAudit()  # every call's record, judged here
+        self.calls = CallAudit(task.moves_data)  # every call's record, judged here
         self.answered = False
         self.seed_sent = False
         # the files of the calls after timing, taken as they appear (`take_after_files`)

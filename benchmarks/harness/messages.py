@@ -116,6 +116,10 @@ class FallbackInfo:
     python_elements: int = 0
     native_threads: int = 0
     evasions: list[str] = field(default_factory=list)
+    # elements PyTorch copy ops moved between layouts (a strided source or destination: a
+    # permuted view made contiguous, slices assembled into a buffer), and the outputs' elements
+    rearranged: int = 0
+    out_elements: int = 0
 
 
 # --------------------------------------------------------------------------------------------
