@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from benchmarks.harness.interp_rounding import fp32_to_bf16_bits
+from benchmarks.harness.interp_bits import fp32_to_bf16_bits
 
 ROOT = Path(__file__).resolve().parents[1]
 

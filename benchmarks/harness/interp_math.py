@@ -30,15 +30,9 @@ from typing import Any
 
 import numpy as np
 
-from benchmarks.harness.interp_rounding import fp32_to_bf16_bits
+from benchmarks.harness.interp_bits import bf16_bits_to_fp32, fp8_bits, fp32_to_bf16_bits
 
 _PATCHED = "_kernforge_bf16_math"
-
-
-def bf16_bits_to_fp32(bits: np.ndarray) -> np.ndarray:
-    """The float32 values that bf16 bit patterns (uint16) stand for (exact)."""
-    data = np.ascontiguousarray(bits, dtype=np.uint16)
-    return (data.astype(np.uint32) << 16).view(np.float32).reshape(data.shape)
 
 
 def patch() -> bool:
@@ -150,9 +144,7 @@ def _reductions(interpreter: Any, tl: Any, handle: Any, bf16: Any, fp32: Any) ->
 
 
 def _fp8_casts(builder: Any, tl: Any, handle: Any, interpreter: Any) -> None:
-    import torch
-
-    targets = {tl.float8e4nv: torch.float8_e4m3fn, tl.float8e5: torch.float8_e5m2}
+    targets = {tl.float8e4nv: "float8e4nv", tl.float8e5: "float8e5"}
     wide = {tl.float32: np.float32, tl.float16: np.float16}
     fp_to_fp = getattr(builder, "create_fp_to_fp", None)
     cast_impl = builder.cast_impl
@@ -168,14 +160,11 @@ def _fp8_casts(builder: Any, tl: Any, handle: Any, interpreter: Any) -> None:
         return None
 
     def to_fp8(src: Any, dst_type: Any) -> Any:
-        target = targets.get(dst_type.scalar)
-        data = values(src) if target is not None else None
+        fmt = targets.get(dst_type.scalar)
+        data = values(src) if fmt is not None else None
         if data is None:
             return None
-        top = float(torch.finfo(target).max)
-        wide_values = torch.from_numpy(np.ascontiguousarray(data)).clamp(-top, top)
-        bits = wide_values.to(target).view(torch.uint8).numpy().reshape(data.shape)
-        return handle(bits, dst_type.scalar)
+        return handle(fp8_bits(data, fmt).reshape(np.shape(data)), dst_type.scalar)
 
     def rounded_cast(self: Any, src: Any, dst_type: Any) -> Any:
         out = to_fp8(src, dst_type)

@@ -20,19 +20,9 @@ converted to Python scalars"). Newer Triton squeezes the array first; `patch()` 
 
 from __future__ import annotations
 
-import numpy as np
+from benchmarks.harness.interp_bits import fp32_to_bf16_bits
 
 _PATCHED = "_kernforge_bf16_rne"
-
-
-def fp32_to_bf16_bits(values: np.ndarray) -> np.ndarray:
-    """The bf16 bit patterns (uint16) nearest to fp32 `values`, ties to even; NaN stays NaN."""
-    data = np.ascontiguousarray(values, dtype=np.float32)
-    bits = data.view(np.uint32).astype(np.uint64)
-    odd = (bits >> 16) & 1
-    rounded = ((bits + 0x7FFF + odd) >> 16).astype(np.uint16)
-    quiet_nan = ((bits >> 16) | 0x40).astype(np.uint16)
-    return np.where(np.isnan(data), quiet_nan, rounded).reshape(data.shape)
 
 
 def _index_scalars(interpreter: object) -> None:
