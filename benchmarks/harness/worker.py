@@ -136,7 +136,10 @@ def _quiet(event: Event) -> None:
     """A progress sink that writes nothing (the timeline steps of trials after the first)."""
 
 
-def _classify(exc: BaseException, calls_done: int) -> str:
+def _classify(exc: BaseException, calls_done: int, in_call: bool = False) -> str:
+    """The error class of an exception the candidate's code let out. `in_call`: raised from a
+    correctness call, where nothing of the worker's own can fail (its JudgeAbsent there is the
+    candidate's, taken from the worker's module and raised to blame the judge)."""
     from benchmarks.harness.probes import (  # the worker has torch by now
         NativeAccessRefused,
         ReadCapExceeded,
@@ -146,7 +149,7 @@ def _classify(exc: BaseException, calls_done: int) -> str:
     text = describe(exc)
     if isinstance(exc, SystemExit):
         return "early_exit"
-    if isinstance(exc, JudgeAbsent):
+    if isinstance(exc, JudgeAbsent) and not in_call:
         return "harness_error"
     if isinstance(exc, ReadCapExceeded):  # Python computed the result, element by element
         return "fallback"
@@ -580,7 +583,7 @@ class _TrialRunner:
             step(FirstRepeatedEvent())
         except BaseException as exc:  # noqa: BLE001
             self.result.fail(
-                _classify(exc, self.calls),
+                _classify(exc, self.calls, in_call=True),
                 f"the call raised on {item.where()}: {describe(exc)}",
                 _short_tb(exc),
             )

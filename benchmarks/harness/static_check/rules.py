@@ -72,7 +72,11 @@ FORBIDDEN_GROUPS: dict[str, tuple[str, ...]] = {
         """
     ),
     "evaluates strings as code": _words(
-        "typing.get_type_hints typing.ForwardRef typing.evaluate_forward_ref"
+        "typing.get_type_hints typing.ForwardRef typing.evaluate_forward_ref "
+        # registering a function evaluates its string annotations (typing.get_type_hints): a
+        # string annotation carried eval, exec and any import past this check (red team,
+        # 2026-12-08: tests/hostile/singledispatch_annotation_eval.py)
+        "functools.singledispatch functools.singledispatchmethod"
     ),
     "bypasses the Triton compiler (compiler internals or prebuilt binaries)": _words(
         """

@@ -264,7 +264,7 @@ class ForbiddenApiWalker(ast.NodeVisitor):
             self.visit(d)
         self.visit(node.args)  # defaults and annotations belong to the enclosing scope
         if node.returns:
-            self.visit(node.returns)
+            self._annotation(node.returns)
         is_kernel = id(node) in self.facts.kernel_nodes
         in_init = id(node) in self.init_ids
         self.jit_depth += is_kernel
@@ -299,6 +299,30 @@ class ForbiddenApiWalker(ast.NodeVisitor):
                     "subclassing a torch type can hook the dispatcher or fake results",
                 )
         self.generic_visit(node)
+
+    def _annotation(self, node: ast.expr) -> None:
+        """An annotation, and the code inside one written as a string: such a string is Python
+        that `typing.get_type_hints` and what calls it evaluate (a registration with
+        functools.singledispatch ran eval through one), so it is checked as code."""
+        self.visit(node)
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            try:
+                parsed = ast.parse(node.value.strip(), mode="eval")
+            except SyntaxError:
+                return  # not an expression: nothing can evaluate it
+            for inner in ast.walk(parsed):
+                ast.copy_location(inner, node)
+            self.visit(parsed.body)
+
+    def visit_arg(self, node: ast.arg) -> None:
+        if node.annotation is not None:
+            self._annotation(node.annotation)
+
+    def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
+        self.visit(node.target)
+        self._annotation(node.annotation)
+        if node.value is not None:
+            self.visit(node.value)
 
     def visit_Match(self, node: ast.Match) -> None:
         # a class pattern's keywords read attributes of the subject (`case object(__globals__=g)`)
