@@ -21,8 +21,8 @@ A task is one Python file under `benchmarks/tasks/<category>/`. It declares, at 
                  is written for clarity rather than speed (e.g. fp64 emulation of an int8 GEMM)
     SPARSE_READS optional True when the op reads only part of an input (gather, paged KV)
     MOVES_DATA   optional True when the task's whole job is moving data (pixel shuffle, roll, pad,
-                 nearest upsampling): PyTorch copies between layouts of a sizeable share of the
-                 output then count as a fallback (benchmarks/harness/calls.py, REARRANGED_SHARE)
+                 nearest upsampling, gathers): PyTorch copies of a sizeable share of the output
+                 then count as a fallback (benchmarks/harness/calls.py, COPIED_SHARE)
     PEAK         optional "matmul" for tensor-core work outside matmul/attention/convolution
     ROOFLINE_DTYPE optional dtype name whose peak bounds the compute (e.g. "int8")
 

@@ -63,12 +63,18 @@ def compute_ops(ops: dict[str, int]) -> dict[str, int]:
     return {name: n for name, n in sorted(ops.items()) if name not in ALLOWED_ATEN_OPS}
 
 
+# aten ops that hand one element to the host, and that write one host scalar into a tensor
+SCALAR_READ_OPS = ("_local_scalar_dense", "item")
+SCALAR_WRITE_OPS = ("fill_", "lift_fresh", "lift_fresh_copy", "scalar_tensor")
+
 # On a task whose whole job is moving data (`Task.moves_data`: pixel shuffle, roll, padding,
-# nearest upsampling), PyTorch copies between layouts of at least this share of the outputs'
-# elements did that job: a permuted view made contiguous, or slices assembled into a buffer,
-# then copied into the output by a Triton kernel, passed every other check
-# (tests/hostile/copy_task_scratch_then_triton_copy.py).
-REARRANGED_SHARE = 1 / 8
+# nearest upsampling, gathers), PyTorch copies of at least this share of the outputs' elements
+# did that job: a permuted view made contiguous, slices or rows assembled into a buffer, then
+# copied into the output by a Triton kernel, passed every other check
+# (tests/hostile/copy_task_scratch_then_triton_copy.py, copy_task_slices_then_triton_copy.py,
+# copy_task_contiguous_rows.py, gather_by_row_copies.py). Copies between contiguous pieces
+# count as much as those between layouts: rows copied one by one did the roll.
+COPIED_SHARE = 1 / 8
 
 
 def judge_call(
@@ -77,14 +83,24 @@ def judge_call(
     """What is wrong with one call's record on its own (1-4 above), or None. `launch_needed`
     False: the reference's result of this call has no elements (the judge computed it), so a
     call that launches no kernel is not a fallback; every other check still holds.
-    `moves_data`: the task's work is data movement (`REARRANGED_SHARE`)."""
+    `moves_data`: the task's work is data movement (`COPIED_SHARE`)."""
     outside, inside = compute_ops(info.all_ops), compute_ops(info.launch_ops)
-    if moves_data and info.rearranged and info.rearranged >= REARRANGED_SHARE * info.out_elements:
+    if info.quantized:
+        # a cast from floating point to fp8 or an integer rounds every element: on a quantization
+        # task it is the whole computation (red team, 2026-12-08: Triton scaled and clamped,
+        # `.to(torch.float8_e4m3fn)` rounded, a Triton copy wrote the bytes:
+        # tests/hostile/quant_rounding_by_torch_cast.py)
         return CallFailure(
             ErrorClass.FALLBACK,
-            f"PyTorch moved the data on {where}: copy ops between layouts (a strided view made "
-            f"contiguous, slices copied into a buffer) moved {info.rearranged} elements for "
-            f"{info.out_elements} output elements, and moving the data is this task's whole job",
+            f"PyTorch rounded {info.quantized} floating-point element(s) to fp8 or an integer "
+            f"type on {where} (a cast that quantizes is computation; do it in the kernel)",
+        )
+    if moves_data and info.copied and info.copied >= COPIED_SHARE * info.out_elements:
+        return CallFailure(
+            ErrorClass.FALLBACK,
+            f"PyTorch moved the data on {where}: its copy ops (a view made contiguous, slices or "
+            f"rows copied into a buffer) wrote {info.copied} elements for {info.out_elements} "
+            "output elements, and moving the data is this task's whole job",
         )
     if outside:
         return CallFailure(
@@ -97,13 +113,21 @@ def judge_call(
             f"PyTorch computed inside a Triton launch on {where} (a kernel body calling PyTorch, "
             f"possible only in the interpreter): aten ops {_listed(inside)}",
         )
-    read = max(info.scalar_reads, info.python_elements)
-    if read > PYTHON_ELEMENT_LIMIT:
+    # elements read and written one Python scalar at a time, as the probes count them and as the
+    # dispatcher saw them: a 0-dim tensor taken as a size (`expand(t)`, `narrow(0, t, 1)`) is
+    # read in C++ (`_local_scalar_dense`, no Python method runs), and `fill_` or an indexed
+    # assignment of a Python number writes one (red team, 2026-12-08: a whole softmax computed
+    # in Python that way passed; tests/hostile/calls_python_via_sizes_and_fills.py)
+    dense = sum(info.all_ops.get(op, 0) for op in SCALAR_READ_OPS)
+    written = sum(info.all_ops.get(op, 0) for op in SCALAR_WRITE_OPS)
+    reads = max(info.scalar_reads, dense)
+    built = max(info.python_elements, written)
+    if max(reads, built) > PYTHON_ELEMENT_LIMIT:
         return CallFailure(
             ErrorClass.FALLBACK,
-            f"Python computed part of the result on {where}: the call read {info.scalar_reads} "
-            f"tensor element(s) into Python values and built {info.python_elements} from Python "
-            f"data (at most {PYTHON_ELEMENT_LIMIT} allowed)",
+            f"Python computed part of the result on {where}: the call read {reads} tensor "
+            f"element(s) into Python values and built or wrote {built} from Python data (at "
+            f"most {PYTHON_ELEMENT_LIMIT} allowed)",
         )
     if info.evasions:
         return CallFailure(

@@ -157,13 +157,30 @@ COPY_WRITERS: frozenset[str] = frozenset(
 )
 
 
-def _rearranging(args: Any) -> int:
-    """Elements a copy op moved between layouts: any of its tensor operands not contiguous (the
-    source a permuted or strided view, or the destination a slice of a larger buffer)."""
-    tensors = [a for a in args if isinstance(a, torch.Tensor)][:2]
-    if not tensors or all(t.is_contiguous() for t in tensors):
+def _copied(args: Any, result: Any) -> int:
+    """Elements a copy op wrote: its destination (an in-place copy's first operand) or its result."""
+    target = args[0] if args and isinstance(args[0], torch.Tensor) else result
+    if isinstance(target, tuple | list):
+        return sum(int(t.numel()) for t in target if isinstance(t, torch.Tensor))
+    return int(target.numel()) if isinstance(target, torch.Tensor) else 0
+
+
+_FP8 = {d for d in (getattr(torch, n, None) for n in dir(torch) if n.startswith("float8")) if d}
+
+
+def _quantizing(name: str, args: Any, result: Any) -> int:
+    """Elements a copy op rounded from floating point to fp8 or to an integer type: a cast that
+    is a quantization's whole computation (the rounding), not a copy."""
+    if name.endswith("_"):
+        dst, src = (args[0], args[1]) if len(args) > 1 else (None, None)
+    else:
+        dst, src = result, (args[0] if args else None)
+    if not (isinstance(dst, torch.Tensor) and isinstance(src, torch.Tensor)):
         return 0
-    return int(tensors[0].numel())
+    if not src.is_floating_point() or src.dtype in _FP8:
+        return 0
+    narrowing = dst.dtype in _FP8 or not (dst.is_floating_point() or dst.is_complex())
+    return int(dst.numel()) if narrowing and dst.dtype != torch.bool else 0
 
 
 def storage_key(t: torch.Tensor) -> int:
@@ -243,7 +260,8 @@ class AtenRecorder(TorchDispatchMode):
         self.ops: Counter[str] = Counter()
         self.launch_ops: Counter[str] = Counter()  # dispatched inside a Triton launch
         self.copy_written: dict[int, str] = {}
-        self.rearranged = 0  # elements copied from or into a strided view (see `_rearranging`)
+        self.copied = 0  # elements PyTorch copy ops wrote (`_copied`)
+        self.quantized = 0  # elements cast from floating point to fp8 or an integer type
 
     @classmethod
     def _should_skip_dynamo(cls) -> bool:
@@ -274,7 +292,8 @@ class AtenRecorder(TorchDispatchMode):
                 for t in targets:
                     if isinstance(t, torch.Tensor) and t.numel() > 0:
                         self.copy_written[storage_key(t)] = name
-                self.rearranged += _rearranging(args)
+                self.copied += _copied(args if name.endswith("_") else (), result)
+                self.quantized += _quantizing(name, args, result)
         return result
 
     def compute_ops(self) -> dict[str, int]:
@@ -426,7 +445,8 @@ def record_call(counter: TritonLaunchCounter, fn: Any, args: tuple, sync: Any) -
         python_elements=probe.python_elements,
         native_threads=probe.native_threads,
         evasions=list(probe.evasions),
-        rearranged=recorder.rearranged,
+        copied=recorder.copied,
+        quantized=recorder.quantized,
         out_elements=sum(o.numel() for o in outs if isinstance(o, torch.Tensor)),
     )
 

@@ -116,9 +116,9 @@ class FallbackInfo:
     python_elements: int = 0
     native_threads: int = 0
     evasions: list[str] = field(default_factory=list)
-    # elements PyTorch copy ops moved between layouts (a strided source or destination: a
-    # permuted view made contiguous, slices assembled into a buffer), and the outputs' elements
-    rearranged: int = 0
+    # elements PyTorch copy ops wrote (clone, contiguous, copy_, casts), and the outputs' elements
+    copied: int = 0
+    quantized: int = 0  # elements PyTorch cast from floating point to fp8 or an integer type
     out_elements: int = 0
 
 

@@ -36,7 +36,7 @@ TOLERANCE = {
     "fp16": {"atol": 0.0, "rtol": 0.0},
     "bf16": {"atol": 0.0, "rtol": 0.0},
 }
-# the whole job is moving data: PyTorch copies between layouts would do it (calls.REARRANGED_SHARE)
+# the whole job is moving data: PyTorch copies would do it (benchmarks/harness/calls.py, COPIED_SHARE)
 MOVES_DATA = True
 FORBIDDEN = ("torch.nn.functional.pad", "torch.nn.ReflectionPad2d", "torch.reflection_pad2d", "torch.flip",
              "torch.Tensor.flip", "torch.cat", "torch.concat", "torch.stack", "torch.index_select", "torch.gather")

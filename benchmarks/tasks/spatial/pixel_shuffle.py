@@ -33,7 +33,7 @@ TOLERANCE = {
     "fp16": {"atol": 0.0, "rtol": 0.0},
     "bf16": {"atol": 0.0, "rtol": 0.0},
 }
-# the whole job is moving data: PyTorch copies between layouts would do it (calls.REARRANGED_SHARE)
+# the whole job is moving data: PyTorch copies would do it (benchmarks/harness/calls.py, COPIED_SHARE)
 MOVES_DATA = True
 FORBIDDEN = ("torch.nn.functional.pixel_shuffle", "torch.nn.PixelShuffle", "torch.pixel_shuffle",
              "torch.nn.functional.pixel_unshuffle", "torch.pixel_unshuffle", "torch.nn.functional.fold")
