@@ -140,3 +140,15 @@ def test_verdict_round_trips_through_json():
     again = Verdict.model_validate_json(v.model_dump_json())
     assert again == v
     assert again.mismatch is not None and again.mismatch.first_bad_index is not None
+
+
+def test_a_file_that_is_not_utf8_gets_a_verdict(tmp_path):
+    """A candidate in another encoding (latin-1 bytes under a latin-1 cookie) is a syntax_error
+    verdict at the static stage, not an exception out of the judge (a red-team pass, 2026-12-08:
+    `read_text()` raised UnicodeDecodeError to the caller)."""
+    good = (TESTS / "hostile" / "good_softmax.py").read_text()
+    path = tmp_path / "latin1.py"
+    path.write_bytes(b"# coding: latin-1\n# caf\xe9\n" + good.encode())
+    verdict = evaluate(get_task("softmax_fp32"), path, CPU)
+    assert verdict.error_class == ErrorClass.SYNTAX_ERROR and not verdict.passed
+    assert "UTF-8" in verdict.message and verdict.stage_reached is None

@@ -162,14 +162,15 @@ class KernelBenchTask(ExternalTask):
         reference = self.model(dims, device)
         candidate = self.build(entry, dims)
         try:
-            candidate.load_state_dict(reference.state_dict(), strict=True)
+            # the module's own methods, not the candidate's (the static check refuses overrides)
+            torch.nn.Module.load_state_dict(candidate, reference.state_dict(), strict=True)
         except RuntimeError as exc:
             raise CandidateSetupError(
                 f"{self.entry_point} must hold the same parameters and buffers as Model (same names and "
                 f"shapes; the judge copies Model's weights into it), but load_state_dict(strict=True) "
                 f"failed: {str(exc)[:1500]}"
             ) from None
-        candidate = candidate.to(device).requires_grad_(False)
+        candidate = torch.nn.Module.requires_grad_(torch.nn.Module.to(candidate, device), False)
 
         def forward(*args: Any) -> Any:
             with torch.no_grad():

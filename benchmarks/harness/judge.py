@@ -137,8 +137,14 @@ def _evaluate_once(
 ) -> Verdict:
     config = config or JudgeConfig()
     t_start = time.perf_counter()
+    undecodable = None
     if source is None:
-        source = Path(candidate).read_text()
+        raw = Path(candidate).read_bytes()
+        try:
+            source = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:  # a verdict, not an exception out of the judge
+            source = raw.decode("utf-8", errors="replace")
+            undecodable = f"{candidate}: not UTF-8 text (byte {exc.start}: {exc.reason}); candidates are UTF-8"
     device = resolve_device(config.device)
     verdict = Verdict(
         task_id=task.id,
@@ -160,6 +166,8 @@ def _evaluate_once(
         return _fail(verdict, ErrorClass.HARNESS_ERROR, f"not judged: {refused}", Stage.STATIC)
 
     # -- static ---------------------------------------------------------------------------
+    if undecodable:
+        return _fail(verdict, ErrorClass.SYNTAX_ERROR, undecodable, Stage.STATIC)
     t0 = time.perf_counter()
     params = [p.name for p in task.signature().parameters.values()]
     static = check_source(
@@ -201,7 +209,7 @@ def _evaluate_once(
         shutil.copytree(config.triton_cache_seed, folder / ".triton" / "cache", dirs_exist_ok=True)
     staged = integrity.stage(task, folder)  # the worker reads a private read-only copy
     try:
-        (folder / "candidate.py").write_text(source)
+        (folder / "candidate.py").write_text(source, encoding="utf-8")
         job = CandidateJob(
             task_path=str(staged),
             dtype=task.dtype,

@@ -5,6 +5,8 @@ the package docstring lists)."""
 from __future__ import annotations
 
 import ast
+import codecs
+import re
 from dataclasses import dataclass, field
 
 from benchmarks import pyparse
@@ -34,6 +36,27 @@ class StaticResult:
 _MAX_LISTED = 8
 
 
+_CODING = re.compile(r"^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)")
+
+
+def declared_encoding(source: str) -> str | None:
+    """The encoding a coding cookie (PEP 263: a comment in the first two lines) declares, when it
+    is not UTF-8; None for UTF-8 or no cookie. The check parses the text as it was read, but
+    Python's importer decodes the file's bytes by the cookie: any other encoding (utf-7 turns
+    `+AAo-` in a comment into a new line of code) makes the two read different programs."""
+    for line in source.splitlines()[:2]:
+        match = _CODING.match(line)
+        if match:
+            try:
+                name = codecs.lookup(match.group(1)).name
+            except LookupError:
+                return match.group(1)
+            return None if name == "utf-8" else match.group(1)
+        if line.strip() and not line.lstrip().startswith("#"):
+            return None  # a cookie counts only on a comment line before any code
+    return None
+
+
 def check_source(
     source: str,
     *,
@@ -47,6 +70,16 @@ def check_source(
     forbidden APIs (added to GLOBAL_FORBIDDEN). Never executes the candidate.
 
     `entry_kind` "class": the entry point is an nn.Module class whose forward takes `params`."""
+    declared = declared_encoding(source)
+    if declared is not None:
+        return StaticResult(
+            False,
+            ErrorClass.SYNTAX_ERROR,
+            f"{filename}: declares its source encoding as {declared!r}; candidates are UTF-8 "
+            "(Python would decode the file otherwise than it was checked: a utf-7 cookie hid "
+            "code in a comment)",
+            1,
+        )
     try:
         tree = pyparse.parse(source, filename=filename)
     except SyntaxError as exc:

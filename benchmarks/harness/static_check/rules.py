@@ -201,6 +201,20 @@ DUNDER_NAMES_ALLOWED: frozenset[str] = frozenset(
     _words("__name__ __qualname__ __doc__ __file__ __debug__ __module__")
 )
 FORBIDDEN_METHOD_DEFS: frozenset[str] = frozenset(_words("__torch_function__ __torch_dispatch__"))
+# What the judge calls on a class entry point (ModelNew) while it copies the reference's weights
+# in and moves it to the device, untraced: an override (or a hook registered on the loading)
+# ran PyTorch compute on the weights there, off the clock and unseen (red team, 2026-12-08:
+# tests/hostile/model_new_load_state_dict_precompute.py)
+BIND_METHOD_DEFS: frozenset[str] = frozenset(
+    _words("load_state_dict _load_from_state_dict _apply to cuda cpu requires_grad_ state_dict")
+)
+BIND_HOOKS: frozenset[str] = frozenset(
+    _words(
+        """register_load_state_dict_pre_hook register_load_state_dict_post_hook
+        _register_load_state_dict_pre_hook _register_state_dict_hook register_state_dict_pre_hook
+        register_state_dict_post_hook"""
+    )
+)
 
 # Attributes that reach interpreter frames and code objects without sys or inspect
 # (a generator's gi_frame.f_back is its caller's frame, the judge's included).

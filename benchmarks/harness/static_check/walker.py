@@ -18,6 +18,8 @@ from benchmarks.harness.static_check.library import (
 )
 from benchmarks.harness.static_check.rules import (
     ALLOWED_IMPORT_ROOTS,
+    BIND_HOOKS,
+    BIND_METHOD_DEFS,
     DANGEROUS_MODULE_NAMES,
     DUNDER_ATTRS_ALLOWED,
     DUNDER_NAMES_ALLOWED,
@@ -260,6 +262,13 @@ class ForbiddenApiWalker(ast.NodeVisitor):
     def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
         if node.name in FORBIDDEN_METHOD_DEFS:
             self._flag(node, f"def {node.name}", "hooks PyTorch's dispatcher")
+        if self.class_entry and node.name in BIND_METHOD_DEFS:
+            self._flag(
+                node,
+                f"def {node.name}",
+                "the judge calls it while it loads the reference's weights (untraced): the "
+                "module's own is used",
+            )
         for d in node.decorator_list:
             self.visit(d)
         self.visit(node.args)  # defaults and annotations belong to the enclosing scope
@@ -337,6 +346,12 @@ class ForbiddenApiWalker(ast.NodeVisitor):
         self.generic_visit(node)
 
     def visit_Attribute(self, node: ast.Attribute) -> None:
+        if node.attr in BIND_HOOKS:
+            self._flag(
+                node,
+                f".{node.attr}",
+                "a hook on loading weights runs while the judge copies them in (untraced)",
+            )
         if node.attr in FORMAT_METHODS and id(node) not in self.format_calls_ok:
             self._flag(
                 node,
