@@ -41,4 +41,7 @@ def test_past_the_static_check_the_judge_still_decides(
     )
     verdict = evaluate(get_task(case.task), case.path, CONFIG)
     assert verdict.error_class == expect, verdict.message
-    assert not verdict.passed and verdict.message
+    # `none`: the attack is neutralised (what it set up never runs) and the candidate, left to
+    # compute honestly, passes
+    assert verdict.passed == (expect == ErrorClass.NONE)
+    assert verdict.passed or verdict.message

@@ -541,6 +541,12 @@ class _TrialRunner:
         self.gen = torch.Generator(device=device)
         self.sync = torch.cuda.synchronize if device == "cuda" else (lambda: None)
         self.calls = 0
+        # On the CPU every trial's objects stay alive until the job ends: a finalizer the
+        # candidate put on an input ran when the worker dropped it, outside every traced call,
+        # and computed later trials' answers with PyTorch there (a red-team pass, 2026-12-08:
+        # tests/hostile/calls_finalizer_between_trials.py). CPU shapes are small; on a GPU the
+        # launch observer sees PyTorch's kernels wherever they run, and the memory is needed.
+        self.kept: list[Any] | None = [] if device == "cpu" else None
 
     def run(self, item: Trial, fn: Any) -> bool:
         """Run trial `item`; False when it failed (the failure is in the result)."""
@@ -646,6 +652,8 @@ class _TrialRunner:
             )
             self.result.where = item
             return False
+        if self.kept is not None:
+            self.kept.append((out, repeat, args, private, again))
         del out, repeat, args, private, again
         return True
 

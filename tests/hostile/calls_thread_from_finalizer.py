@@ -1,7 +1,7 @@
 # expect: forbidden_api
 # task: softmax_fp32
-# unchecked: trace_evaded
-# why: starts its helper thread neither at import nor inside a call but from a finalizer on its first output, which runs when the worker lets go of that output between calls; the first calls run an honest Triton softmax, later ones hand their input to the thread, which computes with PyTorch operators the per-thread recorder does not see, and copy the answer with the same kernel (a runtime flag); a thread alive beside a call must fail it wherever it was started
+# unchecked: none
+# why: starts its helper thread neither at import nor inside a call but from a finalizer on its first output, which runs when the worker lets go of that output between calls; the first calls run an honest Triton softmax, later ones hand their input to the thread, which computes with PyTorch operators the per-thread recorder does not see, and copy the answer with the same kernel (a runtime flag); a thread alive beside a call must fail it wherever it was started; on the CPU the worker now keeps every trial's objects alive until the job ends, so the finalizer runs after the last call, no thread ever runs beside one and every call computes honestly: it passes (on a GPU, where objects are let go between trials, the worker's check of threads alive beside a call is what stands; this file is not run there)
 import math
 import queue
 import threading
