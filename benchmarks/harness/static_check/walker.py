@@ -76,6 +76,8 @@ class ForbiddenApiWalker(ast.NodeVisitor):
         self.class_entry = class_entry  # the entry point is an nn.Module class (ModelNew)
         self.init_ids: set[int] = set()  # __init__ methods of classes
         self.init_depth = 0
+        self.method_ids: set[int] = set()  # functions defined in a class body
+        self.method_depth = 0  # inside one (its `self` is an instance of the candidate's class)
         self.forbidden = tuple(dict.fromkeys((*GLOBAL_FORBIDDEN, *forbidden)))
         self.task_methods = frozenset(
             f.split(".")[2]
@@ -276,6 +278,8 @@ class ForbiddenApiWalker(ast.NodeVisitor):
             self._annotation(node.returns)
         is_kernel = id(node) in self.facts.kernel_nodes
         in_init = id(node) in self.init_ids
+        in_method = id(node) in self.method_ids
+        self.method_depth += in_method
         self.jit_depth += is_kernel
         self.init_depth += in_init
         self._enter(node.args, node.body)
@@ -284,6 +288,7 @@ class ForbiddenApiWalker(ast.NodeVisitor):
         self.scopes.pop()
         self.jit_depth -= is_kernel
         self.init_depth -= in_init
+        self.method_depth -= in_method
 
     def visit_Lambda(self, node: ast.Lambda) -> None:
         self.visit(node.args)
@@ -294,6 +299,9 @@ class ForbiddenApiWalker(ast.NodeVisitor):
     visit_AsyncFunctionDef = visit_FunctionDef  # noqa: N815
 
     def visit_ClassDef(self, node: ast.ClassDef) -> None:
+        self.method_ids |= {
+            id(s) for s in node.body if isinstance(s, ast.FunctionDef | ast.AsyncFunctionDef)
+        }
         self.init_ids |= {
             id(s) for s in node.body if isinstance(s, ast.FunctionDef) and s.name == "__init__"
         }
@@ -388,16 +396,16 @@ class ForbiddenApiWalker(ast.NodeVisitor):
                 )
             return
         base = node.value
-        private_ok = isinstance(base, ast.Name) and base.id in ("self", "cls")
+        # `self`/`cls` of a method of one of the candidate's classes, not a helper's parameter
+        # that happens to be called so (a tensor named `self` slipped tensor methods past this
+        # check: a red-team pass, 2026-12-08)
+        own = self.method_depth > 0 and isinstance(base, ast.Name) and base.id in ("self", "cls")
+        private_ok = own
         tensor = not (
             self.facts.is_non_tensor_call(base)
             or (isinstance(base, ast.Name) and base.id in self.facts.non_tensor_names)
             # self.matmul where the class assigns self.matmul (a layer): its own attribute
-            or (
-                isinstance(base, ast.Name)
-                and base.id == "self"
-                and node.attr in self.facts.self_attrs
-            )
+            or (own and base.id == "self" and node.attr in self.facts.self_attrs)
         )
         self._check_attr_name(node, node.attr, f".{node.attr}", tensor, private_ok)
         self.visit(base)
