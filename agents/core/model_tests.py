@@ -8,7 +8,8 @@ kills the whole group. Exit status 0 is a pass.
 Both files are model-written, so the script runs in the judge's sandbox for untrusted code
 (`benchmarks.harness.sandbox`: no network, its own pid namespace, a read-only view of the system
 and the project, a writable folder of its own, a scrubbed environment, rlimits). Where no
-isolation exists it is refused, unless the user opted in to the unsafe mode (KERNFORGE_UNSAFE_NO_ISOLATION=1); the result says which.
+isolation exists it is refused, unless the user opted in to the unsafe mode
+(KERNFORGE_UNSAFE_NO_ISOLATION=1); the result says which.
 
 The outcome is feedback for the repair prompt and a record in the attempt; it is never the
 verdict. The judge (benchmarks.harness.judge) alone decides whether a kernel is correct, so a kernel that

@@ -157,9 +157,10 @@ COPY_WRITERS: frozenset[str] = frozenset(
 )
 
 
-def _copied(args: Any, result: Any) -> int:
+def _copied(name: str, args: Any, result: Any) -> int:
     """Elements a copy op wrote: its destination (an in-place copy's first operand) or its result."""
-    target = args[0] if args and isinstance(args[0], torch.Tensor) else result
+    in_place = name.endswith("_") and args and isinstance(args[0], torch.Tensor)
+    target = args[0] if in_place else result
     if isinstance(target, tuple | list):
         return sum(int(t.numel()) for t in target if isinstance(t, torch.Tensor))
     return int(target.numel()) if isinstance(target, torch.Tensor) else 0
@@ -292,7 +293,7 @@ class AtenRecorder(TorchDispatchMode):
                 for t in targets:
                     if isinstance(t, torch.Tensor) and t.numel() > 0:
                         self.copy_written[storage_key(t)] = name
-                self.copied += _copied(args if name.endswith("_") else (), result)
+                self.copied += _copied(name, args, result)
                 self.quantized += _quantizing(name, args, result)
         return result
 

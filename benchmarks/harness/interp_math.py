@@ -1,4 +1,4 @@
-"""bf16 arithmetic and fp8 casts in the Triton CPU interpreter, computed as the GPU computes them.
+"""bf16 arithmetic in the Triton CPU interpreter, computed as the GPU computes it.
 
 The interpreter keeps a bf16 value as its raw 16 bits in a numpy uint16 array (numpy has no
 bf16) and hands those arrays straight to numpy: `a + b`, `tl.exp(a)`, `tl.max(a)`, `tl.dot(a, b)`
@@ -13,14 +13,10 @@ result is rounded back to bf16 to nearest even. That is what the GPU does for bf
 math and transcendental functions (computed in fp32, rounded once), and for `tl.dot` on bf16 (fp32
 accumulation). Comparisons and index results keep their own types.
 
-It also makes the interpreter's float -> fp8 casts (e4m3 `float8e4nv`, e5m2 `float8e5`) round as
-the GPU's `cvt.rn.satfinite` does: to nearest even, saturating at the largest finite value, NaN
-kept. The interpreter's own bit manipulation rounded ties away from zero and lost the carry into
-the exponent, so a correct quantization kernel drew errors on the CPU it never has on the GPU.
-
-With both, the judge checks the numbers of every bf16 and fp8 kernel on the CPU, whatever its
-source says (it used to skip them, on words in the source a candidate controls). Nothing changes
-on the GPU.
+Float -> fp8 casts are rounded as the GPU rounds them in `interp_rounding.patch` (which calls
+this one), with fp32 -> bf16. With both, the judge checks the numbers of every bf16 and fp8
+kernel on the CPU, whatever its source says (it used to skip them, on words in the source a
+candidate controls). Nothing changes on the GPU.
 """
 
 from __future__ import annotations
@@ -30,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from benchmarks.harness.interp_bits import bf16_bits_to_fp32, fp8_bits, fp32_to_bf16_bits
+from benchmarks.harness.interp_bits import bf16_bits_to_fp32, fp32_to_bf16_bits
 
 _PATCHED = "_kernforge_bf16_math"
 
@@ -87,7 +83,6 @@ def patch() -> bool:
 
     builder.create_dot = bf16_dot
     _reductions(interpreter, tl, handle, bf16, fp32)
-    _fp8_casts(builder, tl, handle, interpreter)
     setattr(builder, _PATCHED, True)
     return True
 
@@ -109,17 +104,19 @@ def _reductions(interpreter: Any, tl: Any, handle: Any, bf16: Any, fp32: Any) ->
     """The numpy fast paths of `tl.max/min/argmax/sum` and `tl.cumsum/cumprod` see bf16 values
     as float32 and give bf16 back (the slow paths call the builder's patched operations)."""
 
-    def as_fp32(t: Any) -> Any:
+    def retyped(t: Any, scalar: Any, data: Any) -> Any:
         shape = list(t.shape) if getattr(t, "shape", None) else None
-        ty = tl.block_type(fp32, shape) if shape else fp32
-        return tl.core.tensor(handle(bf16_bits_to_fp32(t.handle.data), fp32), ty)
+        return tl.core.tensor(
+            handle(data, scalar), tl.block_type(scalar, shape) if shape else scalar
+        )
+
+    def as_fp32(t: Any) -> Any:
+        return retyped(t, fp32, bf16_bits_to_fp32(t.handle.data))
 
     def as_bf16(t: Any) -> Any:
         if not isinstance(t, tl.core.tensor) or t.dtype.scalar != fp32:
             return t
-        shape = list(t.shape) if getattr(t, "shape", None) else None
-        ty = tl.block_type(bf16, shape) if shape else bf16
-        return tl.core.tensor(handle(fp32_to_bf16_bits(t.handle.data), bf16), ty)
+        return retyped(t, bf16, fp32_to_bf16_bits(t.handle.data))
 
     def through_fp32(method: Callable[..., Any]) -> Callable[..., Any]:
         def wrapped(self: Any, input: Any, *args: Any, **kwargs: Any) -> Any:
@@ -141,42 +138,3 @@ def _reductions(interpreter: Any, tl: Any, handle: Any, bf16: Any, fp32: Any) ->
         for name in names:
             if cls is not None and hasattr(cls, name):
                 setattr(cls, name, through_fp32(getattr(cls, name)))
-
-
-def _fp8_casts(builder: Any, tl: Any, handle: Any, interpreter: Any) -> None:
-    targets = {tl.float8e4nv: "float8e4nv", tl.float8e5: "float8e5"}
-    wide = {tl.float32: np.float32, tl.float16: np.float16}
-    fp_to_fp = getattr(builder, "create_fp_to_fp", None)
-    cast_impl = builder.cast_impl
-    modes = getattr(getattr(interpreter, "_ir", None), "ROUNDING_MODE", None)
-    rtz = getattr(modes, "RTZ", None)
-
-    def values(src: Any) -> np.ndarray | None:
-        scalar = src.dtype.scalar
-        if scalar == tl.bfloat16:
-            return bf16_bits_to_fp32(src.data)
-        if scalar in wide:
-            return np.asarray(src.data, dtype=wide[scalar]).astype(np.float32)
-        return None
-
-    def to_fp8(src: Any, dst_type: Any) -> Any:
-        fmt = targets.get(dst_type.scalar)
-        data = values(src) if fmt is not None else None
-        if data is None:
-            return None
-        return handle(fp8_bits(data, fmt).reshape(np.shape(data)), dst_type.scalar)
-
-    def rounded_cast(self: Any, src: Any, dst_type: Any) -> Any:
-        out = to_fp8(src, dst_type)
-        return out if out is not None else cast_impl(self, src, dst_type)
-
-    builder.cast_impl = rounded_cast
-    if fp_to_fp is None:
-        return
-
-    def rounded_fp_to_fp(self: Any, src: Any, dst_type: Any, rounding_mode: Any) -> Any:
-        toward_zero = rtz is not None and rounding_mode == rtz
-        out = None if toward_zero else to_fp8(src, dst_type)
-        return out if out is not None else fp_to_fp(self, src, dst_type, rounding_mode)
-
-    builder.create_fp_to_fp = rounded_fp_to_fp

@@ -12,6 +12,13 @@ and then: a false verdict that depended on the drawn shape.
 stays truncation, as asked). The judge's worker calls it before it imports a candidate; a
 candidate that undoes it only makes its own outputs worse. Nothing changes on the GPU.
 
+Float -> fp8 casts (e4m3 `float8e4nv`, e5m2 `float8e5`) are rounded the same way, as the GPU's
+`cvt.rn.satfinite` does: to nearest even, saturating at the largest finite value, NaN kept. The
+interpreter's own bit manipulation rounded ties away from zero and lost the carry into the
+exponent, so a correct quantization kernel drew errors on the CPU it never has on the GPU. The
+bit patterns are computed in pure numpy (`interp_bits`): the casts run inside the candidate's
+traced launch, where PyTorch calls would count as the candidate's.
+
 It also mends one numpy incompatibility of older interpreters (Triton 3.6 among them): a scalar
 tensor used as a Python index (`range(0, N, BLOCK)` with `N` an argument) runs `int()` on a
 one-element 1-d array, which numpy >= 2.4 refuses (TypeError, "only 0-dimensional arrays can be
@@ -20,7 +27,11 @@ converted to Python scalars"). Newer Triton squeezes the array first; `patch()` 
 
 from __future__ import annotations
 
-from benchmarks.harness.interp_bits import fp32_to_bf16_bits
+from typing import Any
+
+import numpy as np
+
+from benchmarks.harness.interp_bits import bf16_bits_to_fp32, fp8_bits, fp32_to_bf16_bits
 
 _PATCHED = "_kernforge_bf16_rne"
 
@@ -46,8 +57,8 @@ def _index_scalars(interpreter: object) -> None:
 
 def patch() -> bool:
     """Make the interpreter round fp32 -> bf16 to nearest even (and index with scalar tensors
-    under numpy >= 2.4), and compute bf16 arithmetic and fp8 casts as the GPU does
-    (`interp_math.patch`). True when the builder has the hooks this expects (and is now patched),
+    under numpy >= 2.4), round float -> fp8 casts as the GPU does, and compute bf16 arithmetic as
+    the GPU does (`interp_math.patch`). True when the builder has the hooks this expects (and is now patched),
     False when this Triton lacks them (left alone)."""
     try:
         import triton.language as tl
@@ -65,28 +76,40 @@ def patch() -> bool:
     fp_to_fp = getattr(builder, "create_fp_to_fp", None)
     rtz = getattr(getattr(interpreter, "_ir", None), "ROUNDING_MODE", None)
     rtz = getattr(rtz, "RTZ", None)
+    fp8 = {tl.float8e4nv: "float8e4nv", tl.float8e5: "float8e5"}
+    wide = {tl.float32: np.float32, tl.float16: np.float16}
 
-    def _to_bf16(src: object, dst_type: object) -> bool:
-        return src.dtype.scalar == tl.float32 and dst_type.scalar == tl.bfloat16  # type: ignore[attr-defined]
+    def rounded(src: Any, dst_type: Any) -> Any:
+        """The cast as the GPU rounds it (fp32 -> bf16; fp32/fp16/bf16 -> fp8), or None for a
+        cast the interpreter already gets right."""
+        source, target = src.dtype.scalar, dst_type.scalar
+        if source == tl.float32 and target == tl.bfloat16:
+            return handle(fp32_to_bf16_bits(src.data), target)
+        if target not in fp8:
+            return None
+        if source == tl.bfloat16:
+            values = bf16_bits_to_fp32(src.data)
+        elif source in wide:
+            values = np.asarray(src.data, dtype=wide[source]).astype(np.float32)
+        else:
+            return None
+        return handle(fp8_bits(values, fp8[target]).reshape(np.shape(values)), target)
 
-    def rounded_cast(self: object, src: object, dst_type: object) -> object:
-        if _to_bf16(src, dst_type):
-            return handle(fp32_to_bf16_bits(src.data), dst_type.scalar)  # type: ignore[attr-defined]
-        return cast_impl(self, src, dst_type)
+    def rounded_cast(self: Any, src: Any, dst_type: Any) -> Any:
+        out = rounded(src, dst_type)
+        return out if out is not None else cast_impl(self, src, dst_type)
 
     builder.cast_impl = rounded_cast
     if fp_to_fp is not None:
 
-        def rounded_fp_to_fp(
-            self: object, src: object, dst_type: object, rounding_mode: object
-        ) -> object:
-            if _to_bf16(src, dst_type) and (rtz is None or rounding_mode != rtz):
-                return handle(fp32_to_bf16_bits(src.data), dst_type.scalar)  # type: ignore[attr-defined]
-            return fp_to_fp(self, src, dst_type, rounding_mode)
+        def rounded_fp_to_fp(self: Any, src: Any, dst_type: Any, rounding_mode: Any) -> Any:
+            toward_zero = rtz is not None and rounding_mode == rtz  # "rtz" stays truncation
+            out = None if toward_zero else rounded(src, dst_type)
+            return out if out is not None else fp_to_fp(self, src, dst_type, rounding_mode)
 
         builder.create_fp_to_fp = rounded_fp_to_fp
     setattr(builder, _PATCHED, True)
     from benchmarks.harness import interp_math
 
-    interp_math.patch()  # bf16 arithmetic and fp8 casts as the GPU computes them
+    interp_math.patch()  # bf16 arithmetic as the GPU computes it
     return True

@@ -144,7 +144,10 @@ def _evaluate_once(
             source = raw.decode("utf-8")
         except UnicodeDecodeError as exc:  # a verdict, not an exception out of the judge
             source = raw.decode("utf-8", errors="replace")
-            undecodable = f"{candidate}: not UTF-8 text (byte {exc.start}: {exc.reason}); candidates are UTF-8"
+            undecodable = (
+                f"{candidate}: not UTF-8 text (byte {exc.start}: {exc.reason}); "
+                "candidates are UTF-8"
+            )
     device = resolve_device(config.device)
     verdict = Verdict(
         task_id=task.id,

@@ -11,7 +11,8 @@ bubblewrap (`bwrap`) where it works, with
 - a read-only view of the system's folders (`SYSTEM_DIRS`: /usr, /etc, /opt, /sys and the
   /bin, /lib links) and of the folders the worker needs (project tree, venv, Python, its import
   paths), and nothing else of the host (no /var, /srv, /mnt, /work, data folders); /etc's entries
-  that others may not read (/etc/shadow, ssh host keys) hidden; a private exchange folder; `/root`, `/home`, the user's HOME, `/var/tmp` and `/run` replaced by empty
+  that others may not read (/etc/shadow, ssh host keys) hidden; a private exchange folder;
+  `/root`, `/home`, the user's HOME, `/var/tmp` and `/run` replaced by empty
   read-only folders (so `~/.ssh`, `~/.netrc` and host sockets are out of reach), the paths Python
   needs bound back read-only; `/tmp`, `/dev/shm` and the folder's `tmp/` (TMPDIR, caches) are
   tmpfs of a fixed size (`Limits.tmpfs_size`), gone with the sandbox; `/dev` is read-only; no
@@ -280,7 +281,7 @@ def reexposed_dirs(masks: list[Path] | None = None) -> list[Path]:
 # of the host (data folders, other projects, /var, /srv, /mnt, /work) is not in the sandbox at
 # all unless the worker needs it (`_needed_dirs`). Until 2026-12-08 the sandbox bound all of /
 # read-only: a judge running as root let a candidate read root-only files anywhere
-# (tests/hostile/os_read_root_only_file.py).
+# (tests/hostile/os_read_outside_view.py).
 SYSTEM_DIRS = (
     "/usr",
     "/bin",

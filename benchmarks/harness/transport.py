@@ -28,10 +28,11 @@ Until 2026-12-08 the sums were linear with fixed public weights: a kernel rewrot
 three word deltas whose sums cancel, and the judge saw the input unchanged
 (tests/hostile/input_mutated_digest_collision.py); any linear sum mod 2**64 also misses the top
 bit flipped in two words, whatever its weights. With the mixing, a change made before the key is
-drawn leaves both sums the same only by chance (about 2**-128). It is no more to be trusted than the bytes
-were: both are written by the candidate's process, through this module's protected writer, and
-either could be forged by code that beat that protection. A repeat call whose bytes differ from the first
-call's is shipped whole, so the judge can tell rounding from a wrong answer.
+drawn leaves both sums the same only by chance (about 2**-128). It is no more to be trusted
+than the bytes were: both are written by the candidate's process, through this module's
+protected writer, and either could be forged by code that beat that protection. A repeat call
+whose bytes differ from the first call's is shipped whole, so the judge can tell rounding from
+a wrong answer.
 
 Plain JSON and raw bytes, never pickle: the worker runs untrusted code, so nothing it writes may
 execute anything here. The reader checks every field (dtype from a fixed list, shape, byte

@@ -145,8 +145,8 @@ def _classify(exc: BaseException, calls_done: int, in_call: bool = False) -> str
         ReadCapExceeded,
     )
 
-    name = describe(exc, 200).partition(":")[0]
-    text = describe(exc)
+    text = describe(exc)  # runs the candidate's __str__ once
+    name = text.partition(":")[0]
     if isinstance(exc, SystemExit):
         return "early_exit"
     if isinstance(exc, JudgeAbsent) and not in_call:

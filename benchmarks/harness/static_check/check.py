@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import ast
 import codecs
-import re
+import tokenize
 from dataclasses import dataclass, field
 
 from benchmarks import pyparse
@@ -36,25 +36,17 @@ class StaticResult:
 _MAX_LISTED = 8
 
 
-_CODING = re.compile(r"^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)")
-
-
 def declared_encoding(source: str) -> str | None:
-    """The encoding a coding cookie (PEP 263: a comment in the first two lines) declares, when it
-    is not UTF-8; None for UTF-8 or no cookie. The check parses the text as it was read, but
-    Python's importer decodes the file's bytes by the cookie: any other encoding (utf-7 turns
-    `+AAo-` in a comment into a new line of code) makes the two read different programs."""
-    for line in source.splitlines()[:2]:
-        match = _CODING.match(line)
-        if match:
-            try:
-                name = codecs.lookup(match.group(1)).name
-            except LookupError:
-                return match.group(1)
-            return None if name == "utf-8" else match.group(1)
-        if line.strip() and not line.lstrip().startswith("#"):
-            return None  # a cookie counts only on a comment line before any code
-    return None
+    """The encoding a coding cookie (PEP 263) declares, when it is not UTF-8; None for UTF-8 or no
+    cookie. The check parses the text as it was read, but Python's importer decodes the file's
+    bytes by the cookie: any other encoding (utf-7 turns `+AAo-` in a comment into a new line of
+    code) makes the two read different programs."""
+    lines = iter(source.encode("utf-8", errors="surrogateescape").splitlines(keepends=True))
+    try:
+        name, _ = tokenize.detect_encoding(lambda: next(lines, b""))
+    except SyntaxError as exc:  # an encoding Python does not know
+        return str(exc)
+    return None if codecs.lookup(name).name in ("utf-8", "utf-8-sig") else name
 
 
 def check_source(
